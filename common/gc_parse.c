@@ -1,0 +1,79 @@
+#include "gc_parse.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+gc_spec_split (gc_spec_t *self, const char *text, char sep,
+               const char *what, gc_err_t *err)
+{
+    self->n = 0;
+    if (!text)
+        return gc_err_set (err, 1, "%s: missing", what);
+    size_t len = strlen (text);
+    if (len >= sizeof self->buf)
+        return gc_err_set (err, 1, "%s: longer than %d characters", what, GC_SPEC_MAX_LEN - 1);
+    memcpy (self->buf, text, len + 1);
+    char *p = self->buf;
+    for (;;) {
+        if (self->n == GC_SPEC_MAX_TOKENS)
+            return gc_err_set (err, 1, "%s '%s': more than %d parts", what, text, GC_SPEC_MAX_TOKENS);
+        self->tok [self->n++] = p;
+        char *next = strchr (p, sep);
+        if (!next)
+            break;
+        *next = '\0';
+        p = next + 1;
+    }
+    return 0;
+}
+
+int
+gc_parse_double (const char *s, double lo, double hi, double *out,
+                 const char *what, gc_err_t *err)
+{
+    if (!s || !*s)
+        return gc_err_set (err, 1, "%s: missing value", what);
+    char *end;
+    errno = 0;
+    double v = strtod (s, &end);
+    if (*end || errno || !isfinite (v))
+        return gc_err_set (err, 1, "%s: '%s' is not a number", what, s);
+    if (v < lo || v > hi)
+        return gc_err_set (err, 1, "%s: %s is outside [%g, %g]", what, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int
+gc_parse_long (const char *s, long lo, long hi, long *out,
+               const char *what, gc_err_t *err)
+{
+    if (!s || !*s)
+        return gc_err_set (err, 1, "%s: missing value", what);
+    char *end;
+    errno = 0;
+    long v = strtol (s, &end, 10);
+    if (*end || errno)
+        return gc_err_set (err, 1, "%s: '%s' is not an integer", what, s);
+    if (v < lo || v > hi)
+        return gc_err_set (err, 1, "%s: %s is outside [%ld, %ld]", what, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int
+gc_parse_u64 (const char *s, unsigned long long *out, const char *what, gc_err_t *err)
+{
+    if (!s || !*s || *s == '-')
+        return gc_err_set (err, 1, "%s: '%s' is not an unsigned integer", what, s ? s : "");
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull (s, &end, 0);
+    if (*end || errno)
+        return gc_err_set (err, 1, "%s: '%s' is not an unsigned integer", what, s);
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,36 @@
+/*  gc_parse — checked parsing of numbers and spec strings.
+
+    Spec strings ("topk:0.01", "cwtm:1", "quorum:3", "784-256-128-10") and
+    command-line values are hostile input: every parse checks the whole token,
+    its range, and names what it was parsing in the error. */
+#ifndef GC_PARSE_H
+#define GC_PARSE_H
+
+#include <stddef.h>
+
+#include "gc_err.h"
+
+#define GC_SPEC_MAX_TOKENS 16
+#define GC_SPEC_MAX_LEN    256
+
+typedef struct {
+    char   buf [GC_SPEC_MAX_LEN];
+    char  *tok [GC_SPEC_MAX_TOKENS];
+    int    n;
+} gc_spec_t;
+
+/*  Split text on sep into tokens (empty tokens allowed). -1 when text is too
+    long or has too many tokens; `what` names the spec in the message. */
+int gc_spec_split (gc_spec_t *self, const char *text, char sep,
+                   const char *what, gc_err_t *err);
+
+/*  Whole-token numbers within [lo, hi]; `what` names the value in messages. */
+int gc_parse_double (const char *s, double lo, double hi, double *out,
+                     const char *what, gc_err_t *err);
+int gc_parse_long (const char *s, long lo, long hi, long *out,
+                   const char *what, gc_err_t *err);
+/*  Unsigned 64-bit, decimal or 0x-hex. */
+int gc_parse_u64 (const char *s, unsigned long long *out,
+                  const char *what, gc_err_t *err);
+
+#endif

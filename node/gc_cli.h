@@ -1,0 +1,27 @@
+/*  gc_cli — what gcnode's subcommands share: the exit-code convention and
+    error printing. Exit codes: 0 success, 1 runtime failure, 2 bad input
+    (an option, a config key or a file that fails its checks). */
+#ifndef GC_CLI_H
+#define GC_CLI_H
+
+#define GC_EXIT_OK      0
+#define GC_EXIT_FAILURE 1
+#define GC_EXIT_USAGE   2
+
+/*  "gcnode CMD: message\n" on stderr; returns GC_EXIT_USAGE. */
+int gc_cli_usage_error (const char *cmd, const char *fmt, ...)
+        __attribute__ ((format (printf, 2, 3)));
+/*  The same, returning GC_EXIT_FAILURE. */
+int gc_cli_failure (const char *cmd, const char *fmt, ...)
+        __attribute__ ((format (printf, 2, 3)));
+
+/*  The getopt_long error for the option just rejected (unknown or missing
+    its value), as one line; returns GC_EXIT_USAGE. */
+int gc_cli_bad_option (const char *cmd, int c, char **argv);
+
+/*  Set the OpenBLAS thread count (default 1: many peers share a machine). */
+void gc_cli_set_blas_threads (int n);
+
+int gc_cmd_train (int argc, char **argv);
+
+#endif

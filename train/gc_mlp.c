@@ -1,0 +1,299 @@
+#include "gc_mlp.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_mem.h"
+#include "gc_parse.h"
+#include "gc_rng.h"
+
+struct gc_mlp_t {
+    int          n_layers;                      /* weight layers */
+    size_t       dims [GC_MLP_MAX_LAYERS + 1];  /* dims[0] = input, dims[L] = classes */
+    size_t       max_dim;
+    gc_layout_t  layout;
+    char         spec [128];
+    size_t       capacity;                      /* batch the workspace holds */
+    float       *act [GC_MLP_MAX_LAYERS + 1];   /* act[l]: batch x dims[l], l >= 1 */
+    float       *delta [2];                     /* ping-pong batch x max_dim */
+};
+
+static int
+s_parse_spec (gc_mlp_t *self, const char *spec, gc_err_t *err)
+{
+    gc_spec_t parts;
+    if (gc_spec_split (&parts, spec, '-', "model spec", err))
+        return -1;
+    if (parts.n < 2 || parts.n > GC_MLP_MAX_LAYERS + 1)
+        return gc_err_set (err, 1, "model spec '%s': need 2 to %d sizes separated by '-'",
+                           spec, GC_MLP_MAX_LAYERS + 1);
+    for (int i = 0; i < parts.n; i++) {
+        long v;
+        char what [64];
+        snprintf (what, sizeof what, "model spec '%s' size %d", spec, i + 1);
+        if (gc_parse_long (parts.tok [i], 1, 1 << 16, &v, what, err))
+            return -1;
+        self->dims [i] = (size_t) v;
+    }
+    if (self->dims [parts.n - 1] < 2 || self->dims [parts.n - 1] > 256)
+        return gc_err_set (err, 1, "model spec '%s': the last size (classes) must be in [2, 256]", spec);
+    self->n_layers = parts.n - 1;
+    return 0;
+}
+
+gc_mlp_t *
+gc_mlp_new (const char *spec, gc_err_t *err)
+{
+    gc_mlp_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        gc_err_set (err, 1, "model: out of memory");
+        return NULL;
+    }
+    if (s_parse_spec (self, spec ? spec : GC_MLP_DEFAULT_SPEC, err)) {
+        free (self);
+        return NULL;
+    }
+    gc_layout_init (&self->layout);
+    for (int l = 0; l < self->n_layers; l++) {
+        char name [GC_LAYER_NAME_MAX];
+        snprintf (name, sizeof name, "fc%d.weight", l + 1);
+        if (gc_layout_add_matrix (&self->layout, name, (uint32_t) self->dims [l + 1],
+                                  (uint32_t) self->dims [l], err)) {
+            free (self);
+            return NULL;
+        }
+        snprintf (name, sizeof name, "fc%d.bias", l + 1);
+        gc_layout_add_vector (&self->layout, name, (uint32_t) self->dims [l + 1], NULL);
+    }
+    //  canonical spec: at most 17 sizes of at most 5 digits fit in 128 bytes
+    size_t used = 0;
+    for (int l = 0; l <= self->n_layers; l++)
+        used += (size_t) snprintf (self->spec + used, sizeof self->spec - used,
+                                   l ? "-%zu" : "%zu", self->dims [l]);
+    for (int l = 0; l <= self->n_layers; l++)
+        if (self->dims [l] > self->max_dim)
+            self->max_dim = self->dims [l];
+    return self;
+}
+
+void
+gc_mlp_destroy (gc_mlp_t **self_p)
+{
+    gc_mlp_t *self = *self_p;
+    if (!self)
+        return;
+    for (int l = 0; l <= GC_MLP_MAX_LAYERS; l++)
+        gc_mem_free (self->act [l]);
+    gc_mem_free (self->delta [0]);
+    gc_mem_free (self->delta [1]);
+    free (self);
+    *self_p = NULL;
+}
+
+const gc_layout_t *gc_mlp_layout (const gc_mlp_t *self) { return &self->layout; }
+size_t gc_mlp_n_params (const gc_mlp_t *self) { return self->layout.n_params; }
+size_t gc_mlp_input_dim (const gc_mlp_t *self) { return self->dims [0]; }
+int gc_mlp_n_classes (const gc_mlp_t *self) { return (int) self->dims [self->n_layers]; }
+const char *gc_mlp_spec (const gc_mlp_t *self) { return self->spec; }
+
+size_t
+gc_mlp_n_weights (const gc_mlp_t *self)
+{
+    size_t n = 0;
+    for (int l = 0; l < self->n_layers; l++)
+        n += self->dims [l] * self->dims [l + 1];
+    return n;
+}
+
+size_t
+gc_mlp_first_layer_weights (const gc_mlp_t *self)
+{
+    return self->dims [0] * self->dims [1];
+}
+
+void
+gc_mlp_init_params (const gc_mlp_t *self, float *params, uint64_t seed)
+{
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, 0x1417);
+    for (int l = 0; l < self->n_layers; l++) {
+        const gc_layer_t *w = &self->layout.layers [2 * l];
+        const gc_layer_t *b = &self->layout.layers [2 * l + 1];
+        float bound = sqrtf (6.0f / (float) self->dims [l]);
+        for (size_t i = 0; i < w->count; i++)
+            params [w->offset + i] = bound * (2.0f * gc_rng_float (&rng) - 1.0f);
+        memset (params + b->offset, 0, b->count * sizeof (float));
+    }
+}
+
+//  Grow the activation workspace to hold `batch` rows (amortised: only when a
+//  larger batch than ever before arrives, never on the steady-state path).
+static void
+s_reserve (gc_mlp_t *self, size_t batch)
+{
+    if (batch <= self->capacity)
+        return;
+    for (int l = 1; l <= self->n_layers; l++) {
+        gc_mem_free (self->act [l]);
+        self->act [l] = gc_falloc (batch * self->dims [l]);
+    }
+    for (int i = 0; i < 2; i++) {
+        gc_mem_free (self->delta [i]);
+        self->delta [i] = gc_falloc (batch * self->max_dim);
+    }
+    for (int l = 1; l <= self->n_layers; l++)
+        if (!self->act [l]) {
+            fprintf (stderr, "gc_mlp: out of memory for a batch of %zu\n", batch);
+            abort ();
+        }
+    if (!self->delta [0] || !self->delta [1]) {
+        fprintf (stderr, "gc_mlp: out of memory for a batch of %zu\n", batch);
+        abort ();
+    }
+    self->capacity = batch;
+}
+
+//  out (batch x dout) = relu? (in (batch x din) * W^T + b)
+static void
+s_dense_forward (const float *in, size_t batch, size_t din, size_t dout,
+                 const float *w, const float *b, float *out, int relu)
+{
+    for (size_t r = 0; r < batch; r++)
+        memcpy (out + r * dout, b, dout * sizeof (float));
+    cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) batch, (int) dout, (int) din,
+                 1.0f, in, (int) din, w, (int) din, 1.0f, out, (int) dout);
+    if (relu)
+        for (size_t i = 0; i < batch * dout; i++)
+            out [i] = out [i] > 0.0f ? out [i] : 0.0f;
+}
+
+const float *
+gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batch)
+{
+    s_reserve (self, batch);
+    const float *in = x;
+    for (int l = 0; l < self->n_layers; l++) {
+        const gc_layer_t *w = &self->layout.layers [2 * l];
+        const gc_layer_t *b = &self->layout.layers [2 * l + 1];
+        s_dense_forward (in, batch, self->dims [l], self->dims [l + 1],
+                         params + w->offset, params + b->offset, self->act [l + 1],
+                         l + 1 < self->n_layers);
+        in = self->act [l + 1];
+    }
+    return in;
+}
+
+//  Turn logits into dL/dlogits in place (softmax - onehot) / batch; returns
+//  the summed loss and counts correct argmaxes.
+static double
+s_softmax_xent (float *logits, const uint8_t *y, size_t batch, size_t classes,
+                size_t *correct)
+{
+    double loss = 0;
+    size_t right = 0;
+    float inv = 1.0f / (float) batch;
+    for (size_t r = 0; r < batch; r++) {
+        float *z = logits + r * classes;
+        size_t arg = 0;
+        for (size_t c = 1; c < classes; c++)
+            if (z [c] > z [arg])
+                arg = c;
+        right += arg == y [r];
+        float zmax = z [arg], sum = 0;
+        for (size_t c = 0; c < classes; c++) {
+            z [c] = expf (z [c] - zmax);
+            sum += z [c];
+        }
+        loss += log ((double) sum) - log ((double) z [y [r]]);
+        float scale = inv / sum;
+        for (size_t c = 0; c < classes; c++)
+            z [c] *= scale;
+        z [y [r]] -= inv;
+    }
+    if (correct)
+        *correct = right;
+    return loss;
+}
+
+double
+gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
+                  const uint8_t *y, size_t batch, float *grad, float beta, size_t *correct)
+{
+    int L = self->n_layers;
+    gc_mlp_forward (self, params, x, batch);
+    //  The logits buffer becomes the output delta.
+    double loss = s_softmax_xent (self->act [L], y, batch, self->dims [L], correct);
+    float *dz = self->act [L];
+    int ping = 0;
+    for (int l = L - 1; l >= 0; l--) {
+        size_t din = self->dims [l], dout = self->dims [l + 1];
+        const gc_layer_t *w = &self->layout.layers [2 * l];
+        const gc_layer_t *b = &self->layout.layers [2 * l + 1];
+        const float *in = l ? self->act [l] : x;
+        //  dW = beta dW + dz^T in
+        cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) dout, (int) din, (int) batch,
+                     1.0f, dz, (int) dout, in, (int) din, beta, grad + w->offset, (int) din);
+        float *db = grad + b->offset;
+        if (beta == 0.0f)
+            memset (db, 0, dout * sizeof (float));
+        else
+            for (size_t j = 0; j < dout; j++)
+                db [j] *= beta;
+        for (size_t r = 0; r < batch; r++)
+            for (size_t j = 0; j < dout; j++)
+                db [j] += dz [r * dout + j];
+        if (l == 0)
+            break;      /* the input needs no gradient */
+        //  din-delta = dz W, masked by the ReLU of layer l
+        float *dprev = self->delta [ping];
+        ping ^= 1;
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) batch, (int) din, (int) dout,
+                     1.0f, dz, (int) dout, params + w->offset, (int) din, 0.0f, dprev, (int) din);
+        const float *a = self->act [l];
+        for (size_t i = 0; i < batch * din; i++)
+            dprev [i] = a [i] > 0.0f ? dprev [i] : 0.0f;
+        dz = dprev;
+    }
+    return loss / (double) batch;
+}
+
+int
+gc_mlp_evaluate (gc_mlp_t *self, const float *params, const gc_dataset_t *data,
+                 double *accuracy, double *loss, gc_err_t *err)
+{
+    if (data->dim != self->dims [0])
+        return gc_err_set (err, 1, "model %s expects %zu features, the data has %zu",
+                           self->spec, self->dims [0], data->dim);
+    if (data->n_classes > gc_mlp_n_classes (self))
+        return gc_err_set (err, 1, "model %s has %d classes, the data has %d",
+                           self->spec, gc_mlp_n_classes (self), data->n_classes);
+    size_t classes = self->dims [self->n_layers];
+    size_t right = 0;
+    double total = 0;
+    const size_t chunk = 500;
+    for (size_t start = 0; start < data->n; start += chunk) {
+        size_t m = data->n - start < chunk ? data->n - start : chunk;
+        const float *logits = gc_mlp_forward (self, params, data->x + start * data->dim, m);
+        for (size_t r = 0; r < m; r++) {
+            const float *z = logits + r * classes;
+            size_t arg = 0;
+            for (size_t c = 1; c < classes; c++)
+                if (z [c] > z [arg])
+                    arg = c;
+            uint8_t label = data->y [start + r];
+            right += arg == label;
+            double sum = 0;
+            for (size_t c = 0; c < classes; c++)
+                sum += exp ((double) z [c] - z [arg]);
+            total += log (sum) - ((double) z [label] - z [arg]);
+        }
+    }
+    if (accuracy)
+        *accuracy = data->n ? (double) right / (double) data->n : 0;
+    if (loss)
+        *loss = data->n ? total / (double) data->n : 0;
+    return 0;
+}

@@ -1,0 +1,150 @@
+#include "gc_optim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_mem.h"
+#include "gc_parse.h"
+
+struct gc_optim_t {
+    gc_optim_config_t cfg;
+    size_t            n;
+    float            *velocity;     /* momentum buffer */
+    float            *grad;         /* plain gradient, when v cannot take it directly */
+};
+
+void
+gc_optim_config_defaults (gc_optim_config_t *cfg)
+{
+    memset (cfg, 0, sizeof *cfg);
+    cfg->lr = 0.05;
+    cfg->momentum = 0.9;
+    cfg->weight_decay = 5e-4;
+    cfg->schedule = GC_LR_COSINE;
+    cfg->step_every = 1;
+    cfg->step_gamma = 0.1;
+}
+
+int
+gc_optim_schedule_parse (const char *spec, gc_optim_config_t *cfg, gc_err_t *err)
+{
+    gc_spec_t s;
+    if (gc_spec_split (&s, spec, ':', "lr schedule", err))
+        return -1;
+    if (!strcmp (s.tok [0], "constant") && s.n == 1)
+        cfg->schedule = GC_LR_CONSTANT;
+    else
+    if (!strcmp (s.tok [0], "cosine") && s.n == 1)
+        cfg->schedule = GC_LR_COSINE;
+    else
+    if (!strcmp (s.tok [0], "step") && s.n == 3) {
+        if (gc_parse_double (s.tok [1], 1e-9, 1e12, &cfg->step_every, "lr schedule step period", err)
+        ||  gc_parse_double (s.tok [2], 0.0, 1.0, &cfg->step_gamma, "lr schedule step factor", err))
+            return -1;
+        cfg->schedule = GC_LR_STEP;
+    }
+    else
+        return gc_err_set (err, 1, "lr schedule '%s': expected constant, cosine or step:EVERY:GAMMA", spec);
+    return 0;
+}
+
+double
+gc_optim_lr_at (const gc_optim_config_t *cfg, double t, double total)
+{
+    double lr = cfg->lr;
+    if (cfg->schedule == GC_LR_STEP)
+        lr *= pow (cfg->step_gamma, floor (t / cfg->step_every));
+    else
+    if (cfg->schedule == GC_LR_COSINE && total > 0)
+        lr *= 0.5 * (1.0 + cos (M_PI * fmin (t / total, 1.0)));
+    if (cfg->warmup > 0 && t < cfg->warmup)
+        lr *= (t + 1e-3 * cfg->warmup) / cfg->warmup;
+    return lr;
+}
+
+gc_optim_t *
+gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err)
+{
+    gc_optim_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        gc_err_set (err, 1, "optimizer: out of memory");
+        return NULL;
+    }
+    self->cfg = *cfg;
+    self->n = n_params;
+    self->velocity = gc_falloc (n_params);
+    if (cfg->momentum == 0 || cfg->nesterov)
+        self->grad = gc_falloc (n_params);
+    if (!self->velocity || ((cfg->momentum == 0 || cfg->nesterov) && !self->grad)) {
+        gc_optim_destroy (&self);
+        gc_err_set (err, 1, "optimizer: out of memory for %zu parameters", n_params);
+    }
+    return self;
+}
+
+void
+gc_optim_destroy (gc_optim_t **self_p)
+{
+    gc_optim_t *self = *self_p;
+    if (!self)
+        return;
+    gc_mem_free (self->velocity);
+    gc_mem_free (self->grad);
+    free (self);
+    *self_p = NULL;
+}
+
+static void
+s_update_heavy_ball (float *restrict w, float *restrict v, size_t n, float lr, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        float vi = v [i] + wd * w [i];
+        v [i] = vi;
+        w [i] -= lr * vi;
+    }
+}
+
+static void
+s_update_nesterov (float *restrict w, float *restrict v, const float *restrict g,
+                   size_t n, float lr, float mu, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g [i] + wd * w [i];
+        float vi = mu * v [i] + gi;
+        v [i] = vi;
+        w [i] -= lr * (gi + mu * vi);
+    }
+}
+
+static void
+s_update_plain (float *restrict w, const float *restrict g, size_t n, float lr, float wd)
+{
+    for (size_t i = 0; i < n; i++)
+        w [i] -= lr * (g [i] + wd * w [i]);
+}
+
+double
+gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
+               const uint8_t *y, size_t batch, double lr, size_t *correct)
+{
+    float mu = (float) self->cfg.momentum, wd = (float) self->cfg.weight_decay;
+    double loss;
+    if (mu != 0.0f && !self->cfg.nesterov) {
+        //  v = mu v + g, accumulated by the backward pass itself
+        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->velocity, mu, correct);
+        s_update_heavy_ball (params, self->velocity, self->n, (float) lr, wd);
+    }
+    else {
+        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->grad, 0.0f, correct);
+        if (mu != 0.0f)
+            s_update_nesterov (params, self->velocity, self->grad, self->n, (float) lr, mu, wd);
+        else
+            s_update_plain (params, self->grad, self->n, (float) lr, wd);
+    }
+    return loss;
+}
+
+float *gc_optim_velocity (gc_optim_t *self) { return self->velocity; }
+size_t gc_optim_n_params (const gc_optim_t *self) { return self->n; }
+const gc_optim_config_t *gc_optim_config (const gc_optim_t *self) { return &self->cfg; }

@@ -1,0 +1,58 @@
+/*  gc_optim — SGD with momentum (heavy ball or Nesterov), coupled weight decay
+    and a learning-rate schedule, over a flat parameter buffer.
+
+    Update (the PyTorch SGD convention, dampening 0):
+        g' = g + wd * w
+        v  = mu * v + g'
+        w -= lr * v                   (heavy ball)
+        w -= lr * (g' + mu * v)       (Nesterov)
+    With heavy-ball momentum the gradient is accumulated straight into v by
+    the backward pass (sgemm with beta = mu), which saves one pass over memory
+    per step; that is why the optimizer drives gc_mlp_loss_grad itself. */
+#ifndef GC_OPTIM_H
+#define GC_OPTIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gc_err.h"
+#include "gc_mlp.h"
+
+typedef enum {
+    GC_LR_CONSTANT = 0,
+    GC_LR_STEP,         /* lr * gamma^floor(t / every) */
+    GC_LR_COSINE        /* lr * (1 + cos(pi t / total)) / 2 */
+} gc_lr_kind_t;
+
+typedef struct {
+    double        lr;           /* base learning rate */
+    double        momentum;     /* 0 disables momentum */
+    bool          nesterov;
+    double        weight_decay;
+    gc_lr_kind_t  schedule;
+    double        step_every;   /* GC_LR_STEP: period, in the caller's time unit */
+    double        step_gamma;   /* GC_LR_STEP: factor */
+    double        warmup;       /* linear warm-up length, same unit; 0 = none */
+} gc_optim_config_t;
+
+/*  lr 0.05, momentum 0.9, heavy ball, weight decay 5e-4, cosine, no warm-up. */
+void   gc_optim_config_defaults (gc_optim_config_t *cfg);
+/*  "constant", "cosine", "step:EVERY:GAMMA" */
+int    gc_optim_schedule_parse (const char *spec, gc_optim_config_t *cfg, gc_err_t *err);
+/*  Learning rate at time t of total (epochs, rounds: any unit, the same for
+    t, total, step_every and warmup). */
+double gc_optim_lr_at (const gc_optim_config_t *cfg, double t, double total);
+
+typedef struct gc_optim_t gc_optim_t;
+
+gc_optim_t *gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err);
+void        gc_optim_destroy (gc_optim_t **self_p);
+/*  One minibatch step on params with learning rate lr; returns the mean loss. */
+double      gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
+                           const uint8_t *y, size_t batch, double lr, size_t *correct);
+/*  Momentum buffer (n_params floats): checkpointed with the model. */
+float      *gc_optim_velocity (gc_optim_t *self);
+size_t      gc_optim_n_params (const gc_optim_t *self);
+const gc_optim_config_t *gc_optim_config (const gc_optim_t *self);
+
+#endif

@@ -1,0 +1,83 @@
+#include "gc_sampler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_mem.h"
+#include "gc_rng.h"
+
+struct gc_sampler_t {
+    const gc_dataset_t *data;
+    size_t     batch;
+    size_t     pos;             /* next index into perm */
+    uint64_t   epoch;
+    gc_rng_t   rng;
+    uint32_t  *perm;
+    float     *x;               /* batch x dim */
+    uint8_t   *y;
+};
+
+gc_sampler_t *
+gc_sampler_new (const gc_dataset_t *data, size_t batch, uint64_t seed, gc_err_t *err)
+{
+    if (data->n == 0 || batch == 0) {
+        gc_err_set (err, 1, "sampler: %s", data->n ? "batch size is zero" : "the dataset is empty");
+        return NULL;
+    }
+    gc_sampler_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        gc_err_set (err, 1, "sampler: out of memory");
+        return NULL;
+    }
+    self->data = data;
+    self->batch = batch < data->n ? batch : data->n;
+    self->perm = malloc (data->n * sizeof *self->perm);
+    self->x = gc_falloc (self->batch * data->dim);
+    self->y = malloc (self->batch);
+    if (!self->perm || !self->x || !self->y) {
+        gc_sampler_destroy (&self);
+        gc_err_set (err, 1, "sampler: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < data->n; i++)
+        self->perm [i] = (uint32_t) i;
+    gc_rng_init (&self->rng, seed, 0xBA7C);
+    gc_rng_shuffle_u32 (&self->rng, self->perm, data->n);
+    return self;
+}
+
+void
+gc_sampler_destroy (gc_sampler_t **self_p)
+{
+    gc_sampler_t *self = *self_p;
+    if (!self)
+        return;
+    free (self->perm);
+    gc_mem_free (self->x);
+    free (self->y);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+gc_sampler_next (gc_sampler_t *self, const float **x, const uint8_t **y)
+{
+    const gc_dataset_t *d = self->data;
+    if (self->pos + self->batch > d->n) {
+        gc_rng_shuffle_u32 (&self->rng, self->perm, d->n);
+        self->pos = 0;
+        self->epoch++;
+    }
+    for (size_t r = 0; r < self->batch; r++) {
+        uint32_t i = self->perm [self->pos + r];
+        memcpy (self->x + r * d->dim, d->x + (size_t) i * d->dim, d->dim * sizeof (float));
+        self->y [r] = d->y [i];
+    }
+    self->pos += self->batch;
+    *x = self->x;
+    *y = self->y;
+}
+
+size_t gc_sampler_batch (const gc_sampler_t *self) { return self->batch; }
+size_t gc_sampler_batches_per_epoch (const gc_sampler_t *self) { return self->data->n / self->batch; }
+uint64_t gc_sampler_epoch (const gc_sampler_t *self) { return self->epoch; }
