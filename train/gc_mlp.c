@@ -226,6 +226,8 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
     gc_mlp_forward (self, params, x, batch);
     //  The logits buffer becomes the output delta.
     double loss = s_softmax_xent (self->act [L], y, batch, self->dims [L], correct);
+    if (!grad)
+        return loss / (double) batch;
     float *dz = self->act [L];
     int ping = 0;
     for (int l = L - 1; l >= 0; l--) {

@@ -42,7 +42,7 @@ void   gc_mlp_init_params (const gc_mlp_t *self, float *params, uint64_t seed);
 /*  Mean softmax cross-entropy over the batch, and its gradient:
         grad = beta * grad + dL/dparams
     (beta = 0 overwrites; beta = momentum accumulates straight into a
-    momentum buffer). *correct (if not NULL) gets the number of samples whose
+    momentum buffer; grad = NULL computes the loss only). *correct (if not NULL) gets the number of samples whose
     argmax is right. Returns the mean loss. */
 double gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
                          const uint8_t *y, size_t batch, float *grad, float beta,
