@@ -44,7 +44,7 @@ s_help (void)
         "  --lr X                base learning rate (default 0.05)\n"
         "  --momentum X          heavy-ball momentum, 0 disables (default 0.9)\n"
         "  --nesterov            Nesterov momentum instead of heavy ball\n"
-        "  --weight-decay X      L2 coefficient (default 5e-4)\n"
+        "  --weight-decay X      decoupled weight decay per unit lr (default 5e-3)\n"
         "  --schedule S          constant | cosine | step:EPOCHS:GAMMA (default cosine)\n"
         "  --warmup E            linear warm-up over E epochs (default 0)\n"
         "  --train-samples N     use only the first N training samples (default all)\n"

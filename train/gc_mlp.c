@@ -186,15 +186,16 @@ gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batc
     return in;
 }
 
-//  Turn logits into dL/dlogits in place (softmax - onehot) / batch; returns
-//  the summed loss and counts correct argmaxes.
+//  Turn logits into alpha * dL/dlogits in place, alpha (softmax - onehot) /
+//  batch; returns the summed loss and counts correct argmaxes. Every later
+//  gradient is linear in this delta, so alpha scales them all for free.
 static double
 s_softmax_xent (float *logits, const uint8_t *y, size_t batch, size_t classes,
-                size_t *correct)
+                float alpha, size_t *correct)
 {
     double loss = 0;
     size_t right = 0;
-    float inv = 1.0f / (float) batch;
+    float inv = alpha / (float) batch;
     for (size_t r = 0; r < batch; r++) {
         float *z = logits + r * classes;
         size_t arg = 0;
@@ -220,12 +221,13 @@ s_softmax_xent (float *logits, const uint8_t *y, size_t batch, size_t classes,
 
 double
 gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
-                  const uint8_t *y, size_t batch, float *grad, float beta, size_t *correct)
+                  const uint8_t *y, size_t batch, float *grad, float alpha, float beta,
+                  size_t *correct)
 {
     int L = self->n_layers;
     gc_mlp_forward (self, params, x, batch);
     //  The logits buffer becomes the output delta.
-    double loss = s_softmax_xent (self->act [L], y, batch, self->dims [L], correct);
+    double loss = s_softmax_xent (self->act [L], y, batch, self->dims [L], alpha, correct);
     if (!grad)
         return loss / (double) batch;
     float *dz = self->act [L];
@@ -242,6 +244,7 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
         if (beta == 0.0f)
             memset (db, 0, dout * sizeof (float));
         else
+        if (beta != 1.0f)
             for (size_t j = 0; j < dout; j++)
                 db [j] *= beta;
         for (size_t r = 0; r < batch; r++)

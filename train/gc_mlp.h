@@ -40,13 +40,14 @@ size_t             gc_mlp_first_layer_weights (const gc_mlp_t *self);
 void   gc_mlp_init_params (const gc_mlp_t *self, float *params, uint64_t seed);
 
 /*  Mean softmax cross-entropy over the batch, and its gradient:
-        grad = beta * grad + dL/dparams
-    (beta = 0 overwrites; beta = momentum accumulates straight into a
-    momentum buffer; grad = NULL computes the loss only). *correct (if not NULL) gets the number of samples whose
+        grad = beta * grad + alpha * dL/dparams
+    (beta = 0 overwrites; beta = 1 accumulates, which lets sgemm add straight
+    into a momentum buffer without an extra pass; grad = NULL computes the
+    loss only). *correct (if not NULL) gets the number of samples whose
     argmax is right. Returns the mean loss. */
 double gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
-                         const uint8_t *y, size_t batch, float *grad, float beta,
-                         size_t *correct);
+                         const uint8_t *y, size_t batch, float *grad, float alpha,
+                         float beta, size_t *correct);
 
 /*  Logits (batch x classes) for x; the pointer is valid until the next call. */
 const float *gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batch);

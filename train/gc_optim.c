@@ -6,13 +6,18 @@
 
 #include "gc_mem.h"
 #include "gc_parse.h"
+#include "gc_vec.h"
 
 struct gc_optim_t {
     gc_optim_config_t cfg;
     size_t            n;
-    float            *velocity;     /* momentum buffer */
-    float            *grad;         /* plain gradient, when v cannot take it directly */
+    float            *velocity;     /* heavy ball: u, with v = scale * u */
+    float             scale;        /* c; 1 whenever velocity is in true scale */
+    float            *grad;         /* plain gradient (Nesterov, no momentum) */
 };
+
+//  Renormalise well before 1/c could overflow a float gradient sum.
+#define S_MIN_SCALE 1e-4f
 
 void
 gc_optim_config_defaults (gc_optim_config_t *cfg)
@@ -20,7 +25,7 @@ gc_optim_config_defaults (gc_optim_config_t *cfg)
     memset (cfg, 0, sizeof *cfg);
     cfg->lr = 0.05;
     cfg->momentum = 0.9;
-    cfg->weight_decay = 5e-4;
+    cfg->weight_decay = 5e-3;
     cfg->schedule = GC_LR_COSINE;
     cfg->step_every = 1;
     cfg->step_gamma = 0.1;
@@ -74,6 +79,7 @@ gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err)
     self->cfg = *cfg;
     self->n = n_params;
     self->velocity = gc_falloc (n_params);
+    self->scale = 1.0f;
     if (cfg->momentum == 0 || cfg->nesterov)
         self->grad = gc_falloc (n_params);
     if (!self->velocity || ((cfg->momentum == 0 || cfg->nesterov) && !self->grad)) {
@@ -96,55 +102,71 @@ gc_optim_destroy (gc_optim_t **self_p)
 }
 
 static void
-s_update_heavy_ball (float *restrict w, float *restrict v, size_t n, float lr, float wd)
+s_update_heavy_ball (float *restrict w, const float *restrict u, size_t n, float decay, float step)
 {
-    for (size_t i = 0; i < n; i++) {
-        float vi = v [i] + wd * w [i];
-        v [i] = vi;
-        w [i] -= lr * vi;
-    }
+    for (size_t i = 0; i < n; i++)
+        w [i] = decay * w [i] - step * u [i];
 }
 
 static void
 s_update_nesterov (float *restrict w, float *restrict v, const float *restrict g,
-                   size_t n, float lr, float mu, float wd)
+                   size_t n, float decay, float lr, float mu)
 {
     for (size_t i = 0; i < n; i++) {
-        float gi = g [i] + wd * w [i];
-        float vi = mu * v [i] + gi;
+        float vi = mu * v [i] + g [i];
         v [i] = vi;
-        w [i] -= lr * (gi + mu * vi);
+        w [i] = decay * w [i] - lr * (g [i] + mu * vi);
     }
 }
 
 static void
-s_update_plain (float *restrict w, const float *restrict g, size_t n, float lr, float wd)
+s_update_plain (float *restrict w, const float *restrict g, size_t n, float decay, float lr)
 {
     for (size_t i = 0; i < n; i++)
-        w [i] -= lr * (g [i] + wd * w [i]);
+        w [i] = decay * w [i] - lr * g [i];
+}
+
+//  u <- c u, c <- 1: the velocity buffer holds v itself again.
+static void
+s_normalise (gc_optim_t *self)
+{
+    if (self->scale != 1.0f) {
+        gc_vec_scale (self->velocity, self->scale, self->n);
+        self->scale = 1.0f;
+    }
 }
 
 double
 gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
                const uint8_t *y, size_t batch, double lr, size_t *correct)
 {
-    float mu = (float) self->cfg.momentum, wd = (float) self->cfg.weight_decay;
+    float mu = (float) self->cfg.momentum;
+    float decay = (float) (1.0 - lr * self->cfg.weight_decay);
     double loss;
     if (mu != 0.0f && !self->cfg.nesterov) {
-        //  v = mu v + g, accumulated by the backward pass itself
-        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->velocity, mu, correct);
-        s_update_heavy_ball (params, self->velocity, self->n, (float) lr, wd);
+        if (self->scale * mu < S_MIN_SCALE)
+            s_normalise (self);
+        self->scale *= mu;
+        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->velocity,
+                                 1.0f / self->scale, 1.0f, correct);
+        s_update_heavy_ball (params, self->velocity, self->n, decay, (float) lr * self->scale);
     }
     else {
-        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->grad, 0.0f, correct);
+        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->grad, 1.0f, 0.0f, correct);
         if (mu != 0.0f)
-            s_update_nesterov (params, self->velocity, self->grad, self->n, (float) lr, mu, wd);
+            s_update_nesterov (params, self->velocity, self->grad, self->n, decay, (float) lr, mu);
         else
-            s_update_plain (params, self->grad, self->n, (float) lr, wd);
+            s_update_plain (params, self->grad, self->n, decay, (float) lr);
     }
     return loss;
 }
 
-float *gc_optim_velocity (gc_optim_t *self) { return self->velocity; }
+float *
+gc_optim_velocity (gc_optim_t *self)
+{
+    s_normalise (self);
+    return self->velocity;
+}
+
 size_t gc_optim_n_params (const gc_optim_t *self) { return self->n; }
 const gc_optim_config_t *gc_optim_config (const gc_optim_t *self) { return &self->cfg; }

@@ -1,14 +1,19 @@
-/*  gc_optim — SGD with momentum (heavy ball or Nesterov), coupled weight decay
-    and a learning-rate schedule, over a flat parameter buffer.
+/*  gc_optim — SGD with momentum (heavy ball or Nesterov), decoupled weight
+    decay and a learning-rate schedule, over a flat parameter buffer.
 
-    Update (the PyTorch SGD convention, dampening 0):
-        g' = g + wd * w
-        v  = mu * v + g'
-        w -= lr * v                   (heavy ball)
-        w -= lr * (g' + mu * v)       (Nesterov)
-    With heavy-ball momentum the gradient is accumulated straight into v by
-    the backward pass (sgemm with beta = mu), which saves one pass over memory
-    per step; that is why the optimizer drives gc_mlp_loss_grad itself. */
+    Update (dampening 0; weight decay decoupled as in SGDW, Loshchilov and
+    Hutter, so it does not pass through the momentum):
+        v  = mu * v + g
+        w  = (1 - lr * wd) * w - lr * v                (heavy ball)
+        w  = (1 - lr * wd) * w - lr * (g + mu * v)     (Nesterov)
+
+    Speed: a training step of a small MLP is a handful of sgemm calls plus
+    passes over the parameters, and those passes decide how close the step
+    gets to the BLAS limit. Heavy ball therefore keeps v in scaled form,
+    v = c * u: then v = mu v + g becomes c <- mu c, u <- u + g / c, which
+    sgemm performs itself while computing the gradient (alpha = 1/c, beta = 1,
+    no separate scaling pass), and the update reads u and w and writes w: three
+    passes in all. u is renormalised (u <- c u, c <- 1) before c underflows. */
 #ifndef GC_OPTIM_H
 #define GC_OPTIM_H
 
@@ -28,14 +33,15 @@ typedef struct {
     double        lr;           /* base learning rate */
     double        momentum;     /* 0 disables momentum */
     bool          nesterov;
-    double        weight_decay;
+    double        weight_decay; /* decoupled: w <- (1 - lr wd) w each step */
     gc_lr_kind_t  schedule;
     double        step_every;   /* GC_LR_STEP: period, in the caller's time unit */
     double        step_gamma;   /* GC_LR_STEP: factor */
     double        warmup;       /* linear warm-up length, same unit; 0 = none */
 } gc_optim_config_t;
 
-/*  lr 0.05, momentum 0.9, heavy ball, weight decay 5e-4, cosine, no warm-up. */
+/*  lr 0.05, momentum 0.9, heavy ball, weight decay 5e-3 (decoupled), cosine,
+    no warm-up. */
 void   gc_optim_config_defaults (gc_optim_config_t *cfg);
 /*  "constant", "cosine", "step:EVERY:GAMMA" */
 int    gc_optim_schedule_parse (const char *spec, gc_optim_config_t *cfg, gc_err_t *err);
@@ -50,7 +56,8 @@ void        gc_optim_destroy (gc_optim_t **self_p);
 /*  One minibatch step on params with learning rate lr; returns the mean loss. */
 double      gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
                            const uint8_t *y, size_t batch, double lr, size_t *correct);
-/*  Momentum buffer (n_params floats): checkpointed with the model. */
+/*  The momentum buffer v (n_params floats), in true scale: checkpointed with
+    the model, or written before resuming. */
 float      *gc_optim_velocity (gc_optim_t *self);
 size_t      gc_optim_n_params (const gc_optim_t *self);
 const gc_optim_config_t *gc_optim_config (const gc_optim_t *self);

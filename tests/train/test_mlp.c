@@ -30,7 +30,7 @@ s_check_gradient (const char *spec, size_t batch, uint64_t seed)
     gc_rng_fill_normal (&rng, x, batch * dim, 0.0f, 1.0f);
     for (size_t r = 0; r < batch; r++)
         y [r] = (uint8_t) gc_rng_below (&rng, (uint64_t) classes);
-    gc_mlp_loss_grad (mlp, params, x, y, batch, grad, 0.0f, NULL);
+    gc_mlp_loss_grad (mlp, params, x, y, batch, grad, 1.0f, 0.0f, NULL);
 
     const gc_layout_t *layout = gc_mlp_layout (mlp);
     size_t checked = 0, kinks = 0;
@@ -40,9 +40,9 @@ s_check_gradient (const char *spec, size_t batch, uint64_t seed)
             size_t i = layer->offset + j;
             float saved = params [i], h = 1e-2f;
             params [i] = saved + h;
-            double up = gc_mlp_loss_grad (mlp, params, x, y, batch, NULL, 0.0f, NULL);
+            double up = gc_mlp_loss_grad (mlp, params, x, y, batch, NULL, 1.0f, 0.0f, NULL);
             params [i] = saved - h;
-            double down = gc_mlp_loss_grad (mlp, params, x, y, batch, NULL, 0.0f, NULL);
+            double down = gc_mlp_loss_grad (mlp, params, x, y, batch, NULL, 1.0f, 0.0f, NULL);
             params [i] = saved;
             double numeric = (up - down) / (2.0 * h);
             double err = fabs (numeric - grad [i]);
@@ -89,12 +89,16 @@ test_gradient_accumulates_with_beta (void **state)
     gc_rng_init (&rng, 5, 0);
     gc_rng_fill_normal (&rng, x, 32, 0, 1);
     gc_mlp_init_params (mlp, params, 5);
-    gc_mlp_loss_grad (mlp, params, x, y, 4, g, 0.0f, NULL);
+    gc_mlp_loss_grad (mlp, params, x, y, 4, g, 1.0f, 0.0f, NULL);
     for (size_t i = 0; i < n; i++)
         acc [i] = (float) i * 0.001f;
-    gc_mlp_loss_grad (mlp, params, x, y, 4, acc, 0.5f, NULL);
+    gc_mlp_loss_grad (mlp, params, x, y, 4, acc, 2.0f, 0.5f, NULL);
     for (size_t i = 0; i < n; i++)
-        assert_true (fabsf (acc [i] - (0.5f * (float) i * 0.001f + g [i])) < 1e-5f);
+        assert_true (fabsf (acc [i] - (0.5f * (float) i * 0.001f + 2.0f * g [i])) < 1e-5f);
+    //  beta = 1 is the accumulate-only path (no scaling pass)
+    gc_mlp_loss_grad (mlp, params, x, y, 4, acc, -2.0f, 1.0f, NULL);
+    for (size_t i = 0; i < n; i++)
+        assert_true (fabsf (acc [i] - 0.5f * (float) i * 0.001f) < 1e-5f);
     gc_mem_free (params);
     gc_mem_free (g);
     gc_mem_free (acc);
