@@ -14,6 +14,7 @@ static const struct {
     int       (*run) (int argc, char **argv);
     const char *what;
 } s_commands [] = {
+    { "run", gc_cmd_run, "run one peer of a gossip training network" },
     { "train", gc_cmd_train, "train one model on one machine (the baseline)" },
 };
 #define S_NCOMMANDS (sizeof s_commands / sizeof s_commands [0])

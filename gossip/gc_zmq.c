@@ -1,0 +1,351 @@
+#include "gc_zmq.h"
+
+#include <czmq.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "gc_time.h"
+
+#define S_MAX_PEERS      4096
+#define S_CONN_SLOTS     256
+//  A connection that sends this many unauthenticated messages within the
+//  window is muted (its messages dropped before any signature check).
+#define S_MUTE_FAILURES  20
+#define S_MUTE_WINDOW_NS (10 * 1000000000LL)
+#define S_MUTE_FOR_NS    (30 * 1000000000LL)
+
+typedef struct {
+    uint8_t  id [256];
+    size_t   id_len;
+    uint32_t failures;
+    int64_t  window_start;
+    int64_t  muted_until;
+    int64_t  last_seen;
+} s_conn_t;
+
+typedef struct {
+    uint32_t  peer;
+    char     *endpoint;
+    zsock_t  *dealer;
+} s_link_t;
+
+struct gc_zmq_t {
+    gc_zmq_config_t  cfg;
+    char            *bind;
+    s_link_t        *links;
+    size_t           n_links;
+    zactor_t        *actor;
+    //  actor-owned
+    zsock_t         *inbox;
+    s_conn_t         conns [S_CONN_SLOTS];
+    atomic_uint_fast64_t sent_frames, send_dropped, recv_messages, recv_bytes,
+                         recv_malformed, recv_muted, connections_muted;
+};
+
+gc_zmq_t *
+gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
+{
+    if (!cfg->bind || !cfg->deliver) {
+        gc_err_set (err, 1, "transport: bind endpoint and deliver callback are required");
+        return NULL;
+    }
+    gc_zmq_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        gc_err_set (err, 1, "transport: out of memory");
+        return NULL;
+    }
+    self->cfg = *cfg;
+    self->bind = strdup (cfg->bind);
+    self->links = calloc (S_MAX_PEERS, sizeof *self->links);
+    if (!self->bind || !self->links) {
+        gc_zmq_destroy (&self);
+        gc_err_set (err, 1, "transport: out of memory");
+        return NULL;
+    }
+    if (self->cfg.send_hwm <= 0)
+        self->cfg.send_hwm = 8;
+    if (self->cfg.recv_hwm <= 0)
+        self->cfg.recv_hwm = 16;
+    return self;
+}
+
+int
+gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint, gc_err_t *err)
+{
+    if (self->actor)
+        return gc_err_set (err, 1, "transport: peers must be added before start");
+    if (self->n_links == S_MAX_PEERS)
+        return gc_err_set (err, 1, "transport: more than %d neighbours", S_MAX_PEERS);
+    for (size_t i = 0; i < self->n_links; i++)
+        if (self->links [i].peer == peer)
+            return 0;
+    s_link_t *link = &self->links [self->n_links];
+    link->peer = peer;
+    link->endpoint = strdup (endpoint);
+    link->dealer = zsock_new (ZMQ_DEALER);
+    if (!link->endpoint || !link->dealer) {
+        free (link->endpoint);
+        zsock_destroy (&link->dealer);
+        return gc_err_set (err, 1, "transport: cannot create a socket for peer %u", peer);
+    }
+    zsock_set_linger (link->dealer, 0);
+    zsock_set_immediate (link->dealer, 1);
+    zsock_set_sndhwm (link->dealer, self->cfg.send_hwm);
+    zsock_set_rcvhwm (link->dealer, 1);
+    //  Reconnect quickly after a neighbour restarts, backing off to 1 s.
+    zsock_set_reconnect_ivl (link->dealer, 100);
+    zsock_set_reconnect_ivl_max (link->dealer, 1000);
+    if (zsock_connect (link->dealer, "%s", endpoint) != 0) {
+        free (link->endpoint);
+        zsock_destroy (&link->dealer);
+        return gc_err_set (err, 1, "transport: peer %u endpoint '%s' is not a valid ZeroMQ endpoint",
+                           peer, endpoint);
+    }
+    self->n_links++;
+    return 0;
+}
+
+static s_link_t *
+s_link (gc_zmq_t *self, uint32_t peer)
+{
+    for (size_t i = 0; i < self->n_links; i++)
+        if (self->links [i].peer == peer)
+            return &self->links [i];
+    return NULL;
+}
+
+//  The connection slot for a routing id (least recently seen slot reused).
+static s_conn_t *
+s_conn (gc_zmq_t *self, const uint8_t *id, size_t len, int64_t now)
+{
+    s_conn_t *oldest = &self->conns [0];
+    for (size_t i = 0; i < S_CONN_SLOTS; i++) {
+        s_conn_t *c = &self->conns [i];
+        if (c->id_len == len && !memcmp (c->id, id, len)) {
+            c->last_seen = now;
+            return c;
+        }
+        if (c->last_seen < oldest->last_seen)
+            oldest = c;
+    }
+    memset (oldest, 0, sizeof *oldest);
+    memcpy (oldest->id, id, len);
+    oldest->id_len = len;
+    oldest->last_seen = now;
+    return oldest;
+}
+
+static void
+s_count_failure (gc_zmq_t *self, s_conn_t *conn, int64_t now)
+{
+    if (now - conn->window_start > S_MUTE_WINDOW_NS) {
+        conn->window_start = now;
+        conn->failures = 0;
+    }
+    if (++conn->failures >= S_MUTE_FAILURES) {
+        conn->muted_until = now + S_MUTE_FOR_NS;
+        conn->failures = 0;
+        atomic_fetch_add (&self->connections_muted, 1);
+    }
+}
+
+//  Receive the rest of a multipart message into parts[]; returns the number of
+//  parts (all parts are always consumed; at most max are kept).
+static int
+s_recv_parts (void *sock, zmq_msg_t *parts, int max)
+{
+    int n = 0, more = 1;
+    while (more) {
+        zmq_msg_t scratch;
+        zmq_msg_t *msg = n < max ? &parts [n] : &scratch;
+        zmq_msg_init (msg);
+        if (zmq_msg_recv (msg, sock, 0) < 0) {
+            zmq_msg_close (msg);
+            break;
+        }
+        more = zmq_msg_more (msg);
+        if (n >= max)
+            zmq_msg_close (msg);
+        n++;
+    }
+    return n;
+}
+
+static void
+s_handle_inbox (gc_zmq_t *self, void *inbox)
+{
+    zmq_msg_t parts [3];
+    int n = s_recv_parts (inbox, parts, 3);
+    int kept = n < 3 ? n : 3;
+    int64_t now = gc_now_ns ();
+    if (kept >= 1) {
+        s_conn_t *conn = s_conn (self, zmq_msg_data (&parts [0]), zmq_msg_size (&parts [0]), now);
+        if (conn->muted_until > now)
+            atomic_fetch_add (&self->recv_muted, 1);
+        else
+        if (n != 3) {
+            atomic_fetch_add (&self->recv_malformed, 1);
+            s_count_failure (self, conn, now);
+        }
+        else {
+            size_t hlen = zmq_msg_size (&parts [1]), plen = zmq_msg_size (&parts [2]);
+            atomic_fetch_add (&self->recv_messages, 1);
+            atomic_fetch_add (&self->recv_bytes, hlen + plen);
+            gc_deliver_t verdict = self->cfg.deliver (self->cfg.ctx, zmq_msg_data (&parts [1]), hlen,
+                                                      zmq_msg_data (&parts [2]), plen, now);
+            if (verdict == GC_DELIVER_UNAUTHENTICATED)
+                s_count_failure (self, conn, now);
+        }
+    }
+    for (int i = 0; i < kept; i++)
+        zmq_msg_close (&parts [i]);
+}
+
+//  [ "SEND" ][ dests ][ header ][ payload ] from the trainer
+static void
+s_handle_send (gc_zmq_t *self, zmq_msg_t *parts)
+{
+    size_t n = zmq_msg_size (&parts [1]) / sizeof (uint32_t);
+    const uint32_t *dests = zmq_msg_data (&parts [1]);
+    for (size_t i = 0; i < n; i++) {
+        s_link_t *link = s_link (self, dests [i]);
+        if (!link)
+            continue;
+        void *dealer = zsock_resolve (link->dealer);
+        zmq_msg_t h, p;
+        zmq_msg_init (&h);
+        zmq_msg_init (&p);
+        zmq_msg_copy (&h, &parts [2]);      /* refcounted: no copy of large bodies */
+        zmq_msg_copy (&p, &parts [3]);
+        if (zmq_msg_send (&h, dealer, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+            atomic_fetch_add (&self->send_dropped, 1);
+            zmq_msg_close (&h);
+            zmq_msg_close (&p);
+            continue;
+        }
+        if (zmq_msg_send (&p, dealer, ZMQ_DONTWAIT) < 0) {
+            atomic_fetch_add (&self->send_dropped, 1);
+            zmq_msg_close (&p);
+            continue;
+        }
+        atomic_fetch_add (&self->sent_frames, 1);
+    }
+}
+
+static void
+s_actor (zsock_t *pipe, void *arg)
+{
+    gc_zmq_t *self = arg;
+    zsock_signal (pipe, 0);
+    void *p = zsock_resolve (pipe), *inbox = zsock_resolve (self->inbox);
+    zmq_pollitem_t items [2] = { { p, 0, ZMQ_POLLIN, 0 }, { inbox, 0, ZMQ_POLLIN, 0 } };
+    bool running = true;
+    while (running) {
+        if (zmq_poll (items, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (items [0].revents & ZMQ_POLLIN) {
+            zmq_msg_t parts [4];
+            int n = s_recv_parts (p, parts, 4);
+            int kept = n < 4 ? n : 4;
+            if (kept >= 1 && zmq_msg_size (&parts [0]) == 5 && !memcmp (zmq_msg_data (&parts [0]), "$TERM", 5))
+                running = false;
+            else
+            if (n == 4)
+                s_handle_send (self, parts);
+            for (int i = 0; i < kept; i++)
+                zmq_msg_close (&parts [i]);
+        }
+        //  Drain a bounded batch of inbound messages per wake-up, so the pipe
+        //  (our own sends) is never starved by a busy inbox.
+        for (int i = 0; running && i < 64 && (items [1].revents & ZMQ_POLLIN); i++) {
+            s_handle_inbox (self, inbox);
+            int events;
+            size_t len = sizeof events;
+            if (zmq_getsockopt (inbox, ZMQ_EVENTS, &events, &len) || !(events & ZMQ_POLLIN))
+                break;
+        }
+    }
+}
+
+int
+gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
+{
+    self->inbox = zsock_new (ZMQ_ROUTER);
+    if (!self->inbox)
+        return gc_err_set (err, 1, "transport: cannot create the inbox socket");
+    zsock_set_linger (self->inbox, 0);
+    zsock_set_rcvhwm (self->inbox, self->cfg.recv_hwm);
+    zsock_set_maxmsgsize (self->inbox, (int) (self->cfg.max_frame > INT32_MAX ? INT32_MAX
+                                                                               : self->cfg.max_frame));
+    if (zsock_bind (self->inbox, "%s", self->bind) < 0)
+        return gc_err_set (err, 1, "transport: cannot bind %s (%s)", self->bind, zmq_strerror (zmq_errno ()));
+    self->actor = zactor_new (s_actor, self);
+    if (!self->actor)
+        return gc_err_set (err, 1, "transport: cannot start the network thread");
+    return 0;
+}
+
+static int
+s_msg_from (zmq_msg_t *msg, const void *data, size_t len)
+{
+    if (zmq_msg_init_size (msg, len))
+        return -1;
+    if (len)
+        memcpy (zmq_msg_data (msg), data, len);
+    return 0;
+}
+
+int
+gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
+             const uint8_t *header, size_t header_len, const uint8_t *payload, size_t payload_len)
+{
+    if (!self->actor || n_dests == 0)
+        return n_dests ? -1 : 0;
+    void *pipe = zsock_resolve (zactor_sock (self->actor));
+    zmq_msg_t parts [4];
+    if (s_msg_from (&parts [0], "SEND", 4)
+    ||  s_msg_from (&parts [1], dests, n_dests * sizeof *dests)
+    ||  s_msg_from (&parts [2], header, header_len)
+    ||  s_msg_from (&parts [3], payload, payload_len))
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (zmq_msg_send (&parts [i], pipe, i < 3 ? ZMQ_SNDMORE : 0) < 0) {
+            for (int j = i; j < 4; j++)
+                zmq_msg_close (&parts [j]);
+            return -1;
+        }
+    return 0;
+}
+
+void
+gc_zmq_stats (gc_zmq_t *self, gc_zmq_stats_t *out)
+{
+    out->sent_frames = atomic_load (&self->sent_frames);
+    out->send_dropped = atomic_load (&self->send_dropped);
+    out->recv_messages = atomic_load (&self->recv_messages);
+    out->recv_bytes = atomic_load (&self->recv_bytes);
+    out->recv_malformed = atomic_load (&self->recv_malformed);
+    out->recv_muted = atomic_load (&self->recv_muted);
+    out->connections_muted = atomic_load (&self->connections_muted);
+}
+
+void
+gc_zmq_destroy (gc_zmq_t **self_p)
+{
+    gc_zmq_t *self = *self_p;
+    if (!self)
+        return;
+    zactor_destroy (&self->actor);
+    zsock_destroy (&self->inbox);
+    for (size_t i = 0; self->links && i < self->n_links; i++) {
+        zsock_destroy (&self->links [i].dealer);
+        free (self->links [i].endpoint);
+    }
+    free (self->links);
+    free (self->bind);
+    free (self);
+    *self_p = NULL;
+}

@@ -1,0 +1,407 @@
+/*  gcnode run — one peer of a gossip training network.
+
+    Threads: this (trainer) thread runs the rounds of the engine; the
+    transport's network actor thread receives, verifies, decodes and applies
+    messages to the replicas while the trainer computes (gc_zmq.h,
+    docs/ARCHITECTURE.md). SIGINT / SIGTERM end the run cleanly (exit 0). */
+#include <czmq.h>
+#include <getopt.h>
+#include <unistd.h>
+
+#include "gc_cli.h"
+#include "gc_config.h"
+#include "gc_dataset.h"
+#include "gc_engine.h"
+#include "gc_key.h"
+#include "gc_log.h"
+#include "gc_metrics.h"
+#include "gc_partition.h"
+#include "gc_time.h"
+#include "gc_topology.h"
+#include "gc_trust.h"
+#include "gc_zmq.h"
+
+#define S_CMD "run"
+
+typedef struct {
+    gc_config_t   *cfg;
+    gc_key_t      *key;
+    gc_trust_t    *trust;
+    uint8_t      (*ids) [8];
+    gc_topology_t *topology;
+    gc_dataset_t   shard, test;
+    gc_zmq_t      *zmq;
+    gc_engine_t   *engine;
+    FILE          *metrics;
+    bool           progress;
+    double         started;
+} s_peer_t;
+
+static void
+s_help (void)
+{
+    printf (
+        "usage: gcnode run --config FILE [options]\n\n"
+        "Run one peer of a gossip training network until its rounds are done\n"
+        "(or SIGINT/SIGTERM). Prints `peer=N rounds=R test_accuracy=0.XXXX` last.\n\n"
+        "  -c, --config FILE      ZPL configuration (docs/CONFIG.md)\n"
+        "  -s, --set KEY=VALUE    override one key, e.g. --set gossip/aggregator=cwmed\n"
+        "                         (repeatable; applied after the file)\n"
+        "      --index N          same as --set node/index=N\n"
+        "      --rounds N         same as --set train/rounds=N\n"
+        "      --metrics FILE     same as --set node/metrics=FILE\n"
+        "      --log-level L      error, warning, info, debug\n"
+        "      --progress WHEN    auto, on, off (the live progress line)\n"
+        "      --print-config     print the effective configuration and exit\n"
+        "      --help-config      print the reference of every key and exit\n"
+        "  -h, --help             this text\n");
+}
+
+static int
+s_set (gc_config_t *cfg, const char *assignment, gc_err_t *err)
+{
+    const char *eq = strchr (assignment, '=');
+    if (!eq || eq == assignment)
+        return gc_err_set (err, 1, "--set '%s': expected KEY=VALUE", assignment);
+    char key [256];
+    snprintf (key, sizeof key, "%.*s", (int) (eq - assignment), assignment);
+    return gc_config_set (cfg, key, eq + 1, err);
+}
+
+//  Returns 0 to run, -1 when done (help printed), or an exit code > 0.
+static int
+s_parse (int argc, char **argv, gc_config_t *cfg)
+{
+    static const struct option longopts [] = {
+        { "config", required_argument, NULL, 'c' },
+        { "set", required_argument, NULL, 's' },
+        { "index", required_argument, NULL, 'i' },
+        { "rounds", required_argument, NULL, 'r' },
+        { "metrics", required_argument, NULL, 'm' },
+        { "log-level", required_argument, NULL, 'l' },
+        { "progress", required_argument, NULL, 'p' },
+        { "print-config", no_argument, NULL, 'P' },
+        { "help-config", no_argument, NULL, 'H' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    //  Two passes: the file first, then every override in order.
+    const char *file = NULL;
+    bool print = false;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long (argc, argv, ":c:s:h", longopts, NULL)) != -1) {
+        if (c == 'c')
+            file = optarg;
+        else if (c == 'h') {
+            s_help ();
+            return -1;
+        }
+        else if (c == 'H') {
+            gc_config_print_reference (stdout);
+            return -1;
+        }
+        else if (c == 'P')
+            print = true;
+        else if (c == '?' || c == ':')
+            return gc_cli_bad_option (S_CMD, c, argv);
+    }
+    if (optind < argc)
+        return gc_cli_usage_error (S_CMD, "unexpected argument '%s'", argv [optind]);
+    if (!file)
+        return gc_cli_usage_error (S_CMD, "--config FILE is required (see gcnode run --help)");
+    gc_err_t err = { 0 };
+    if (gc_config_load (cfg, file, &err))
+        return gc_cli_usage_error (S_CMD, "%s", err.msg);
+    optind = 1;
+    int rc = 0;
+    while (rc == 0 && (c = getopt_long (argc, argv, ":c:s:h", longopts, NULL)) != -1) {
+        switch (c) {
+            case 's': rc = s_set (cfg, optarg, &err); break;
+            case 'i': rc = gc_config_set (cfg, "node/index", optarg, &err); break;
+            case 'r': rc = gc_config_set (cfg, "train/rounds", optarg, &err); break;
+            case 'm': rc = gc_config_set (cfg, "node/metrics", optarg, &err); break;
+            case 'l': rc = gc_config_set (cfg, "node/log_level", optarg, &err); break;
+            case 'p': rc = gc_config_set (cfg, "node/progress", optarg, &err); break;
+            default: break;
+        }
+    }
+    if (rc || gc_config_check (cfg, &err))
+        return gc_cli_usage_error (S_CMD, "%s", err.msg);
+    if (print) {
+        gc_config_print (cfg, stdout);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_setup_identity (s_peer_t *p, gc_err_t *err)
+{
+    gc_config_t *cfg = p->cfg;
+    p->key = gc_key_load_private (cfg->key, err);
+    if (!p->key)
+        return gc_err_prefix (err, "node/key: ");
+    p->trust = gc_trust_new ();
+    p->ids = calloc ((size_t) cfg->n_peers, sizeof *p->ids);
+    if (!p->trust || !p->ids)
+        return gc_err_set (err, 1, "out of memory");
+    for (long i = 0; i < cfg->n_peers; i++) {
+        gc_key_t *pub = gc_key_load (cfg->peers [i].key, err);
+        if (!pub)
+            return gc_err_prefix (err, "peers/%ld/key: ", i);
+        memcpy (p->ids [i], gc_key_peer_id (pub), 8);
+        gc_key_destroy (&pub);
+        if (gc_trust_add_file (p->trust, cfg->peers [i].key, err))
+            return gc_err_prefix (err, "peers/%ld/key: ", i);
+    }
+    if (*cfg->trust && gc_trust_add_dir (p->trust, cfg->trust, err))
+        return gc_err_prefix (err, "node/trust: ");
+    char tag [96];
+    snprintf (tag, sizeof tag, "peer %ld %s", cfg->index, gc_key_peer_id_hex (p->key));
+    gc_log_set_tag (tag);
+    return 0;
+}
+
+//  The whole training set is loaded, every peer computes the same split from
+//  the shared seed and keeps its own part.
+static int
+s_setup_data (s_peer_t *p, gc_err_t *err)
+{
+    gc_config_t *cfg = p->cfg;
+    gc_dataset_t train;
+    bool fell_back;
+    if (gc_dataset_open (*cfg->data ? cfg->data : NULL, cfg->seed, &train, &p->test, &fell_back, err))
+        return gc_err_prefix (err, "train/data: ");
+    if (fell_back)
+        gc_log_warning ("%s has no dataset (install dataset-fashion-mnist): "
+                        "using the built-in synthetic task", GC_DEFAULT_DATA_DIR);
+    if (cfg->train_samples > 0 && (size_t) cfg->train_samples < train.n)
+        train.n = (size_t) cfg->train_samples;
+    if (cfg->test_samples > 0 && (size_t) cfg->test_samples < p->test.n)
+        p->test.n = (size_t) cfg->test_samples;
+    gc_dataset_standardise (&train, &p->test);
+    gc_split_t split;
+    uint32_t *idx = NULL;
+    size_t count = 0;
+    int rc = gc_split_parse (cfg->split, &split, err);
+    if (rc == 0)
+        rc = gc_partition_peer (train.y, train.n, train.n_classes, &split, (uint32_t) cfg->n_peers,
+                                cfg->seed, (uint32_t) cfg->index, &idx, &count, err);
+    if (rc == 0)
+        rc = gc_dataset_subset (&train, idx, count, &p->shard, err);
+    free (idx);
+    gc_dataset_free (&train);
+    if (rc)
+        return gc_err_prefix (err, "train/split: ");
+    gc_log_info ("data: %zu training samples of %s (split %s), %zu test samples",
+                 p->shard.n, *cfg->data ? cfg->data : GC_DEFAULT_DATA_DIR, cfg->split, p->test.n);
+    return 0;
+}
+
+//  The engine sends through the transport; the transport delivers to the
+//  engine. Both callbacks take the peer, so either can be created first.
+static int
+s_io_send (void *ctx, const uint32_t *dests, size_t n, const uint8_t *header, size_t hlen,
+           const uint8_t *payload, size_t plen)
+{
+    return gc_zmq_send (((s_peer_t *) ctx)->zmq, dests, n, header, hlen, payload, plen);
+}
+
+static gc_deliver_t
+s_deliver (void *ctx, const uint8_t *header, size_t hlen, const uint8_t *payload, size_t plen,
+           int64_t now)
+{
+    return gc_engine_on_message (((s_peer_t *) ctx)->engine, header, hlen, payload, plen, now);
+}
+
+//  tcp://host:port -> tcp://*:port
+static int
+s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
+{
+    const char *colon = strrchr (endpoint, ':');
+    if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
+        return gc_err_set (err, 1, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
+    snprintf (out, size, "tcp://*%s", colon);
+    return 0;
+}
+
+static int
+s_setup_engine (s_peer_t *p, gc_err_t *err)
+{
+    gc_config_t *cfg = p->cfg;
+    p->topology = gc_topology_new (cfg->topology, (uint32_t) cfg->n_peers, cfg->seed, err);
+    if (!p->topology)
+        return gc_err_prefix (err, "topology/kind: ");
+    gc_engine_config_t ec;
+    gc_engine_config_defaults (&ec);
+    ec.self = (uint32_t) cfg->index;
+    ec.topology = p->topology;
+    ec.key = p->key;
+    ec.trust = p->trust;
+    ec.peer_ids = (const uint8_t (*) [8]) p->ids;
+    ec.network = cfg->network;
+    ec.model = cfg->model;
+    ec.train = &p->shard;
+    ec.test = &p->test;
+    ec.optim.lr = cfg->lr;
+    ec.optim.momentum = cfg->momentum;
+    ec.optim.nesterov = cfg->nesterov;
+    ec.optim.weight_decay = cfg->weight_decay;
+    ec.optim.warmup = cfg->warmup;
+    if (gc_optim_schedule_parse (cfg->schedule, &ec.optim, err))
+        return gc_err_prefix (err, "train/schedule: ");
+    ec.batch = (size_t) cfg->batch;
+    ec.local_steps = (uint32_t) cfg->local_steps;
+    ec.rounds = (uint64_t) cfg->rounds;
+    ec.seed = cfg->seed;
+    ec.compress = cfg->compress;
+    ec.ec = cfg->ec;
+    ec.aggregator = cfg->aggregator;
+    ec.wait = cfg->wait;
+    ec.gamma = cfg->gamma;
+    ec.staleness = (uint32_t) cfg->staleness;
+    ec.keyframe_every = (uint32_t) cfg->keyframe_every;
+    ec.keyframe_fp16 = cfg->keyframe_fp16;
+    ec.wait_timeout_ns = cfg->timeout_ms * 1000000LL;
+    ec.keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
+    ec.mute_after = (uint32_t) cfg->mute_after;
+    ec.mute_for_ns = cfg->mute_for_s * 1000000000LL;
+    gc_engine_io_t io = { .ctx = p, .send = s_io_send };
+    p->engine = gc_engine_new (&ec, &io, err);
+    return p->engine ? 0 : -1;
+}
+
+static int
+s_setup_transport (s_peer_t *p, gc_err_t *err)
+{
+    char bind [256];
+    if (*p->cfg->bind)
+        snprintf (bind, sizeof bind, "%s", p->cfg->bind);
+    else
+    if (s_bind_endpoint (p->cfg->peers [p->cfg->index].endpoint, bind, sizeof bind, err))
+        return gc_err_prefix (err, "peers/%ld/endpoint: ", p->cfg->index);
+    gc_zmq_config_t zc = { .bind = bind, .deliver = s_deliver, .ctx = p,
+                           .max_frame = gc_engine_max_payload (p->engine) + 4096 };
+    p->zmq = gc_zmq_new (&zc, err);
+    if (!p->zmq)
+        return -1;
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (p->engine, &peers);
+    for (size_t i = 0; i < n; i++)
+        if (gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
+            return gc_err_prefix (err, "peers/%u/endpoint: ", peers [i]);
+    return gc_zmq_start (p->zmq, err);
+}
+
+static void
+s_teardown (s_peer_t *p)
+{
+    gc_zmq_destroy (&p->zmq);           /* stops the network thread first */
+    gc_engine_destroy (&p->engine);
+    gc_topology_destroy (&p->topology);
+    gc_dataset_free (&p->shard);
+    gc_dataset_free (&p->test);
+    gc_trust_destroy (&p->trust);
+    gc_key_destroy (&p->key);
+    free (p->ids);
+    if (p->metrics)
+        fclose (p->metrics);
+}
+
+static void
+s_report (s_peer_t *p, bool evaluated, double accuracy, double loss)
+{
+    gc_zmq_stats_t zs;
+    gc_zmq_stats (p->zmq, &zs);
+    gc_metrics_ctx_t m = {
+        .peer = (uint32_t) p->cfg->index, .peer_id = gc_key_peer_id_hex (p->key),
+        .role = p->cfg->role, .elapsed_s = gc_now_s () - p->started,
+        .evaluated = evaluated, .accuracy = accuracy, .test_loss = loss, .transport = &zs
+    };
+    if (p->metrics)
+        gc_metrics_write_json (p->engine, &m, p->metrics);
+    if (p->progress)
+        gc_metrics_write_progress (p->engine, &m, (uint64_t) p->cfg->rounds, stderr);
+}
+
+static int
+s_run (s_peer_t *p)
+{
+    gc_err_t err = { 0 };
+    if (gc_engine_start (p->engine, gc_now_ns ()))
+        gc_log_warning ("could not announce this peer to its neighbours");
+    double accuracy = 0, loss = 0;
+    bool evaluated = false;
+    long every = p->cfg->eval_every;
+    while (!gc_engine_done (p->engine) && !zsys_interrupted) {
+        gc_engine_train (p->engine);
+        if (gc_engine_publish (p->engine, gc_now_ns (), &err)) {
+            gc_log_error ("round %llu: %s", (unsigned long long) gc_engine_round (p->engine), err.msg);
+            return GC_EXIT_FAILURE;
+        }
+        gc_engine_wait_begin (p->engine, gc_now_ns ());
+        gc_engine_wait (p->engine, &zsys_interrupted);
+        gc_engine_mix (p->engine, gc_now_ns (), NULL);
+        uint64_t round = gc_engine_round (p->engine);
+        evaluated = every > 0 && round % (uint64_t) every == 0;
+        if (evaluated)
+            gc_engine_evaluate (p->engine, &accuracy, &loss);
+        s_report (p, evaluated, accuracy, loss);
+    }
+    if (p->progress)
+        fputc ('\n', stderr);
+    gc_engine_evaluate (p->engine, &accuracy, &loss);
+    s_report (p, true, accuracy, loss);
+    gc_engine_stats_t s;
+    gc_engine_stats (p->engine, &s);
+    gc_log_info ("%s after %llu rounds: test accuracy %.4f, sent %llu bytes (%.1fx less than dense), "
+                 "%llu rejected", zsys_interrupted ? "stopped" : "done", (unsigned long long) s.round,
+                 accuracy, (unsigned long long) s.bytes_sent,
+                 s.bytes_sent ? (double) s.dense_equiv_bytes / (double) s.bytes_sent : 0.0,
+                 (unsigned long long) s.rejected);
+    printf ("peer=%ld rounds=%llu test_accuracy=%.4f\n", p->cfg->index,
+            (unsigned long long) s.round, accuracy);
+    fflush (stdout);
+    return GC_EXIT_OK;
+}
+
+int
+gc_cmd_run (int argc, char **argv)
+{
+    s_peer_t p = { .started = gc_now_s () };
+    p.cfg = gc_config_new ();
+    if (!p.cfg)
+        return gc_cli_failure (S_CMD, "out of memory");
+    int rc = s_parse (argc, argv, p.cfg);
+    if (rc) {
+        gc_config_destroy (&p.cfg);
+        return rc < 0 ? GC_EXIT_OK : rc;
+    }
+    gc_err_t err = { 0 };
+    zsys_init ();
+    zsys_catch_interrupts ();
+    if (gc_log_setup (p.cfg->log_level, p.cfg->log_to, &err)
+    ||  s_setup_identity (&p, &err) || s_setup_data (&p, &err) || s_setup_engine (&p, &err)) {
+        rc = gc_cli_usage_error (S_CMD, "%s", err.msg);
+    }
+    else
+    if (s_setup_transport (&p, &err))
+        rc = gc_cli_failure (S_CMD, "%s", err.msg);
+    if (rc == 0 && *p.cfg->metrics && !(p.metrics = fopen (p.cfg->metrics, "a")))
+        rc = gc_cli_usage_error (S_CMD, "node/metrics: cannot open %s (%s)", p.cfg->metrics,
+                                 strerror (errno));
+    if (rc == 0) {
+        p.progress = !strcmp (p.cfg->progress, "on")
+                  || (!strcmp (p.cfg->progress, "auto") && isatty (STDERR_FILENO));
+        gc_cli_set_blas_threads ((int) p.cfg->threads);
+        gc_log_info ("listening, %s, %zu-parameter model %s, rounds %ld, %s + %s, %s, wait %s",
+                     gc_topology_name (p.topology), gc_engine_n_params (p.engine), p.cfg->model,
+                     p.cfg->rounds, p.cfg->compress, p.cfg->ec, p.cfg->aggregator, p.cfg->wait);
+        rc = s_run (&p);
+    }
+    s_teardown (&p);
+    gc_config_destroy (&p.cfg);
+    return rc;
+}

@@ -1,0 +1,154 @@
+/*  gc_engine — the round engine of one peer, independent of any transport.
+
+    The engine is a state machine driven from outside ("sans I/O"): the
+    driver calls the phases of a round in order and hands it every received
+    message; the engine sends through a callback. gcnode drives it with a
+    trainer thread and a ZeroMQ network thread, the tests and the simulator
+    with an in-memory network and a virtual clock. Times are always passed in.
+
+    One round, on the trainer side:
+        gc_engine_train      local SGD steps on x
+        gc_engine_publish    u = x - x_prev; q = EC(C)(u); pub += q;
+                             sign once, send to the out-neighbours;
+                             serve keyframe requests, ask for keyframes
+        gc_engine_wait_*     until the wait policy is satisfied (bounded)
+        gc_engine_mix        x <- x + gamma (Agg(inputs) - centre), round++
+
+    On the network side, gc_engine_on_message runs the checks in order
+    (muted? → wire decode: size, fields, network, sender, replay, signature,
+    digest → is it a neighbour → type rules → payload decode → apply to the
+    replica) and counts every rejection by reason and by peer. It may run in
+    another thread than the phases above: replicas have their own locks.
+
+    docs/ALGORITHMS.md gives the exact rules (EC modes, wait policies,
+    staleness, keyframes, round catch-up). */
+#ifndef GC_ENGINE_H
+#define GC_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_dataset.h"
+#include "gc_err.h"
+#include "gc_key.h"
+#include "gc_optim.h"
+#include "gc_topology.h"
+#include "gc_trust.h"
+#include "gc_zmq.h"
+
+typedef struct {
+    /*  who */
+    uint32_t             self;              /* own peer index */
+    const gc_topology_t *topology;          /* borrowed */
+    gc_key_t            *key;               /* borrowed: own signing key */
+    gc_trust_t          *trust;             /* borrowed */
+    const uint8_t      (*peer_ids) [8];     /* borrowed: id of every peer index */
+    const char          *network;           /* network name (signed into every message) */
+    /*  learning */
+    const char          *model;             /* "784-256-128-10" */
+    const gc_dataset_t  *train;             /* own shard, borrowed */
+    const gc_dataset_t  *test;              /* borrowed, NULL: no evaluation */
+    gc_optim_config_t    optim;
+    size_t               batch;
+    uint32_t             local_steps;       /* SGD steps per round */
+    uint64_t             rounds;            /* length of the run (lr schedule, catch-up cap) */
+    uint64_t             seed;              /* shared by all peers: the initial model */
+    /*  gossip */
+    const char          *compress;          /* compressor spec */
+    const char          *ec;                /* none | ef | liec[:H] */
+    const char          *aggregator;        /* robust rule spec */
+    const char          *wait;              /* sync | quorum:Q | adaptive */
+    double               gamma;             /* mixing step */
+    uint32_t             staleness;         /* S: replicas older than S rounds are left out */
+    uint32_t             keyframe_every;    /* K: periodic keyframes, 0 = on request only */
+    bool                 keyframe_fp16;     /* keyframes in fp16 instead of fp32 */
+    int64_t              wait_timeout_ns;
+    int64_t              keyframe_interval_ns;  /* per-neighbour rate limit, both ways */
+    uint32_t             mute_after;        /* authenticated rejections that mute a peer */
+    int64_t              mute_for_ns;
+} gc_engine_config_t;
+
+/*  Fill the defaults documented in docs/CONFIG.md. */
+void gc_engine_config_defaults (gc_engine_config_t *cfg);
+
+typedef struct {
+    void *ctx;
+    /*  Send header + payload to each of dests (peer indices); may copy. */
+    int (*send) (void *ctx, const uint32_t *dests, size_t n_dests,
+                 const uint8_t *header, size_t header_len,
+                 const uint8_t *payload, size_t payload_len);
+} gc_engine_io_t;
+
+/*  Rejection reasons beyond the wire's (gc_wire_reason.h), continuing its
+    numbering; gc_engine_reason_name covers both. */
+enum {
+    GC_REJECT_NOT_NEIGHBOUR = 64,   /* trusted key, but no edge for this message type */
+    GC_REJECT_UNKNOWN_PEER,         /* trusted key not in the peer list */
+    GC_REJECT_BAD_PAYLOAD,          /* the payload failed its decoder */
+    GC_REJECT_NONFINITE,            /* replica went NaN/Inf: left out, resynced */
+    GC_REJECT_RATE_LIMITED,         /* keyframe requests too often */
+    GC_REJECT_MUTED,                /* dropped: the sender is muted */
+    GC_REJECT_LAST
+};
+#define GC_ENGINE_NREASONS (GC_REJECT_LAST - GC_REJECT_NOT_NEIGHBOUR + 32)
+
+const char *gc_engine_reason_name (int reason);
+
+/*  Counters: a consistent-enough snapshot for metrics and progress lines. */
+typedef struct {
+    uint64_t round;
+    uint64_t msgs_sent, bytes_sent;             /* per destination */
+    uint64_t msgs_recv, bytes_recv;             /* every message handed in */
+    uint64_t deltas_applied, keyframes_sent, keyframes_recv;
+    uint64_t keyframe_requests_sent, keyframe_requests_recv;
+    uint64_t gaps, superseded, mix_skipped, catchups;
+    uint64_t rejected;                          /* sum over reasons */
+    uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
+    double   last_loss;
+    double   last_wait_s, total_wait_s;
+    double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
+    size_t   mixed_inputs;                      /* inputs of the last aggregation */
+    size_t   wait_target;
+} gc_engine_stats_t;
+
+typedef struct gc_engine_t gc_engine_t;
+
+gc_engine_t *gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io,
+                            gc_err_t *err);
+void         gc_engine_destroy (gc_engine_t **self_p);
+
+/*  Announce this peer (HELLO) to its neighbours; call once before round 1. */
+int          gc_engine_start (gc_engine_t *self, int64_t now);
+/*  Local SGD steps; returns the mean training loss. */
+double       gc_engine_train (gc_engine_t *self);
+int          gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err);
+void         gc_engine_wait_begin (gc_engine_t *self, int64_t now);
+bool         gc_engine_ready (gc_engine_t *self, int64_t now);
+int64_t      gc_engine_wait_deadline (const gc_engine_t *self);
+/*  Block (real clock) until ready or the deadline, or until *stop is set. */
+void         gc_engine_wait (gc_engine_t *self, volatile int *stop);
+int          gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err);
+bool         gc_engine_done (const gc_engine_t *self);
+
+/*  Network side (any one thread). */
+gc_deliver_t gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
+                                   const uint8_t *payload, size_t payload_len, int64_t now);
+
+/*  Test accuracy and loss of the current model x. */
+int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);
+uint64_t     gc_engine_round (const gc_engine_t *self);
+const float *gc_engine_params (const gc_engine_t *self);
+size_t       gc_engine_n_params (const gc_engine_t *self);
+/*  The largest payload a neighbour may send (a dense keyframe). */
+size_t       gc_engine_max_payload (const gc_engine_t *self);
+void         gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out);
+/*  Rejections of peer (by index) for reason, and of unattributable senders
+    (peer = UINT32_MAX). */
+uint64_t     gc_engine_rejections (gc_engine_t *self, uint32_t peer, int reason);
+/*  Everyone this peer has an edge with (in ∪ out), sorted by index. */
+size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **peers);
+/*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */
+int64_t      gc_engine_staleness (gc_engine_t *self, uint32_t peer);
+
+#endif

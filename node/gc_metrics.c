@@ -1,0 +1,124 @@
+#include "gc_metrics.h"
+
+#include <string.h>
+
+#include "gc_topology.h"
+#include "gc_wire_reason.h"
+
+//  Every reason the engine can count: the wire's, then the engine's own.
+static int
+s_next_reason (int r)
+{
+    if (r + 1 < GC_WIRE_NREASONS)
+        return r + 1;
+    if (r + 1 < GC_REJECT_NOT_NEIGHBOUR)
+        return GC_REJECT_NOT_NEIGHBOUR;
+    return r + 1 < GC_REJECT_LAST ? r + 1 : -1;
+}
+
+static void
+s_write_reasons (gc_engine_t *engine, uint32_t peer, FILE *out)
+{
+    bool first = true;
+    fputc ('{', out);
+    for (int r = 1; r >= 0; r = s_next_reason (r)) {
+        uint64_t n = gc_engine_rejections (engine, peer, r);
+        if (n) {
+            fprintf (out, "%s\"%s\":%llu", first ? "" : ",", gc_engine_reason_name (r),
+                     (unsigned long long) n);
+            first = false;
+        }
+    }
+    fputc ('}', out);
+}
+
+void
+gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *out)
+{
+    gc_engine_stats_t s;
+    gc_engine_stats (engine, &s);
+    fprintf (out, "{\"t\":%.3f,\"peer\":%u,\"id\":\"%s\",\"role\":\"%s\",\"round\":%llu,\"loss\":%.6g",
+             ctx->elapsed_s, ctx->peer, ctx->peer_id, ctx->role, (unsigned long long) s.round,
+             s.last_loss);
+    if (ctx->evaluated)
+        fprintf (out, ",\"accuracy\":%.6f,\"test_loss\":%.6g", ctx->accuracy, ctx->test_loss);
+    fprintf (out, ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_sent\":%llu,\"msgs_recv\":%llu"
+             ",\"dense_equiv_bytes\":%llu,\"compression_ratio\":%.3f"
+             ",\"wait_s\":%.6f,\"wait_total_s\":%.3f,\"wait_target\":%zu,\"mixed_inputs\":%zu"
+             ",\"keyframes_sent\":%llu,\"keyframes_recv\":%llu"
+             ",\"keyframe_requests_sent\":%llu,\"keyframe_requests_recv\":%llu"
+             ",\"deltas_applied\":%llu,\"gaps\":%llu,\"mix_skipped\":%llu,\"catchups\":%llu"
+             ",\"rejected\":%llu",
+             (unsigned long long) s.bytes_sent, (unsigned long long) s.bytes_recv,
+             (unsigned long long) s.msgs_sent, (unsigned long long) s.msgs_recv,
+             (unsigned long long) s.dense_equiv_bytes,
+             s.bytes_sent ? (double) s.dense_equiv_bytes / (double) s.bytes_sent : 0.0,
+             s.last_wait_s, s.total_wait_s, s.wait_target, s.mixed_inputs,
+             (unsigned long long) s.keyframes_sent, (unsigned long long) s.keyframes_recv,
+             (unsigned long long) s.keyframe_requests_sent, (unsigned long long) s.keyframe_requests_recv,
+             (unsigned long long) s.deltas_applied, (unsigned long long) s.gaps,
+             (unsigned long long) s.mix_skipped, (unsigned long long) s.catchups,
+             (unsigned long long) s.rejected);
+    if (ctx->transport)
+        fprintf (out, ",\"send_dropped\":%llu,\"recv_muted\":%llu,\"recv_malformed\":%llu",
+                 (unsigned long long) ctx->transport->send_dropped,
+                 (unsigned long long) ctx->transport->recv_muted,
+                 (unsigned long long) ctx->transport->recv_malformed);
+    fprintf (out, ",\"time\":{\"train\":%.3f,\"compress\":%.3f,\"sign\":%.3f,\"aggregate\":%.3f}",
+             s.time_train_s, s.time_compress_s, s.time_sign_s, s.time_aggregate_s);
+    //  staleness and rejections per neighbour (peer index as the key)
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (engine, &peers);
+    fprintf (out, ",\"staleness\":{");
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        int64_t lag = gc_engine_staleness (engine, peers [i]);
+        if (lag >= 0) {
+            fprintf (out, "%s\"%u\":%lld", first ? "" : ",", peers [i], (long long) lag);
+            first = false;
+        }
+    }
+    fprintf (out, "},\"rejections_by_peer\":{");
+    first = true;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t any = 0;
+        for (int r = 1; r >= 0; r = s_next_reason (r))
+            any += gc_engine_rejections (engine, peers [i], r);
+        if (any) {
+            fprintf (out, "%s\"%u\":", first ? "" : ",", peers [i]);
+            s_write_reasons (engine, peers [i], out);
+            first = false;
+        }
+    }
+    fprintf (out, "},\"rejections_unattributed\":");
+    s_write_reasons (engine, UINT32_MAX, out);
+    fprintf (out, "}\n");
+    fflush (out);
+}
+
+static void
+s_bytes (double b, char *buf, size_t size)
+{
+    if (b >= 1e9)
+        snprintf (buf, size, "%.2f GB", b * 1e-9);
+    else if (b >= 1e6)
+        snprintf (buf, size, "%.2f MB", b * 1e-6);
+    else
+        snprintf (buf, size, "%.1f kB", b * 1e-3);
+}
+
+void
+gc_metrics_write_progress (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, uint64_t rounds, FILE *out)
+{
+    gc_engine_stats_t s;
+    gc_engine_stats (engine, &s);
+    char sent [32], recv [32];
+    s_bytes ((double) s.bytes_sent, sent, sizeof sent);
+    s_bytes ((double) s.bytes_recv, recv, sizeof recv);
+    fprintf (out, "\r\033[Kpeer %u  round %llu/%llu  loss %.4f  acc %s%.4f  sent %s  recv %s  "
+             "wait %.0f ms  mixed %zu  rejected %llu",
+             ctx->peer, (unsigned long long) s.round, (unsigned long long) rounds, s.last_loss,
+             ctx->evaluated ? "" : "~", ctx->accuracy, sent, recv, s.last_wait_s * 1e3,
+             s.mixed_inputs, (unsigned long long) s.rejected);
+    fflush (out);
+}

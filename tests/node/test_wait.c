@@ -1,0 +1,86 @@
+/*  Wait policies: when each declares the round over. */
+#include "gc_test.h"
+
+#include <string.h>
+
+#include "gc_wait.h"
+
+#define MS 1000000LL
+
+static void
+test_sync_and_quorum (void **state)
+{
+    gc_wait_t *sync = gc_wait_new ("sync", 4, 1, 100 * MS, NULL);
+    gc_wait_t *quorum = gc_wait_new ("quorum:2", 4, 1, 100 * MS, NULL);
+    assert_non_null (sync);
+    assert_non_null (quorum);
+    gc_wait_begin (sync, 0);
+    gc_wait_begin (quorum, 0);
+    bool fresh [4] = { true, false, false, false };
+    assert_false (gc_wait_ready (sync, fresh, 10 * MS));
+    assert_false (gc_wait_ready (quorum, fresh, 10 * MS));
+    fresh [2] = true;
+    assert_false (gc_wait_ready (sync, fresh, 10 * MS));
+    assert_true (gc_wait_ready (quorum, fresh, 10 * MS));
+    fresh [1] = fresh [3] = true;
+    assert_true (gc_wait_ready (sync, fresh, 10 * MS));
+    //  the timeout bounds every policy
+    bool none [4] = { false };
+    assert_false (gc_wait_ready (sync, none, 99 * MS));
+    assert_true (gc_wait_ready (sync, none, 100 * MS));
+    assert_int_equal (gc_wait_deadline (sync), 100 * MS);
+    gc_wait_destroy (&sync);
+    gc_wait_destroy (&quorum);
+    assert_null (sync);
+}
+
+//  One neighbour 10x slower than the others: after a few rounds the adaptive
+//  policy stops waiting for it; once it speeds up, it is waited for again.
+static void
+test_adaptive_drops_and_readmits_a_straggler (void **state)
+{
+    gc_wait_t *w = gc_wait_new ("adaptive", 4, 1, 1000 * MS, NULL);
+    assert_int_equal (gc_wait_target (w), 4);
+    int64_t t = 0;
+    for (int round = 0; round < 10; round++) {
+        gc_wait_begin (w, t);
+        int64_t arrival [4] = { t + 10 * MS, t + 12 * MS, t + 11 * MS, t + 100 * MS };
+        //  the round ends when the target is reached
+        int64_t end = gc_wait_target (w) == 4 ? t + 100 * MS : t + 12 * MS;
+        if (end < arrival [3])
+            arrival [3] = -1;
+        gc_wait_end (w, arrival, end);
+        t = end + MS;
+    }
+    assert_int_equal (gc_wait_target (w), 3);
+    for (int round = 0; round < 30; round++) {
+        gc_wait_begin (w, t);
+        int64_t arrival [4] = { t + 10 * MS, t + 12 * MS, t + 11 * MS, t + 11 * MS };
+        gc_wait_end (w, arrival, t + 12 * MS);
+        t += 13 * MS;
+    }
+    assert_int_equal (gc_wait_target (w), 4);
+    gc_wait_destroy (&w);
+}
+
+static void
+test_bad_specs (void **state)
+{
+    static const char *bad [] = { "fastest", "quorum", "quorum:0", "quorum:x", "sync:3", "adaptive:1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        gc_err_t err = { 0 };
+        assert_null (gc_wait_new (bad [i], 4, 1, MS, &err));
+        assert_true (strlen (err.msg) > 0);
+    }
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_sync_and_quorum),
+        cmocka_unit_test (test_adaptive_drops_and_readmits_a_straggler),
+        cmocka_unit_test (test_bad_specs),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
