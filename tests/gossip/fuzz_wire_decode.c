@@ -14,6 +14,7 @@
       4  raw bytes to the evidence verifier.
     Invariants: every result is a known reason and err.code matches it. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +23,25 @@
 
 #define H GC_WIRE_HEADER_SIZE
 
+//  The keys and network of tests/vectors/wire_v1.txt, so the vectors in the
+//  seed corpus are valid messages here: A and B trusted, R is us.
 static gc_key_t   *s_keys [2];
 static gc_trust_t *s_trust;
 static uint8_t     s_net [16];
+static uint8_t     s_self [8];
+
+static gc_key_t *
+s_vector_key (const char *name)
+{
+    char text [64];
+    uint8_t seed [32];
+    snprintf (text, sizeof text, "gcnode test vector key %s", name);
+    gc_sha256 (text, strlen (text), seed);
+    gc_key_t *key = gc_key_from_seed (seed, NULL);
+    if (!key)
+        abort ();
+    return key;
+}
 
 static void
 s_init (void)
@@ -32,14 +49,16 @@ s_init (void)
     if (s_trust)
         return;
     s_trust = gc_trust_new ();
+    const char *names [2] = { "A", "B" };
     for (int i = 0; i < 2; i++) {
-        uint8_t seed [32];
-        memset (seed, i + 1, sizeof seed);
-        s_keys [i] = gc_key_from_seed (seed, NULL);
-        if (!s_keys [i] || gc_trust_add_raw (s_trust, gc_key_public_raw (s_keys [i]), "fuzz", NULL))
+        s_keys [i] = s_vector_key (names [i]);
+        if (gc_trust_add_raw (s_trust, gc_key_public_raw (s_keys [i]), names [i], NULL))
             abort ();
     }
-    if (gc_wire_network_id ("fuzz-net", s_net, NULL))
+    gc_key_t *self = s_vector_key ("R");
+    memcpy (s_self, gc_key_peer_id (self), 8);
+    gc_key_destroy (&self);
+    if (gc_wire_network_id ("gcnode-test-vectors", s_net, NULL))
         abort ();
 }
 
@@ -90,13 +109,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     gc_err_t err = { 0 };
     gc_msg_header_t out;
     uint8_t accused [8];
-    gc_wire_rx_t *rx = gc_wire_rx_new (s_net, s_trust, 4096, 8, NULL);
+    gc_wire_rx_t *rx = gc_wire_rx_new (s_net, s_trust, 65536, 32, NULL);
     if (!rx)
         abort ();
-    gc_wire_rx_set_self (rx, gc_key_peer_id (s_keys [0]));
+    gc_wire_rx_set_self (rx, s_self);
     uint8_t h [H];
     if (mode == 0) {
-        s_check (gc_wire_decode (s_net, s_trust, 4096, data, hl, payload, plen, &out, &err), &err);
+        s_check (gc_wire_decode (s_net, s_trust, 65536, data, hl, payload, plen, &out, &err), &err);
         s_check (gc_wire_rx_decode (rx, data, hl, payload, plen, &out, accused, &err), &err);
     }
     else
