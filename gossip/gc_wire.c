@@ -213,6 +213,8 @@ gc_wire_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_S
     if (len > UINT32_MAX)
         return gc_err_set (err, GC_WIRE_OVERSIZE, "encode: a %zu-byte payload does not fit the "
                            "32-bit length field", len);
+    if (!payload && len)
+        return gc_err_set (err, GC_WIRE_INTERNAL, "encode: no payload buffer for %zu bytes", len);
     hdr->version = GC_WIRE_VERSION;
     memcpy (hdr->network_id, network_id, GC_WIRE_NETWORK_ID_SIZE);
     memcpy (hdr->sender, gc_key_peer_id (signer), GC_PEER_ID_SIZE);
@@ -295,6 +297,11 @@ gc_wire_decode_ex (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_
                    const uint8_t *payload, size_t payload_len,
                    gc_msg_header_t *out, gc_err_t *err)
 {
+    if ((!header && header_len) || (!payload && payload_len)) {
+        gc_err_set (err, GC_WIRE_INTERNAL, "decode: no buffer for a %zu-byte frame",
+                    payload_len ? payload_len : header_len);
+        return GC_WIRE_INTERNAL;
+    }
     int r = gc_wire_parse (header, header_len, payload_len, max_payload, out, err);
     if (r == GC_WIRE_OK)
         r = s_verify_header (network_id, trust, replay, header, out, err);
