@@ -23,5 +23,7 @@ int gc_cli_bad_option (const char *cmd, int c, char **argv);
 void gc_cli_set_blas_threads (int n);
 
 int gc_cmd_train (int argc, char **argv);
+int gc_cmd_keygen (int argc, char **argv);
+int gc_cmd_id (int argc, char **argv);
 
 #endif
