@@ -14,6 +14,7 @@
 
 //  One line per suite; each lives in bench_<suite>.c.
 int gc_bench_train (const gc_bench_opts_t *opts);
+int gc_bench_crypto (const gc_bench_opts_t *opts);
 
 static const struct {
     const char        *name;
@@ -21,6 +22,7 @@ static const struct {
     const char        *what;
 } s_suites [] = {
     { "train", gc_bench_train, "training step throughput vs. the sgemm rate on the same shapes" },
+    { "crypto", gc_bench_crypto, "per-message sign/verify cost vs. raw Ed25519 and direct signing" },
 };
 #define S_NSUITES (sizeof s_suites / sizeof s_suites [0])
 
