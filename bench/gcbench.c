@@ -14,6 +14,7 @@
 
 //  One line per suite; each lives in bench_<suite>.c.
 int gc_bench_train (const gc_bench_opts_t *opts);
+int gc_bench_robust (const gc_bench_opts_t *opts);
 
 static const struct {
     const char        *name;
@@ -21,6 +22,7 @@ static const struct {
     const char        *what;
 } s_suites [] = {
     { "train", gc_bench_train, "training step throughput vs. the sgemm rate on the same shapes" },
+    { "robust", gc_bench_robust, "robust aggregation rules in input GB/s vs. memory bandwidth and the Gram sgemm" },
 };
 #define S_NSUITES (sizeof s_suites / sizeof s_suites [0])
 

@@ -1,0 +1,2 @@
+#include "gc_test.h"
+int main (void) { return 0; }
