@@ -477,23 +477,36 @@ s_ensure_mix (gc_robust_t *self, s_run_t *st)
     st->mixed = true;
 }
 
-//  Order idx[0..n) by (key, index).
+//  Order idx[0..n) by (key, key2, index); key2 may be NULL.
+typedef struct {
+    const double *key, *key2;
+} s_keys_t;
+
 static int
-s_cmp_by_key (const void *a, const void *b, void *key_p)
+s_cmp_by_key (const void *a, const void *b, void *keys_p)
 {
-    const double *key = key_p;
+    const s_keys_t *keys = keys_p;
     size_t i = *(const size_t *) a, j = *(const size_t *) b;
-    if (key [i] != key [j])
-        return key [i] < key [j] ? -1 : 1;
+    if (keys->key [i] != keys->key [j])
+        return keys->key [i] < keys->key [j] ? -1 : 1;
+    if (keys->key2 && keys->key2 [i] != keys->key2 [j])
+        return keys->key2 [i] < keys->key2 [j] ? -1 : 1;
     return (i > j) - (i < j);
+}
+
+static void
+s_order2 (size_t *idx, size_t n, const double *key, const double *key2)
+{
+    for (size_t i = 0; i < n; i++)
+        idx [i] = i;
+    s_keys_t keys = { key, key2 };
+    qsort_r (idx, n, sizeof *idx, s_cmp_by_key, &keys);
 }
 
 static void
 s_order (size_t *idx, size_t n, const double *key)
 {
-    for (size_t i = 0; i < n; i++)
-        idx [i] = i;
-    qsort_r (idx, n, sizeof *idx, s_cmp_by_key, (void *) key);
+    s_order2 (idx, n, key, NULL);
 }
 
 //  NNM: each virtual input becomes the mean of itself and its kv - f - 1
@@ -569,17 +582,23 @@ s_stage_bucket (gc_robust_t *self, s_run_t *st, size_t s)
 //  --- Rules on virtual inputs --------------------------------------------------
 
 //  Krum score of each candidate: the sum of its nb smallest squared
-//  distances to the other candidates. cand: indices into vdist (kv x kv).
+//  distances to the other candidates; and the sum of all of them, which
+//  breaks ties (with nb = 1 two mutually nearest inputs always tie), so
+//  that the choice does not depend on the order of the inputs.
+//  cand: indices into vdist (kv x kv).
 static void
 s_krum_scores (gc_robust_t *self, size_t kv, const size_t *cand, size_t nc, size_t nb,
-               double *score)
+               double *score, double *total)
 {
     double *row = self->ws.vec_a;
     for (size_t a = 0; a < nc; a++) {
         size_t n = 0;
+        total [a] = 0;
         for (size_t b = 0; b < nc; b++)
-            if (b != a)
-                row [n++] = self->ws.vdist [cand [a] * kv + cand [b]];
+            if (b != a) {
+                row [n] = self->ws.vdist [cand [a] * kv + cand [b]];
+                total [a] += row [n++];
+            }
         //  Partial selection sort: nb is at most nc - 1 and nc <= 1024.
         double sum = 0;
         for (size_t t = 0; t < nb; t++) {
@@ -624,9 +643,9 @@ s_rule_krum (gc_robust_t *self, s_run_t *st, size_t f, size_t m, float *out)
     size_t *cand = self->ws.idx2;
     for (size_t i = 0; i < kv; i++)
         cand [i] = i;
-    double *score = self->ws.scale;     /* free once the Gram pass is done */
-    s_krum_scores (self, kv, cand, kv, kv - f - 2, score);
-    s_order (self->ws.idx, kv, score);
+    double *score = self->ws.scale, *total = self->ws.vw;   /* both free by now */
+    s_krum_scores (self, kv, cand, kv, kv - f - 2, score, total);
+    s_order2 (self->ws.idx, kv, score, total);
     memcpy (self->info.selected, self->ws.idx, m * sizeof *self->ws.idx);
     self->info.n_selected = m;
     return s_output_selected (self, st, self->ws.idx, m, out);
@@ -646,14 +665,15 @@ s_rule_bulyan (gc_robust_t *self, s_run_t *st, size_t f, float *out)
     size_t *left = ws->idx2, n_left = kv;
     for (size_t i = 0; i < kv; i++)
         left [i] = i;
-    double *score = ws->scale;
+    double *score = ws->scale, *total = ws->vw;
     for (size_t t = 0; t < theta; t++) {
         size_t nb = n_left > f + 3 ? n_left - f - 2 : 1;
         nb = nb < n_left - 1 ? nb : n_left - 1;
-        s_krum_scores (self, kv, left, n_left, nb, score);
+        s_krum_scores (self, kv, left, n_left, nb, score, total);
         size_t best = 0;
         for (size_t a = 1; a < n_left; a++)
-            best = score [a] < score [best] ? a : best;
+            if (score [a] < score [best] || (score [a] == score [best] && total [a] < total [best]))
+                best = a;
         self->info.selected [t] = left [best];
         memmove (left + best, left + best + 1, (n_left - best - 1) * sizeof *left);
         n_left--;
