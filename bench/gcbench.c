@@ -15,6 +15,7 @@
 //  One line per suite; each lives in bench_<suite>.c.
 int gc_bench_train (const gc_bench_opts_t *opts);
 int gc_bench_crypto (const gc_bench_opts_t *opts);
+int gc_bench_robust (const gc_bench_opts_t *opts);
 
 static const struct {
     const char        *name;
@@ -23,6 +24,7 @@ static const struct {
 } s_suites [] = {
     { "train", gc_bench_train, "training step throughput vs. the sgemm rate on the same shapes" },
     { "crypto", gc_bench_crypto, "per-message sign/verify cost vs. raw Ed25519 and direct signing" },
+    { "robust", gc_bench_robust, "robust aggregation rules in input GB/s vs. memory bandwidth and the Gram sgemm" },
 };
 #define S_NSUITES (sizeof s_suites / sizeof s_suites [0])
 

@@ -1,0 +1,109 @@
+/*  gc_robust — robust aggregation of k dense vectors into one.
+
+    A gc_robust_t holds one rule, parsed from a spec string, and a workspace
+    that grows to the largest (k, d) seen, so that the hot path never
+    allocates in steady state. Each call is a pure function of its arguments
+    (plus the bucketing seed): no I/O, no global state. Single-threaded: use
+    one gc_robust_t per thread.
+
+    Specs (exact definitions and breakdown points in docs/ALGORITHMS.md):
+        mean                  weighted mean
+        cwmed                 coordinate-wise median
+        cwtm:B                coordinate-wise trimmed mean, B dropped each side
+        krum:F                Krum
+        mkrum:F:M             Multi-Krum, mean of the M best
+        bulyan:F              Bulyan (Krum selection + trimmed coordinates)
+        gm[:NU[:ITERS[:TOL]]] geometric median (smoothed Weiszfeld)
+        cclip[:TAU[:L]]       centered clipping
+        scclip[:TAU]          self-centered clipping (ClippedGossip), fixed tau
+        scclip:auto[:DELTA]   ... with the adaptive tau for Byzantine weight DELTA
+    Pre-aggregations, composable in front of any rule with '+':
+        nnm[:F]+RULE          nearest-neighbour mixing (F defaults to RULE's f)
+        bucket:S+RULE         random buckets of S inputs averaged first
+    e.g. "nnm+cwtm:1", "bucket:2+cwmed", "bucket:2+nnm:1+krum:1". */
+#ifndef GC_ROBUST_H
+#define GC_ROBUST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_err.h"
+
+/*  err->code values set by this module */
+#define GC_ROBUST_ESPEC       1   /* the spec string is malformed or out of range */
+#define GC_ROBUST_EINPUTS     2   /* k, d or self_index not acceptable for this rule */
+#define GC_ROBUST_ENONFINITE  3   /* an input holds NaN or Inf: see gc_robust_bad_input */
+#define GC_ROBUST_EWEIGHTS    4   /* a weight is negative or non-finite, or all are zero */
+#define GC_ROBUST_EARG        5   /* NULL pointer, or out overlaps an input */
+#define GC_ROBUST_ENOMEM      6
+
+/*  Largest k accepted (the workspace is O(k^2 + k * block)). */
+#define GC_ROBUST_MAX_INPUTS  1024
+
+typedef struct gc_robust_t gc_robust_t;
+
+/*  NULL + err (GC_ROBUST_ESPEC) on a bad spec. */
+gc_robust_t *gc_robust_new (const char *spec, gc_err_t *err);
+void         gc_robust_destroy (gc_robust_t **self_p);
+
+/*  Aggregate k vectors of d floats into out.
+    weights: k finite non-negative weights, not all zero (NULL = uniform);
+    used by mean, gm, cclip, scclip and bucketing, ignored by the
+    order-statistic and distance rules (cwmed, cwtm, krum, mkrum, bulyan, nnm).
+    self_index: which input is the peer's own vector, or -1; scclip and cclip
+    centre on it. out: d floats, must not overlap any input; unspecified
+    when -1 is returned.
+    Returns 0, or -1 with err: GC_ROBUST_EINPUTS (e.g. k below
+    gc_robust_min_inputs), GC_ROBUST_ENONFINITE (no output is produced; the
+    offending inputs are listed by gc_robust_bad_input / _bad_inputs), ... */
+int gc_robust_aggregate (gc_robust_t *self, const float *const *inputs,
+                         const double *weights, size_t k, size_t d,
+                         int self_index, float *out, gc_err_t *err);
+
+/*  The same with an explicit centre (d finite floats, or NULL): the start of
+    cclip's iterations and scclip's reference point, instead of
+    inputs[self_index]. Other rules ignore it. */
+int gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
+                                  const double *weights, size_t k, size_t d,
+                                  int self_index, const float *centre,
+                                  float *out, gc_err_t *err);
+
+/*  Smallest k the rule accepts (e.g. 2f+3 for krum:f, 2b+1 for cwtm:b). */
+size_t gc_robust_min_inputs (const gc_robust_t *self);
+
+/*  Canonical spec text, with every default spelled out ("cwtm:1",
+    "nnm:1+cwtm:1", "gm:1e-06:32:1e-06"): equal names mean equal rules. */
+const char *gc_robust_name (const gc_robust_t *self);
+
+/*  The rule's f (Byzantine inputs tolerated by construction: cwtm's b,
+    krum's f, ...), or -1 for rules without one (mean, cwmed, gm, clipping). */
+int gc_robust_f (const gc_robust_t *self);
+
+/*  After a call that failed with GC_ROBUST_ENONFINITE: the index of the
+    first input holding NaN or Inf (-1 otherwise), and all of them. */
+int    gc_robust_bad_input (const gc_robust_t *self);
+size_t gc_robust_bad_inputs (const gc_robust_t *self, size_t *idx, size_t max);
+
+/*  What the last successful call did, for logs and tests. */
+typedef struct {
+    size_t selected [GC_ROBUST_MAX_INPUTS]; /* krum/mkrum/bulyan: inputs chosen, best first */
+    size_t n_selected;                      /* (indices of the rule's inputs, after pre-aggregation) */
+    int    iterations;                      /* gm, cclip: iterations run */
+    double tau;                             /* scclip: the clipping radius used */
+    size_t n_clipped;                       /* scclip, cclip (last iteration): inputs clipped */
+    int    gram_passes;                     /* distance rules: Gram passes (2 after a recentre) */
+} gc_robust_info_t;
+
+const gc_robust_info_t *gc_robust_info (const gc_robust_t *self);
+
+/*  Seed of the bucketing permutation; each call draws the next one. The
+    same seed and call sequence give the same buckets. Default seed 0. */
+void gc_robust_set_seed (gc_robust_t *self, uint64_t seed);
+
+/*  Use the portable scalar kernels instead of the AVX-512/AVX2 ones (tests
+    compare both). Results are identical except for the summation order of
+    trimmed means. */
+void gc_robust_set_portable (gc_robust_t *self, bool portable);
+
+#endif

@@ -1,0 +1,222 @@
+/*  Pairwise squared distances through a blocked Gram matrix.
+
+    ||x_i - x_j||^2 = G_ii + G_jj - 2 G_ij with G the Gram matrix of the
+    inputs minus a centre z. Per block of `gblock` coordinates:
+    - each row y_i = x_i - z is scaled by a power of two so that its largest
+      entry lies in [0.5, 1): no float overflow whatever the inputs hold
+      (|x| up to FLT_MAX, where x - z itself can overflow: then that row is
+      formed in double), and the scale is exact;
+    - OpenBLAS sgemm forms the k x k block Gram of the scaled tile (the block
+      is small enough for OpenBLAS's small-matrix kernel, M*N*K <= 64^3,
+      about 3x faster than one sgemm over all of d here);
+    - the unscaled block distances are accumulated in double.
+    Why a centre: the float cancellation error in G_ii + G_jj - 2 G_ij is
+    relative to ||y_i||^2 + ||y_j||^2, so it is small only when z sits among
+    the inputs. Gossip peers pass their own (honest) model. If the medoid
+    input (smallest median distance to the others) is more than S_RECENTRE
+    times its median distance away from z, the centre was an outlier and one
+    more pass recentres on the medoid. */
+#include "gc_robust_internal.h"
+#include "gc_robust_simd.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_RECENTRE 16.0
+
+static size_t
+s_gblock (size_t k)
+{
+    size_t g = (size_t) 262144 / (k * k);
+    g = g / 16 * 16;
+    return g < 64 ? 64 : g > 4096 ? 4096 : g;
+}
+
+
+//  Scale y = x - z into row, given the largest |y| (as a bit pattern);
+//  returns the factor that undoes the scaling (0 for an all-zero row).
+static double
+s_scale_row (float *restrict row, const float *restrict x, const float *restrict z,
+             size_t n, uint32_t topbits)
+{
+    float top;
+    memcpy (&top, &topbits, sizeof top);
+    if (top == 0) {
+        memset (row, 0, n * sizeof *row);
+        return 0;
+    }
+    int e;
+    if (isfinite (top)) {
+        frexpf (top, &e);
+        e = e < -126 ? -126 : e;
+        float s = ldexpf (1.0f, -e);
+        for (size_t c = 0; c < n; c++)
+            row [c] = (x [c] - z [c]) * s;
+        return ldexp (1.0, e);
+    }
+    //  x - z overflowed float (|x|, |z| near FLT_MAX): form it in double.
+    double dtop = 0;
+    for (size_t c = 0; c < n; c++) {
+        double t = fabs ((double) x [c] - (double) z [c]);
+        dtop = t > dtop ? t : dtop;
+    }
+    frexp (dtop, &e);
+    double s = ldexp (1.0, -e);
+    for (size_t c = 0; c < n; c++)
+        row [c] = (float) (((double) x [c] - (double) z [c]) * s);
+    return ldexp (1.0, e);
+}
+
+//  Pack one block: first the maxima of |x| (the NaN/Inf check) and |x - z|
+//  per row, reading the k rows in lockstep 16 floats at a time (the access
+//  pattern the hardware prefetcher streams at full bandwidth; row after row
+//  in 4 KB bursts ran at a third of it), then the scaling from cache.
+//  Returns 1 when an input holds NaN or Inf.
+static int
+s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float *centre,
+              size_t c0, size_t n, size_t gb)
+{
+    uint32_t *lanes = ws->lanes, big [16] = { 0 };
+    memset (lanes, 0, k * 16 * sizeof *lanes);
+    const float *z = centre + c0;
+    size_t c = 0;
+#ifdef S_W
+    //  Explicit vectors: left to itself GCC vectorises across rows, with gathers.
+    if (!ws->portable) {
+        s_vi bigv = s_vi_zero ();
+        for (; c + S_W <= n; c += S_W) {
+            s_vf zv = s_loadu (z + c);
+            for (size_t i = 0; i < k; i++) {
+                s_vf x = s_loadu (in [i] + c0 + c);
+                bigv = s_vi_absmax (bigv, x);
+                s_vi_store (lanes + i * 16, s_vi_absmax (s_vi_load (lanes + i * 16), s_sub (x, zv)));
+            }
+        }
+        big [0] = s_vi_reduce (bigv);
+    }
+#endif
+    for (; c + 16 <= n; c += 16)
+        for (size_t i = 0; i < k; i++) {
+            const float *restrict x = in [i] + c0 + c;
+            uint32_t *restrict top = lanes + i * 16;
+            for (size_t j = 0; j < 16; j++) {
+                uint32_t u = s_absbits (x [j]), t = s_absbits (x [j] - z [c + j]);
+                big [j] = u > big [j] ? u : big [j];
+                top [j] = t > top [j] ? t : top [j];
+            }
+        }
+    for (; c < n; c++)
+        for (size_t i = 0; i < k; i++) {
+            float x = in [i][c0 + c];
+            uint32_t u = s_absbits (x), t = s_absbits (x - z [c]);
+            big [c % 16] = u > big [c % 16] ? u : big [c % 16];
+            lanes [i * 16 + c % 16] = t > lanes [i * 16 + c % 16] ? t : lanes [i * 16 + c % 16];
+        }
+    for (size_t j = 0; j < 16; j++)
+        if (big [j] >= GC_ROBUST_NONFINITE_BITS)
+            return 1;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t top = 0;
+        for (size_t j = 0; j < 16; j++)
+            top = lanes [i * 16 + j] > top ? lanes [i * 16 + j] : top;
+        ws->scale [i] = s_scale_row (ws->gtile + i * gb, in [i] + c0, z, n, top);
+    }
+    return 0;
+}
+
+static int
+s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+             const float *centre, double *dist, double *norm2)
+{
+    size_t gb = s_gblock (k);
+    float *tile = ws->gtile, *gram = ws->gram;
+    double *unscale = ws->scale;
+    memset (dist, 0, k * k * sizeof *dist);
+    memset (norm2, 0, k * sizeof *norm2);
+    for (size_t c0 = 0; c0 < d; c0 += gb) {
+        size_t n = d - c0 < gb ? d - c0 : gb;
+        if (s_pack_block (ws, in, k, centre, c0, n, gb))
+            return 1;
+        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) k, (int) k, (int) n,
+                     1.0f, tile, (int) gb, tile, (int) gb, 0.0f, gram, (int) k);
+        for (size_t i = 0; i < k; i++) {
+            double ui = unscale [i], gii = ui * ui * gram [i * k + i];
+            norm2 [i] += gii;
+            for (size_t j = i + 1; j < k; j++) {
+                double uj = unscale [j];
+                dist [i * k + j] += gii + uj * uj * gram [j * k + j]
+                                  - 2.0 * ui * uj * gram [i * k + j];
+            }
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        dist [i * k + i] = 0;
+        for (size_t j = i + 1; j < k; j++) {
+            double v = dist [i * k + j] > 0 ? dist [i * k + j] : 0;
+            dist [i * k + j] = dist [j * k + i] = v;
+        }
+    }
+    return 0;
+}
+
+static int
+s_cmp_double (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+//  The input whose median distance to the others is smallest (lowest index
+//  on ties); *med receives that median.
+static size_t
+s_medoid (const double *dist, size_t k, double *scratch, double *med)
+{
+    size_t best = 0;
+    double best_med = INFINITY;
+    for (size_t i = 0; i < k; i++) {
+        size_t n = 0;
+        for (size_t j = 0; j < k; j++)
+            if (j != i)
+                scratch [n++] = dist [i * k + j];
+        qsort (scratch, n, sizeof *scratch, s_cmp_double);
+        double m = scratch [(n - 1) / 2];
+        if (m < best_med) {
+            best_med = m;
+            best = i;
+        }
+    }
+    *med = best_med;
+    return best;
+}
+
+int
+gc_robust_distances (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                     const float *centre, double *dist, int *passes)
+{
+    size_t need = k * s_gblock (k);
+    if (need > ws->gtile_cap) {
+        float *t = aligned_alloc (64, (need * sizeof (float) + 63) / 64 * 64);
+        if (!t)
+            return -1;
+        free (ws->gtile);
+        ws->gtile = t;
+        ws->gtile_cap = need;
+    }
+    double *norm2 = ws->vec_a;
+    if (s_gram_pass (ws, in, k, d, centre, dist, norm2))
+        return 1;
+    *passes = 1;
+    if (k < 3)
+        return 0;
+    double med;
+    size_t r = s_medoid (dist, k, ws->vec_b, &med);
+    if (norm2 [r] > S_RECENTRE * med && in [r] != centre) {
+        *passes = 2;
+        if (s_gram_pass (ws, in, k, d, in [r], dist, norm2))
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,98 @@
+/*  gc_robust internals: the workspace and the kernels gc_robust.c composes.
+
+    Kernels return 0, 1 when an input holds NaN or Inf (detected in the same
+    pass that does the work; the caller then locates the offenders), or -1
+    when the workspace could not grow. */
+#ifndef GC_ROBUST_INTERNAL_H
+#define GC_ROBUST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_robust_net.h"
+
+//  Coordinates per block of the coordinate-wise tile (k x S_TB floats stay
+//  in L1 up to k = 96) and of the weighted-sum kernels.
+#define GC_ROBUST_TB 128
+
+typedef struct {
+    bool    portable;       /* scalar kernels only */
+
+    //  Coordinate-wise: the tile and the last network built.
+    float  *tile;           /* tile_rows x GC_ROBUST_TB */
+    size_t  tile_rows;
+    gc_robust_net_t net;
+    bool    net_valid;
+
+    //  Distances: Gram tile, block Gram, per-row scales.
+    float  *gtile;          /* k x gblock */
+    size_t  gtile_cap;      /* floats */
+    float  *gram;           /* k x k */
+    double *scale;          /* k */
+    uint32_t *lanes;        /* k x 16 */
+    size_t  k_cap;          /* the O(k) and O(k^2) buffers below hold k_cap */
+
+    //  Small per-call buffers sized by k_cap.
+    double *dist;           /* k x k squared distances of the original inputs */
+    double *vdist;          /* kv x kv squared distances of the virtual inputs */
+    double *mix, *mix2;     /* kv x k mixing matrices (virtual = mix . originals) */
+    double *vw;             /* kv weights of the virtual inputs */
+    double *vec_a, *vec_b;  /* k scratch */
+    double *acc;            /* GC_ROBUST_TB doubles for block sums */
+    size_t *idx, *idx2;     /* k scratch */
+    const float **ptrs;     /* k pointers to materialised vectors */
+
+    //  Materialised virtual inputs (pre-aggregation output).
+    float  *vbuf;
+    size_t  vbuf_cap;       /* floats */
+} gc_robust_ws_t;
+
+int  gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k);
+int  gc_robust_ws_reserve_tile (gc_robust_ws_t *ws, size_t rows);
+int  gc_robust_ws_reserve_vbuf (gc_robust_ws_t *ws, size_t floats);
+void gc_robust_ws_free (gc_robust_ws_t *ws);
+
+//  Largest |x| bit pattern seen (sign cleared); >= this means NaN or Inf.
+#define GC_ROBUST_NONFINITE_BITS 0x7f800000u
+
+//  --- gc_robust_cw.c --------------------------------------------------------
+
+/*  out[c] = mean of the order statistics lo..hi of { in[i][c] : i < k }
+    (median: lo = (k-1)/2, hi = k/2; trimmed mean b: lo = b, hi = k-1-b).
+    The sum runs over the kept wires in double, in wire order, then is
+    multiplied by 1/(hi-lo+1) and rounded once to float. */
+int gc_robust_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                         size_t d, size_t lo, size_t hi, float *out);
+
+/*  Bulyan's coordinate phase: the mean of the beta values closest to the
+    median of each coordinate (ties: the lower value first). */
+int gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                          size_t d, size_t beta, float *out);
+
+/*  out = sum_i c[i] * in[i], accumulated in double (c may hold zeros; those
+    inputs are still checked but not read twice). */
+int gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *c,
+                       size_t k, size_t d, float *out);
+
+/*  out[c] = centre[c] + sum_i a[i] * (in[i][c] - centre[c]) in double, and
+    (when d2 != NULL) d2[i] = ||in[i] - out||^2 afterwards, in the same pass. */
+int gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
+                    size_t k, size_t d, const float *centre, float *out, double *d2);
+
+/*  d2[i] = ||in[i] - z||^2 (double accumulation; overflow-safe). */
+int gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                       size_t d, const float *z, double *d2);
+
+//  --- gc_robust_dist.c ------------------------------------------------------
+
+/*  Pairwise squared distances (k x k, symmetric, zero diagonal) through a
+    blocked Gram matrix (OpenBLAS sgemm) of the inputs minus a centre,
+    accumulated in double. `centre` should be close to the honest inputs
+    (the caller passes the peer's own vector); when the medoid input turns
+    out to be far from it, one more pass recentres on the medoid.
+    *passes receives the number of Gram passes (1 or 2). */
+int gc_robust_distances (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                         size_t d, const float *centre, double *dist, int *passes);
+
+#endif

@@ -1,0 +1,66 @@
+/*  gc_robust_simd — the vector layer of the robust kernels.
+
+    S_W lanes of float (AVX-512: 16, AVX2: 8) with the few operations the
+    kernels need; S_W is undefined when neither is compiled in, and every
+    kernel has a plain C version (also used under gc_robust_set_portable). */
+#ifndef GC_ROBUST_SIMD_H
+#define GC_ROBUST_SIMD_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined (__AVX512F__) || defined (__AVX2__)
+#   include <immintrin.h>
+#endif
+
+static inline uint32_t
+s_absbits (float x)
+{
+    uint32_t u;
+    memcpy (&u, &x, sizeof u);
+    return u & 0x7fffffffu;
+}
+
+#if defined (__AVX512F__)
+#   define S_W 16
+typedef __m512 s_vf;
+typedef __m512i s_vi;
+#   define s_load(p)     _mm512_load_ps (p)
+#   define s_loadu(p)    _mm512_loadu_ps (p)
+#   define s_store(p, v) _mm512_store_ps (p, v)
+#   define s_min(a, b)   _mm512_min_ps (a, b)
+#   define s_max(a, b)   _mm512_max_ps (a, b)
+#   define s_vi_zero()   _mm512_setzero_si512 ()
+#   define s_sub(a, b)   _mm512_sub_ps (a, b)
+#   define s_vi_load(p)  _mm512_loadu_si512 (p)
+#   define s_vi_store(p, v) _mm512_storeu_si512 (p, v)
+#   define s_vi_absmax(acc, v) \
+        _mm512_max_epu32 (acc, _mm512_and_si512 (_mm512_castps_si512 (v), _mm512_set1_epi32 (0x7fffffff)))
+#   define s_vi_reduce(acc) ((uint32_t) _mm512_reduce_max_epu32 (acc))
+#elif defined (__AVX2__)
+#   define S_W 8
+typedef __m256 s_vf;
+typedef __m256i s_vi;
+#   define s_load(p)     _mm256_load_ps (p)
+#   define s_loadu(p)    _mm256_loadu_ps (p)
+#   define s_store(p, v) _mm256_store_ps (p, v)
+#   define s_min(a, b)   _mm256_min_ps (a, b)
+#   define s_max(a, b)   _mm256_max_ps (a, b)
+#   define s_vi_zero()   _mm256_setzero_si256 ()
+#   define s_sub(a, b)   _mm256_sub_ps (a, b)
+#   define s_vi_load(p)  _mm256_loadu_si256 ((const __m256i *) (p))
+#   define s_vi_store(p, v) _mm256_storeu_si256 ((__m256i *) (p), v)
+#   define s_vi_absmax(acc, v) \
+        _mm256_max_epu32 (acc, _mm256_and_si256 (_mm256_castps_si256 (v), _mm256_set1_epi32 (0x7fffffff)))
+static inline uint32_t
+s_vi_reduce (__m256i acc)
+{
+    uint32_t lane [8], big = 0;
+    _mm256_storeu_si256 ((__m256i *) lane, acc);
+    for (int i = 0; i < 8; i++)
+        big = lane [i] > big ? lane [i] : big;
+    return big;
+}
+#endif
+
+#endif

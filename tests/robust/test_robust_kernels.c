@@ -1,0 +1,249 @@
+/*  robust/ kernels: the compare-exchange networks (0-1 principle, exhaustive
+    for small n), and the coordinate-wise median / trimmed mean of the fast
+    paths (register kernels, tile interpreter) and of the portable path
+    against a plain sort-based reference, for every k from 1 to 64 and
+    dimensions that are not multiples of the vector width. */
+#include "gc_test.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_rng.h"
+#include "gc_robust.h"
+#include "gc_robust_net.h"
+
+//  --- Networks -------------------------------------------------------------
+
+static int
+s_cmp_float (const void *a, const void *b)
+{
+    float x = *(const float *) a, y = *(const float *) b;
+    return (x > y) - (x < y);
+}
+
+//  The kept wires must hold the order statistics lo..hi: as a sorted list
+//  when the network is ordered, as a multiset otherwise.
+static void
+s_check_net_on (const gc_robust_net_t *net, const float *values)
+{
+    size_t n = net->n;
+    float v [128], sorted [128], kept [128];
+    memcpy (v, values, n * sizeof *v);
+    memcpy (sorted, values, n * sizeof *v);
+    qsort (sorted, n, sizeof *sorted, s_cmp_float);
+    gc_robust_net_apply (net, v);
+    size_t m = net->hi - net->lo + 1;
+    memcpy (kept, v + net->lo, m * sizeof *kept);
+    if (!net->ordered)
+        qsort (kept, m, sizeof *kept, s_cmp_float);
+    for (size_t i = 0; i < m; i++)
+        assert_true (kept [i] == sorted [net->lo + i]);
+}
+
+static void
+test_networks_zero_one_exhaustive (void **state)
+{
+    //  0-1 principle: a comparator network that selects correctly on every
+    //  0/1 input selects correctly on every input. All windows, n <= 12.
+    gc_robust_net_t net = { 0 };
+    for (size_t n = 1; n <= 12; n++)
+        for (size_t lo = 0; lo < n; lo++)
+            for (size_t hi = lo; hi < n; hi++)
+                for (int ordered = 0; ordered < 2; ordered++) {
+                    assert_int_equal (gc_robust_net_build (&net, n, lo, hi, ordered), 0);
+                    for (unsigned bits = 0; bits < 1u << n; bits++) {
+                        float v [16];
+                        for (size_t i = 0; i < n; i++)
+                            v [i] = (float) ((bits >> i) & 1);
+                        s_check_net_on (&net, v);
+                    }
+                }
+    gc_robust_net_free (&net);
+}
+
+static void
+test_networks_random_large (void **state)
+{
+    gc_robust_net_t net = { 0 };
+    gc_rng_t rng;
+    gc_rng_init (&rng, 3, 0);
+    for (size_t n = 13; n <= 100; n += 3) {
+        size_t windows [][2] = { { (n - 1) / 2, n / 2 }, { 1, n - 2 }, { 0, n - 1 }, { n / 4, n - 1 - n / 4 } };
+        for (size_t w = 0; w < 4; w++)
+            for (int ordered = 0; ordered < 2; ordered++) {
+                assert_int_equal (gc_robust_net_build (&net, n, windows [w][0], windows [w][1], ordered), 0);
+                for (int rep = 0; rep < 20; rep++) {
+                    float v [128];
+                    for (size_t i = 0; i < n; i++)
+                        //  Few distinct values, so ties are frequent.
+                        v [i] = (float) gc_rng_below (&rng, rep % 2 ? 5 : 1000) - 2.0f;
+                    s_check_net_on (&net, v);
+                }
+            }
+    }
+    gc_robust_net_free (&net);
+}
+
+static void
+test_networks_are_cheap (void **state)
+{
+    //  Known sizes: Batcher sorts 16 in 63 comparators (126 ops); the median
+    //  needs fewer; a trimmed mean with b = 1 uses extraction (about 4k ops).
+    gc_robust_net_t net = { 0 };
+    assert_int_equal (gc_robust_net_build (&net, 16, 0, 15, true), 0);
+    assert_int_equal (net.n_ce, 63);
+    assert_int_equal (gc_robust_net_build (&net, 16, 7, 8, false), 0);
+    assert_true (gc_robust_net_cost (&net) < 126);
+    assert_int_equal (gc_robust_net_build (&net, 16, 1, 14, false), 0);
+    assert_true (gc_robust_net_cost (&net) <= 4 * 16);
+    assert_int_equal (gc_robust_net_build (&net, 5, 0, 4, false), 0);
+    assert_int_equal (net.n_ce, 0);
+    assert_int_equal (gc_robust_net_build (&net, 0, 0, 0, false), -1);
+    assert_int_equal (gc_robust_net_build (&net, 4, 3, 2, false), -1);
+    gc_robust_net_free (&net);
+}
+
+//  --- Coordinate-wise rules against the reference ---------------------------
+
+//  Per coordinate: sort, then the mean of sorted[lo..hi] summed in double
+//  in ascending order and rounded once (the kernels' definition).
+static void
+s_ref_window (const float *const *in, size_t k, size_t d, size_t lo, size_t hi, float *out)
+{
+    float col [64];
+    for (size_t j = 0; j < d; j++) {
+        for (size_t i = 0; i < k; i++)
+            col [i] = in [i][j];
+        qsort (col, k, sizeof *col, s_cmp_float);
+        double sum = col [lo];
+        for (size_t r = lo + 1; r <= hi; r++)
+            sum += col [r];
+        out [j] = (float) (sum * (1.0 / (double) (hi - lo + 1)));
+    }
+}
+
+typedef enum { S_NORMAL, S_TIES, S_EXTREME } s_data_t;
+
+static void
+s_fill (gc_rng_t *rng, float *x, size_t n, s_data_t kind)
+{
+    static const float extremes [] = { FLT_MAX, -FLT_MAX, 1e30f, -1e30f, 0.0f, -0.0f,
+                                       1e-42f, -1e-42f, FLT_MIN, 1.0f, -1.0f, 3.0f };
+    for (size_t i = 0; i < n; i++)
+        switch (kind) {
+            case S_NORMAL:  x [i] = (float) gc_rng_normal (rng); break;
+            case S_TIES:    x [i] = (float) gc_rng_below (rng, 4); break;
+            case S_EXTREME: x [i] = extremes [gc_rng_below (rng, 12)]; break;
+        }
+}
+
+//  The largest |value| a kept window can hold, for the trimmed-mean
+//  tolerance: the summation order of an unordered window may differ from
+//  the reference's by rounding in double, i.e. far below one float ulp of
+//  the largest kept value.
+static float
+s_max_abs (const float *const *in, size_t k, size_t j)
+{
+    float m = 0;
+    for (size_t i = 0; i < k; i++)
+        m = fabsf (in [i][j]) > m ? fabsf (in [i][j]) : m;
+    return m;
+}
+
+static void
+s_check_window (gc_robust_t *fast, gc_robust_t *portable, const float *const *in,
+                size_t k, size_t d, size_t lo, size_t hi)
+{
+    float *ref = malloc (d * sizeof *ref), *a = malloc (d * sizeof *a), *b = malloc (d * sizeof *b);
+    assert_non_null (ref);
+    s_ref_window (in, k, d, lo, hi, ref);
+    gc_err_t err;
+    assert_int_equal (gc_robust_aggregate (fast, in, NULL, k, d, -1, a, &err), 0);
+    assert_int_equal (gc_robust_aggregate (portable, in, NULL, k, d, -1, b, &err), 0);
+    //  Fast and portable paths run the same network in the same order.
+    assert_memory_equal (a, b, d * sizeof *a);
+    for (size_t j = 0; j < d; j++) {
+        if (hi - lo < 2)
+            assert_true (a [j] == ref [j]);
+        else
+            assert_true (fabsf (a [j] - ref [j]) <= FLT_EPSILON * s_max_abs (in, k, j));
+    }
+    free (ref);
+    free (a);
+    free (b);
+}
+
+static void
+test_cw_matches_reference_all_k (void **state)
+{
+    static const size_t ds [] = { 1, 15, 17, 130, 257 };
+    gc_rng_t rng;
+    gc_rng_init (&rng, 11, 0);
+    float *buf = malloc (64 * 257 * sizeof *buf);
+    const float *in [64];
+    for (size_t k = 1; k <= 64; k++) {
+        //  Windows: median, b = 0, 1, 2, and the widest b below k/2.
+        size_t bs [] = { 0, 1, 2, (k - 1) / 2 };
+        for (size_t di = 0; di < sizeof ds / sizeof ds [0]; di++) {
+            size_t d = ds [di];
+            s_data_t kind = (s_data_t) ((k + di) % 3);
+            s_fill (&rng, buf, k * d, kind);
+            for (size_t i = 0; i < k; i++)
+                in [i] = buf + i * d;
+            gc_robust_t *med = gc_robust_new ("cwmed", NULL), *med_p = gc_robust_new ("cwmed", NULL);
+            gc_robust_set_portable (med_p, true);
+            s_check_window (med, med_p, in, k, d, (k - 1) / 2, k / 2);
+            gc_robust_destroy (&med);
+            gc_robust_destroy (&med_p);
+            for (size_t bi = 0; bi < 4; bi++) {
+                size_t b = bs [bi];
+                if (2 * b >= k || (bi == 3 && b <= 2))
+                    continue;
+                char spec [32];
+                snprintf (spec, sizeof spec, "cwtm:%zu", b);
+                gc_robust_t *tm = gc_robust_new (spec, NULL), *tm_p = gc_robust_new (spec, NULL);
+                gc_robust_set_portable (tm_p, true);
+                s_check_window (tm, tm_p, in, k, d, b, k - 1 - b);
+                gc_robust_destroy (&tm);
+                gc_robust_destroy (&tm_p);
+            }
+        }
+    }
+    free (buf);
+}
+
+//  Inputs at arbitrary (unaligned, odd) addresses and tails after a block.
+static void
+test_cw_unaligned_inputs (void **state)
+{
+    gc_rng_t rng;
+    gc_rng_init (&rng, 12, 0);
+    size_t k = 9, d = 1000;
+    float *buf = malloc ((k * (d + 3) + 1) * sizeof *buf);
+    s_fill (&rng, buf, k * (d + 3) + 1, S_NORMAL);
+    const float *in [9];
+    for (size_t i = 0; i < k; i++)
+        in [i] = buf + 1 + i * (d + 3);
+    gc_robust_t *r = gc_robust_new ("cwtm:1", NULL), *p = gc_robust_new ("cwtm:1", NULL);
+    gc_robust_set_portable (p, true);
+    s_check_window (r, p, in, k, d, 1, k - 2);
+    gc_robust_destroy (&r);
+    gc_robust_destroy (&p);
+    free (buf);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_networks_zero_one_exhaustive),
+        cmocka_unit_test (test_networks_random_large),
+        cmocka_unit_test (test_networks_are_cheap),
+        cmocka_unit_test (test_cw_matches_reference_all_k),
+        cmocka_unit_test (test_cw_unaligned_inputs),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
