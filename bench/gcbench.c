@@ -14,6 +14,7 @@
 
 //  One line per suite; each lives in bench_<suite>.c.
 int gc_bench_train (const gc_bench_opts_t *opts);
+int gc_bench_compress (const gc_bench_opts_t *opts);
 
 static const struct {
     const char        *name;
@@ -21,6 +22,7 @@ static const struct {
     const char        *what;
 } s_suites [] = {
     { "train", gc_bench_train, "training step throughput vs. the sgemm rate on the same shapes" },
+    { "compress", gc_bench_compress, "compressors and payload decoding (GB/s, bytes per entry) vs. memory bandwidth" },
 };
 #define S_NSUITES (sizeof s_suites / sizeof s_suites [0])
 
