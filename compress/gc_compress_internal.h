@@ -1,0 +1,114 @@
+/*  Shared internals of compress/: the SIMD switch the tests flip to exercise
+    the scalar fallbacks, and the compressor object's layout. */
+#ifndef GC_COMPRESS_INTERNAL_H
+#define GC_COMPRESS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_buf.h"
+#include "gc_compressor.h"
+#include "gc_layout.h"
+#include "gc_select.h"
+
+/*  When false, every kernel takes its portable scalar path. Default true. */
+extern bool gc_compress_simd;
+
+#if defined (__AVX512F__) && defined (__AVX512BW__) && defined (__AVX512VL__)
+#   define GC_HAVE_AVX512 1
+#else
+#   define GC_HAVE_AVX512 0
+#endif
+
+#if defined (__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#   define GC_LITTLE_ENDIAN 1
+#else
+#   define GC_LITTLE_ENDIAN 0
+#endif
+
+typedef struct gc_lbs_t gc_lbs_t;
+
+struct gc_compressor_t {
+    gc_layout_t  layout;
+    uint64_t     seed;
+    int          method;            /* gc_method_t */
+    char         name [160];
+    //  Parameters (what applies to the method).
+    double       ratio;             /* topk, randk */
+    bool         per_layer;         /* topk */
+    bool         exact;             /* topk */
+    bool         unscaled;          /* randk */
+    int          valfmt;            /* gc_valfmt_t for methods that send values */
+    float        tau;               /* threshold */
+    uint32_t     levels;            /* qsgd */
+    uint32_t     bucket;            /* qsgd, sign (0 = layer) */
+    uint32_t     rank;              /* powersgd */
+    //  State.
+    gc_select_t *select;            /* topk, threshold */
+    float      **qt;                /* powersgd: per matrix layer, rank x cols warm start */
+    uint32_t    *qt_rank;           /* powersgd: rank in use per layer (0 = dense) */
+    gc_lbs_t    *lbs;               /* lbs: window state and the inner compressor */
+    uint64_t    *bitmap;            /* randk: index bitmap scratch */
+    size_t       bitmap_words;
+    float       *fscratch;          /* powersgd / qsgd scratch */
+    size_t       fscratch_len;
+};
+
+/*  Compress layers [lo, hi) of x into out (reset first), header flags as
+    given. The dispatch every method implements; LBS calls it on its inner
+    compressor with the window. */
+int  gc_compressor_encode_range (gc_compressor_t *self, const float *x, uint64_t round,
+                                 size_t lo, size_t hi, uint8_t flags,
+                                 gc_buf_t *out, gc_err_t *err);
+
+/*  The caller just sent an exact (LIEC synchronisation) payload instead. */
+void gc_compressor_note_exact (gc_compressor_t *self);
+
+/*  Per-method encoders (one file each), appending sections for [lo, hi). */
+int  gc_topk_encode (gc_compressor_t *self, const float *x, uint64_t round,
+                     size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
+int  gc_threshold_encode (gc_compressor_t *self, const float *x,
+                          size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
+int  gc_randk_encode (gc_compressor_t *self, const float *x, uint64_t index_seed,
+                      size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
+int  gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
+                     size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
+int  gc_sign_encode (gc_compressor_t *self, const float *x,
+                     size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
+int  gc_powersgd_encode (gc_compressor_t *self, const float *x,
+                         size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
+int  gc_powersgd_init (gc_compressor_t *self, gc_err_t *err);
+void gc_powersgd_free (gc_compressor_t *self);
+
+/*  Random-k's index set of one layer as a bitmap of count bits
+    ((count + 63) / 64 words, cleared here): Floyd's algorithm driven by
+    gc_rng (index_seed, layer). Shared by the encoder and the decoder so
+    both draw the same indices. */
+void gc_randk_bitmap (uint64_t index_seed, size_t layer, uint32_t count, uint32_t k,
+                      uint64_t *bitmap);
+/*  Seed of a round's random-k indices. */
+uint64_t gc_randk_round_seed (uint64_t sender_seed, uint64_t round);
+
+/*  QSGD code width: bits for the 2s+1 signed levels. */
+unsigned gc_qsgd_bits (uint32_t levels);
+
+/*  LBS (gc_lbs.c). */
+gc_lbs_t *gc_lbs_new (const gc_layout_t *layout, double budget, uint32_t maxage,
+                      double keep, gc_compressor_t *inner, gc_err_t *err);
+void gc_lbs_destroy (gc_lbs_t **self_p);
+int  gc_lbs_compress (gc_lbs_t *self, const float *x, uint64_t round,
+                      gc_buf_t *out, gc_err_t *err);
+void gc_lbs_set_defer (gc_lbs_t *self, bool on);
+const float *gc_lbs_deferred (const gc_lbs_t *self);
+/*  Every layer was just synchronised exactly (LIEC): ages restart. */
+void gc_lbs_note_all_sent (gc_lbs_t *self);
+/*  "budget=0.25:maxage=8:keep=0.5" for the canonical name. */
+void gc_lbs_describe (const gc_lbs_t *self, char *buf, size_t size);
+
+/*  k for a ratio of m entries: round half up, at least 1, at most m. */
+size_t gc_k_of_ratio (double ratio, size_t m);
+/*  Grow the compressor's float scratch to n floats. */
+int  gc_compressor_fscratch (gc_compressor_t *self, size_t n, gc_err_t *err);
+
+#endif

@@ -1,0 +1,116 @@
+/*  gc_compressor — turn a dense float vector with its layer table into a
+    small, self-describing payload, and back.
+
+    The sender owns a compressor (it keeps whatever state a method needs:
+    selection scratch, PowerSGD's warm start, LBS's window and deferred
+    layers); the receiver needs no object at all: gc_payload_decompress_add
+    validates a payload against the receiver's own layout and adds it into a
+    dense replica. The byte layout is in docs/PAYLOAD.md, the algorithms in
+    docs/ALGORITHMS.md.
+
+    Spec grammar (tokens separated by ':'; the first numeric argument is
+    optional and has the default shown; option tokens may come in any order):
+
+      none                         dense fp32
+      fp16                         dense fp16 (saturating at +-65504)
+      topk[:RATIO=0.01][:global|layer][:sampled|exact][:fp32|fp16]
+      randk[:RATIO=0.01][:scaled|unscaled][:fp32|fp16]
+      threshold[:TAU=0.001][:fp32|fp16]
+      qsgd[:LEVELS=16][:bucket=512]
+      sign[:bucket=0]              0 = one scale per layer
+      powersgd[:RANK=2][:fp32|fp16]
+      lbs[:budget=0.25][:maxage=8][:keep=0.5]:INNER
+                                   INNER is any spec above but lbs
+
+    Defaults in the brackets: topk is global and sampled, values fp32,
+    randk is scaled (unbiased). */
+#ifndef GC_COMPRESSOR_H
+#define GC_COMPRESSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_buf.h"
+#include "gc_err.h"
+#include "gc_layout.h"
+
+/*  err->code after a failed call of this module. The payload codes name
+    the class of a malformed payload; the message says which section,
+    layer, field or index was wrong. */
+typedef enum {
+    GC_COMPRESS_OK = 0,
+    GC_COMPRESS_ERR_SPEC = 1,           /* bad method or EC spec */
+    GC_COMPRESS_ERR_INPUT = 2,          /* non-finite input, bad argument */
+    GC_COMPRESS_ERR_NOMEM = 3,
+    GC_PAYLOAD_ERR_TRUNCATED = 16,      /* ends inside a header, section or body */
+    GC_PAYLOAD_ERR_TRAILING = 17,       /* bytes after the last section */
+    GC_PAYLOAD_ERR_MAGIC = 18,          /* not "GCZ" */
+    GC_PAYLOAD_ERR_VERSION = 19,
+    GC_PAYLOAD_ERR_METHOD = 20,         /* unknown method id */
+    GC_PAYLOAD_ERR_FLAGS = 21,          /* unknown flag or reserved field set */
+    GC_PAYLOAD_ERR_LAYOUT = 22,         /* n_params, n_layers, layer count or shape differ */
+    GC_PAYLOAD_ERR_LAYER_ID = 23,       /* out of range or not strictly increasing */
+    GC_PAYLOAD_ERR_ENCODING = 24,       /* unknown, or not allowed for the method */
+    GC_PAYLOAD_ERR_LENGTH = 25,         /* body length differs from what its fields imply */
+    GC_PAYLOAD_ERR_COUNT = 26,          /* nnz / k out of range, bitmap popcount differs */
+    GC_PAYLOAD_ERR_VARINT = 27,         /* overlong, too long, or runs past its block */
+    GC_PAYLOAD_ERR_INDEX_RANGE = 28,    /* index >= layer count */
+    GC_PAYLOAD_ERR_INDEX_ORDER = 29,    /* index not strictly increasing */
+    GC_PAYLOAD_ERR_PARAM = 30,          /* levels, bucket, rank, padding bits, code out of range */
+    GC_PAYLOAD_ERR_NONFINITE = 31,      /* NaN or Inf value, scale or norm */
+    GC_PAYLOAD_ERR_RANGE = 32           /* negative scale, low-rank product could overflow */
+} gc_compress_err_t;
+
+/*  A short constant name for an error code ("index_range"), for counters. */
+const char *gc_compress_err_name (int code);
+
+typedef struct gc_compressor_t gc_compressor_t;
+
+/*  spec: see above. layout: the layer table (copied). seed: the sender's
+    identity seed; per-round seeds (random-k indices, QSGD rounding, sample
+    positions) are derived from (seed, round). NULL with err on a bad spec. */
+gc_compressor_t *gc_compressor_new (const char *spec, const gc_layout_t *layout,
+                                    uint64_t seed, gc_err_t *err);
+void gc_compressor_destroy (gc_compressor_t **self_p);
+
+/*  Compress x (layout n_params floats) for round `round` into out (reset
+    first). -1 when x holds a non-finite value or memory runs out. */
+int  gc_compressor_compress (gc_compressor_t *self, const float *x, uint64_t round,
+                             gc_buf_t *out, gc_err_t *err);
+
+/*  The canonical spec with every default spelled out ("topk:0.01:global:sampled:fp32"). */
+const char *gc_compressor_name (const gc_compressor_t *self);
+const gc_layout_t *gc_compressor_layout (const gc_compressor_t *self);
+
+/*  LBS keeps layers it did not send in a deferred buffer and sends them
+    later. When an error-compensation wrapper (ef, liec) or the caller's
+    replica scheme already carries what was not sent, that buffer would
+    count it twice: gc_ec_new turns deferral off. Other methods ignore this.
+    Turning it off drops what is deferred. */
+void gc_compressor_set_defer (gc_compressor_t *self, bool on);
+/*  LBS's deferred sums (n_params floats), or NULL for other methods or
+    when deferral is off; for checkpoints and tests. */
+const float *gc_compressor_deferred (const gc_compressor_t *self);
+
+/*  Receiver side, stateless: validate the whole payload against layout,
+    then into += decoded. On any error nothing is written to into and err
+    names the field, section, layer or index (code: gc_compress_err_t).
+    Work and memory are bounded by O(n_params + len) (PowerSGD sections:
+    O(rank * n_params), rank <= 64); into can still overflow if the
+    replica itself is huge, the caller checks finiteness. */
+int  gc_payload_decompress_add (const uint8_t *payload, size_t len,
+                                const gc_layout_t *layout, float *into, gc_err_t *err);
+
+/*  Payload header fields, after the same validation (for logs, counters). */
+typedef struct {
+    int      method;        /* gc_method_t in gc_payload.h */
+    bool     exact;         /* LIEC synchronisation payload */
+    bool     lbs;           /* sections cover an LBS window only */
+    size_t   n_sections;
+    uint64_t seed;
+} gc_payload_info_t;
+int  gc_payload_inspect (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                         gc_payload_info_t *info, gc_err_t *err);
+
+#endif

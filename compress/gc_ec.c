@@ -1,0 +1,157 @@
+#include "gc_ec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_compress_internal.h"
+#include "gc_mem.h"
+#include "gc_parse.h"
+#include "gc_payload.h"
+#include "gc_vec.h"
+
+typedef enum { S_NONE, S_EF, S_LIEC } s_mode_t;
+
+struct gc_ec_t {
+    s_mode_t         mode;
+    uint64_t         h;
+    gc_compressor_t *comp;
+    const gc_layout_t *layout;
+    size_t           n;
+    float           *e;         /* residual */
+    float           *v;         /* u + e of the current round */
+    char             name [32];
+};
+
+gc_ec_t *
+gc_ec_new (const char *mode, gc_compressor_t *comp, gc_err_t *err)
+{
+    gc_spec_t sp;
+    if (!comp) {
+        gc_err_set (err, GC_COMPRESS_ERR_INPUT, "error compensation: no compressor");
+        return NULL;
+    }
+    if (gc_spec_split (&sp, mode, ':', "error compensation mode", err))
+        return NULL;
+    gc_ec_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "error compensation: out of memory");
+        return NULL;
+    }
+    self->comp = comp;
+    self->layout = gc_compressor_layout (comp);
+    self->n = self->layout->n_params;
+    self->h = GC_EC_DEFAULT_H;
+    const char *m = sp.tok [0];
+    if (!strcmp (m, "none") && sp.n == 1)
+        self->mode = S_NONE;
+    else if (!strcmp (m, "ef") && sp.n == 1)
+        self->mode = S_EF;
+    else if (!strcmp (m, "liec") && sp.n <= 2) {
+        self->mode = S_LIEC;
+        long h;
+        if (sp.n == 2) {
+            if (gc_parse_long (sp.tok [1], 1, 1000000, &h, "liec sync period H", err))
+                goto fail;
+            self->h = (uint64_t) h;
+        }
+    }
+    else {
+        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "error compensation '%s': expected none, ef, liec or liec:H",
+                    mode);
+        goto fail;
+    }
+    self->e = gc_falloc (self->n);
+    self->v = gc_falloc (self->n);
+    if (!self->e || !self->v) {
+        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "error compensation: out of memory for %zu floats", self->n);
+        goto fail;
+    }
+    if (self->mode == S_LIEC)
+        snprintf (self->name, sizeof self->name, "liec:%llu", (unsigned long long) self->h);
+    else
+        snprintf (self->name, sizeof self->name, "%s", self->mode == S_EF ? "ef" : "none");
+    //  The residual carries what LBS would otherwise defer a second time.
+    if (self->mode != S_NONE)
+        gc_compressor_set_defer (comp, false);
+    return self;
+fail:
+    gc_ec_destroy (&self);
+    return NULL;
+}
+
+void
+gc_ec_destroy (gc_ec_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gc_ec_t *self = *self_p;
+    gc_mem_free (self->e);
+    gc_mem_free (self->v);
+    free (self);
+    *self_p = NULL;
+}
+
+float *
+gc_ec_residual (gc_ec_t *self)
+{
+    return self->e;
+}
+
+const char *
+gc_ec_name (const gc_ec_t *self)
+{
+    return self->name;
+}
+
+int
+gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
+            float *sent, bool *is_exact, gc_err_t *err)
+{
+    if (is_exact)
+        *is_exact = false;
+    if (!update || !out)
+        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "error compensation: NULL update or output");
+    size_t n = self->n;
+    if (self->mode == S_NONE) {
+        if (gc_compressor_compress (self->comp, update, round, out, err))
+            return -1;
+        if (sent) {
+            gc_vec_zero (sent, n);
+            return gc_payload_apply (out->data, out->len, self->layout, sent, 1.0f, err);
+        }
+        return 0;
+    }
+    float *restrict v = self->v;
+    const float *restrict e = self->e;
+    for (size_t i = 0; i < n; i++)
+        v [i] = update [i] + e [i];
+    if (self->mode == S_LIEC && round % self->h == self->h - 1) {
+        //  Synchronisation: everything, exactly. The residual is then zero.
+        size_t bad = gc_vec_first_nonfinite (v, n);
+        if (bad < n)
+            return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "input + residual [%zu] is not finite", bad);
+        if (gc_payload_encode_dense (out, self->layout, v, GC_METHOD_NONE, GC_VAL_FP32,
+                                     GC_PAYLOAD_FLAG_EXACT, err))
+            return -1;
+        if (sent)
+            gc_vec_copy (sent, v, n);
+        gc_vec_zero (self->e, n);
+        gc_compressor_note_exact (self->comp);
+        if (is_exact)
+            *is_exact = true;
+        return 0;
+    }
+    if (gc_compressor_compress (self->comp, v, round, out, err))
+        return -1;
+    //  e <- v - q, with q decoded from the payload itself.
+    if (sent) {
+        gc_vec_zero (sent, n);
+        if (gc_payload_apply (out->data, out->len, self->layout, sent, 1.0f, err))
+            return -1;
+    }
+    if (gc_payload_apply (out->data, out->len, self->layout, v, -1.0f, err))
+        return -1;
+    gc_vec_copy (self->e, v, n);       /* keeps gc_ec_residual's pointer stable */
+    return 0;
+}

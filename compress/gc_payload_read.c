@@ -1,0 +1,772 @@
+/*  Payload decoding. Phase 1 checks every byte of the payload against the
+    receiver's layout and records where each section's parts are; phase 2
+    adds into the destination and cannot fail (its scratch is allocated in
+    phase 1). A hostile payload costs O(n_params + len) work, plus
+    O(rank * n_params) for low-rank sections, and allocates at most
+    n_params / 8 bytes (random-k's bitmap) plus twice its own size. */
+#include <stddef.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_compress_internal.h"
+#include "gc_half.h"
+#include "gc_payload.h"
+
+typedef struct {
+    size_t          layer;
+    int             enc;
+    int             fmt;
+    uint32_t        count;
+    const uint8_t  *body;
+    size_t          body_len;
+    uint32_t        nnz;            /* sparse nnz, random-k k */
+    const uint8_t  *index;          /* varint block or bitmap */
+    size_t          index_len;
+    const uint8_t  *values;         /* values, norms or scales */
+    uint32_t        levels;         /* qsgd */
+    uint32_t        bucket;         /* qsgd, sign */
+    unsigned        bits;           /* qsgd code width */
+    const uint8_t  *codes;          /* qsgd codes, sign bits */
+    uint32_t        rows, cols, rank;
+} s_section_t;
+
+typedef struct {
+    const gc_layout_t *layout;
+    int             method;
+    uint8_t         flags;
+    uint64_t        seed;
+    size_t          n_sections;
+    s_section_t     sec [GC_LAYOUT_MAX_LAYERS];
+    size_t          bitmap_words;   /* scratch phase 2 needs */
+    size_t          floats;
+} s_parse_t;
+
+static const char *s_err_names [] = {
+    [GC_COMPRESS_OK] = "ok",
+    [GC_COMPRESS_ERR_SPEC] = "spec",
+    [GC_COMPRESS_ERR_INPUT] = "input",
+    [GC_COMPRESS_ERR_NOMEM] = "nomem",
+    [GC_PAYLOAD_ERR_TRUNCATED] = "truncated",
+    [GC_PAYLOAD_ERR_TRAILING] = "trailing",
+    [GC_PAYLOAD_ERR_MAGIC] = "magic",
+    [GC_PAYLOAD_ERR_VERSION] = "version",
+    [GC_PAYLOAD_ERR_METHOD] = "method",
+    [GC_PAYLOAD_ERR_FLAGS] = "flags",
+    [GC_PAYLOAD_ERR_LAYOUT] = "layout",
+    [GC_PAYLOAD_ERR_LAYER_ID] = "layer_id",
+    [GC_PAYLOAD_ERR_ENCODING] = "encoding",
+    [GC_PAYLOAD_ERR_LENGTH] = "length",
+    [GC_PAYLOAD_ERR_COUNT] = "count",
+    [GC_PAYLOAD_ERR_VARINT] = "varint",
+    [GC_PAYLOAD_ERR_INDEX_RANGE] = "index_range",
+    [GC_PAYLOAD_ERR_INDEX_ORDER] = "index_order",
+    [GC_PAYLOAD_ERR_PARAM] = "param",
+    [GC_PAYLOAD_ERR_NONFINITE] = "nonfinite",
+    [GC_PAYLOAD_ERR_RANGE] = "range",
+};
+
+const char *
+gc_compress_err_name (int code)
+{
+    size_t n = sizeof s_err_names / sizeof s_err_names [0];
+    return code >= 0 && (size_t) code < n && s_err_names [code] ? s_err_names [code] : "unknown";
+}
+
+//  Which section encodings each method may send.
+static bool
+s_allowed (int method, int enc, int fmt)
+{
+    switch (method) {
+        case GC_METHOD_NONE:      return enc == GC_ENC_DENSE && fmt == GC_VAL_FP32;
+        case GC_METHOD_FP16:      return enc == GC_ENC_DENSE && fmt == GC_VAL_FP16;
+        case GC_METHOD_TOPK:
+        case GC_METHOD_THRESHOLD: return enc == GC_ENC_SPARSE_VARINT || enc == GC_ENC_SPARSE_BITMAP;
+        case GC_METHOD_RANDK:     return enc == GC_ENC_RANDK;
+        case GC_METHOD_QSGD:      return enc == GC_ENC_QSGD && fmt == GC_VAL_FP32;
+        case GC_METHOD_SIGN:      return enc == GC_ENC_SIGN && fmt == GC_VAL_FP32;
+        case GC_METHOD_POWERSGD:  return enc == GC_ENC_LOWRANK || enc == GC_ENC_DENSE;
+        default:                  return false;
+    }
+}
+
+static const char *s_enc_names [GC_ENC_COUNT] = {
+    "dense", "sparse-varint", "sparse-bitmap", "randk", "qsgd", "sign", "lowrank"
+};
+
+//  ---- phase 1 helpers; each returns 0 or -1 with err naming the section ----
+
+static inline bool
+s_f32_bad (const uint8_t *p)
+{
+    return (gc_get_u32 (p) & 0x7f800000u) == 0x7f800000u;
+}
+
+static inline float
+s_get_f32 (const uint8_t *p)
+{
+    uint32_t u = gc_get_u32 (p);
+    float f;
+    memcpy (&f, &u, 4);
+    return f;
+}
+
+//  Index of the first non-finite value of n in format fmt, or n.
+static size_t
+s_first_bad_value (const uint8_t *p, size_t n, int fmt)
+{
+    if (fmt == GC_VAL_FP16) {
+        size_t first;
+        return gc_half_first_nonfinite (p, n, &first) ? n : first;
+    }
+    for (size_t i = 0; i < n; i += 256) {
+        size_t end = i + 256 < n ? i + 256 : n;
+        unsigned bad = 0;
+        for (size_t j = i; j < end; j++)
+            bad |= s_f32_bad (p + 4 * j);
+        if (bad)
+            for (size_t j = i; j < end; j++)
+                if (s_f32_bad (p + 4 * j))
+                    return j;
+    }
+    return n;
+}
+
+static int
+s_check_values (const s_section_t *s, size_t si, const gc_layout_t *layout,
+                const uint8_t *p, size_t n, int fmt, const char *what, gc_err_t *err)
+{
+    size_t bad = s_first_bad_value (p, n, fmt);
+    if (bad < n)
+        return gc_err_set (err, GC_PAYLOAD_ERR_NONFINITE,
+                           "payload section %zu (layer %zu '%s'): %s %zu of %zu is not finite",
+                           si, s->layer, layout->layers [s->layer].name, what, bad, n);
+    return 0;
+}
+
+#define S_ERR(code, fmt, ...) \
+    gc_err_set (err, code, "payload section %zu (layer %zu '%s'): " fmt, \
+                si, s->layer, layout->layers [s->layer].name, __VA_ARGS__)
+
+static int
+s_check_dense (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    size_t want = (size_t) s->count * gc_valfmt_size (s->fmt);
+    if (s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "dense body is %zu bytes, %u values need %zu",
+                      s->body_len, s->count, want);
+    s->values = s->body;
+    return s_check_values (s, si, layout, s->values, s->count, s->fmt, "value", err);
+}
+
+static int
+s_check_varint (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 8)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sparse body of %zu bytes is shorter than its 8-byte header",
+                      s->body_len);
+    s->nnz = gc_get_u32 (s->body);
+    uint32_t ib = gc_get_u32 (s->body + 4);
+    if (s->nnz == 0 || s->nnz > s->count)
+        return S_ERR (GC_PAYLOAD_ERR_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
+    uint64_t want = 8 + (uint64_t) ib + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sparse body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    //  Each index takes at least one byte, at most five.
+    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
+        return S_ERR (GC_PAYLOAD_ERR_VARINT, "index block of %u bytes cannot hold %u varints",
+                      ib, s->nnz);
+    s->index = s->body + 8;
+    s->index_len = ib;
+    const uint8_t *p = s->index, *end = s->index + ib;
+    uint64_t idx = 0;
+    for (uint32_t j = 0; j < s->nnz; j++) {
+        uint32_t v = 0;
+        int shift = 0;
+        for (;;) {
+            if (p == end)
+                return S_ERR (GC_PAYLOAD_ERR_VARINT, "index block ends inside index %u of %u",
+                              j, s->nnz);
+            uint8_t b = *p++;
+            if (shift == 28 && b > 0x0f)
+                return S_ERR (GC_PAYLOAD_ERR_VARINT, "varint of index %u exceeds 32 bits", j);
+            v |= (uint32_t) (b & 0x7f) << shift;
+            if (!(b & 0x80)) {
+                if (b == 0 && shift > 0)
+                    return S_ERR (GC_PAYLOAD_ERR_VARINT, "varint of index %u is overlong", j);
+                break;
+            }
+            shift += 7;
+        }
+        if (j > 0 && v == 0)
+            return S_ERR (GC_PAYLOAD_ERR_INDEX_ORDER,
+                          "index %u repeats index %llu (not strictly increasing)",
+                          j, (unsigned long long) idx);
+        idx += v;
+        if (idx >= s->count)
+            return S_ERR (GC_PAYLOAD_ERR_INDEX_RANGE, "index %u is %llu, layer has %u entries",
+                          j, (unsigned long long) idx, s->count);
+    }
+    if (p != end)
+        return S_ERR (GC_PAYLOAD_ERR_VARINT, "index block has %zu bytes after index %u",
+                      (size_t) (end - p), s->nnz - 1);
+    s->values = end;
+    return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
+}
+
+static int
+s_check_bitmap (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 4)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "bitmap body of %zu bytes is shorter than 4", s->body_len);
+    s->nnz = gc_get_u32 (s->body);
+    if (s->nnz == 0 || s->nnz > s->count)
+        return S_ERR (GC_PAYLOAD_ERR_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
+    size_t bm = ((size_t) s->count + 7) / 8;
+    uint64_t want = 4 + (uint64_t) bm + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "bitmap body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    s->index = s->body + 4;
+    s->index_len = bm;
+    uint64_t ones = 0;
+    for (size_t i = 0; i < bm; i++)
+        ones += (uint64_t) __builtin_popcount (s->index [i]);
+    unsigned tail = s->count & 7;
+    if (tail && (s->index [bm - 1] >> tail))
+        return S_ERR (GC_PAYLOAD_ERR_INDEX_RANGE, "bitmap has bits set past entry %u", s->count);
+    if (ones != s->nnz)
+        return S_ERR (GC_PAYLOAD_ERR_COUNT, "bitmap has %llu bits set, nnz says %u",
+                      (unsigned long long) ones, s->nnz);
+    s->values = s->index + bm;
+    return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
+}
+
+static int
+s_check_randk (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 4)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "random-k body of %zu bytes is shorter than 4", s->body_len);
+    s->nnz = gc_get_u32 (s->body);
+    if (s->nnz == 0 || s->nnz > s->count)
+        return S_ERR (GC_PAYLOAD_ERR_COUNT, "k %u outside [1, %u]", s->nnz, s->count);
+    uint64_t want = 4 + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "random-k body is %zu bytes, k = %u implies %llu",
+                      s->body_len, s->nnz, (unsigned long long) want);
+    s->values = s->body + 4;
+    size_t words = ((size_t) s->count + 63) / 64;
+    ps->bitmap_words = words > ps->bitmap_words ? words : ps->bitmap_words;
+    return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
+}
+
+//  Scales (sign) or norms (qsgd): finite and not negative.
+static int
+s_check_scales (s_section_t *s, size_t si, const gc_layout_t *layout, size_t nb,
+                const char *what, gc_err_t *err)
+{
+    if (s_check_values (s, si, layout, s->values, nb, GC_VAL_FP32, what, err))
+        return -1;
+    for (size_t b = 0; b < nb; b++)
+        if (s_get_f32 (s->values + 4 * b) < 0.0f)
+            return S_ERR (GC_PAYLOAD_ERR_RANGE, "%s %zu is negative (%g)", what, b,
+                          (double) s_get_f32 (s->values + 4 * b));
+    return 0;
+}
+
+static int
+s_check_qsgd (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 8)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "qsgd body of %zu bytes is shorter than 8", s->body_len);
+    s->levels = gc_get_u16 (s->body);
+    uint16_t reserved = gc_get_u16 (s->body + 2);
+    s->bucket = gc_get_u32 (s->body + 4);
+    if (s->levels == 0 || s->levels > GC_QSGD_MAX_LEVELS || reserved)
+        return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd levels %u outside [1, %d] or reserved %u set",
+                      s->levels, GC_QSGD_MAX_LEVELS, reserved);
+    if (s->bucket == 0 || s->bucket > s->count)
+        return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd bucket %u outside [1, %u]", s->bucket, s->count);
+    s->bits = gc_qsgd_bits (s->levels);
+    size_t nb = ((size_t) s->count + s->bucket - 1) / s->bucket;
+    uint64_t code_bytes = ((uint64_t) s->count * s->bits + 7) / 8;
+    uint64_t want = 8 + 4 * (uint64_t) nb + code_bytes;
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "qsgd body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    s->values = s->body + 8;
+    s->codes = s->values + 4 * nb;
+    if (s_check_scales (s, si, layout, nb, "norm", err))
+        return -1;
+    //  Every code must be a level in [0, 2s]; the padding bits zero.
+    uint64_t acc = 0;
+    unsigned have = 0;
+    const uint8_t *p = s->codes;
+    uint32_t mask = (1u << s->bits) - 1, top = 2 * s->levels;
+    for (uint32_t i = 0; i < s->count; i++) {
+        while (have < s->bits) {
+            acc |= (uint64_t) *p++ << have;
+            have += 8;
+        }
+        uint32_t c = (uint32_t) acc & mask;
+        acc >>= s->bits;
+        have -= s->bits;
+        if (c > top)
+            return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd code %u of entry %u exceeds 2s = %u",
+                          c, i, top);
+    }
+    if (acc)
+        return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd padding bits are not zero (%s)", "last byte");
+    return 0;
+}
+
+static int
+s_check_sign (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 4)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sign body of %zu bytes is shorter than 4", s->body_len);
+    s->bucket = gc_get_u32 (s->body);
+    if (s->bucket == 0 || s->bucket > s->count)
+        return S_ERR (GC_PAYLOAD_ERR_PARAM, "sign bucket %u outside [1, %u]", s->bucket, s->count);
+    size_t nb = ((size_t) s->count + s->bucket - 1) / s->bucket;
+    size_t bytes = ((size_t) s->count + 7) / 8;
+    uint64_t want = 4 + 4 * (uint64_t) nb + bytes;
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sign body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    s->values = s->body + 4;
+    s->codes = s->values + 4 * nb;
+    if (s_check_scales (s, si, layout, nb, "scale", err))
+        return -1;
+    unsigned tail = s->count & 7;
+    if (tail && (s->codes [bytes - 1] >> tail))
+        return S_ERR (GC_PAYLOAD_ERR_PARAM, "sign padding bits past entry %u are not zero", s->count);
+    return 0;
+}
+
+static float
+s_max_abs (const uint8_t *p, size_t n, int fmt)
+{
+    float m = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = fmt == GC_VAL_FP16 ? gc_half_to_float (gc_get_u16 (p + 2 * i))
+                                     : s_get_f32 (p + 4 * i);
+        v = fabsf (v);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
+static int
+s_check_lowrank (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    const gc_layer_t *l = &layout->layers [s->layer];
+    if (l->kind != GC_LAYER_MATRIX)
+        return S_ERR (GC_PAYLOAD_ERR_ENCODING, "low-rank section for a vector layer (%s)", "not a matrix");
+    if (s->body_len < 12)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "low-rank body of %zu bytes is shorter than 12", s->body_len);
+    s->rows = gc_get_u32 (s->body);
+    s->cols = gc_get_u32 (s->body + 4);
+    s->rank = gc_get_u32 (s->body + 8);
+    if (s->rows != l->rows || s->cols != l->cols)
+        return S_ERR (GC_PAYLOAD_ERR_LAYOUT, "low-rank shape %ux%u, layer is %ux%u",
+                      s->rows, s->cols, l->rows, l->cols);
+    uint32_t rmax = s->rows < s->cols ? s->rows : s->cols;
+    rmax = rmax < GC_POWERSGD_MAX_RANK ? rmax : GC_POWERSGD_MAX_RANK;
+    if (s->rank == 0 || s->rank > rmax)
+        return S_ERR (GC_PAYLOAD_ERR_PARAM, "rank %u outside [1, %u]", s->rank, rmax);
+    size_t vs = gc_valfmt_size (s->fmt);
+    size_t np = (size_t) s->rank * s->rows, nq = (size_t) s->rank * s->cols;
+    uint64_t want = 12 + (uint64_t) (np + nq) * vs;
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "low-rank body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    s->values = s->body + 12;
+    if (s_check_values (s, si, layout, s->values, np + nq, s->fmt, "factor value", err))
+        return -1;
+    //  |sum_k P[k][i] Q[k][j]| <= rank * max|P| * max|Q|: keep it finite.
+    double bound = (double) s->rank * s_max_abs (s->values, np, s->fmt)
+                 * s_max_abs (s->values + np * vs, nq, s->fmt);
+    if (bound > 1e38)
+        return S_ERR (GC_PAYLOAD_ERR_RANGE, "factors could reach %g (> 1e38)", bound);
+    size_t need = np + nq + s->cols;
+    ps->floats = need > ps->floats ? need : ps->floats;
+    return 0;
+}
+
+static int
+s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *layout,
+         gc_err_t *err)
+{
+    memset (ps, 0, offsetof (s_parse_t, sec));
+    ps->bitmap_words = 0;
+    ps->floats = 0;
+    ps->layout = layout;
+    if (!payload || len < GC_PAYLOAD_HEADER_SIZE)
+        return gc_err_set (err, GC_PAYLOAD_ERR_TRUNCATED,
+                           "payload: %zu bytes, shorter than the %d-byte header", len,
+                           GC_PAYLOAD_HEADER_SIZE);
+    if (payload [0] != 'G' || payload [1] != 'C' || payload [2] != 'Z')
+        return gc_err_set (err, GC_PAYLOAD_ERR_MAGIC, "payload: magic is %02x%02x%02x, not 'GCZ'",
+                           payload [0], payload [1], payload [2]);
+    if (payload [3] != GC_PAYLOAD_VERSION)
+        return gc_err_set (err, GC_PAYLOAD_ERR_VERSION, "payload: version %u, this decoder reads %d",
+                           payload [3], GC_PAYLOAD_VERSION);
+    ps->method = payload [4];
+    if (ps->method >= GC_METHOD_COUNT)
+        return gc_err_set (err, GC_PAYLOAD_ERR_METHOD, "payload: unknown method id %d", ps->method);
+    ps->flags = payload [5];
+    uint16_t reserved = gc_get_u16 (payload + 14);
+    if (ps->flags & ~(GC_PAYLOAD_FLAG_EXACT | GC_PAYLOAD_FLAG_LBS) || reserved)
+        return gc_err_set (err, GC_PAYLOAD_ERR_FLAGS, "payload: unknown flags 0x%02x or reserved 0x%04x set",
+                           ps->flags, reserved);
+    if ((ps->flags & GC_PAYLOAD_FLAG_EXACT) && ps->method != GC_METHOD_NONE)
+        return gc_err_set (err, GC_PAYLOAD_ERR_FLAGS, "payload: exact flag on method %s (only none)",
+                           gc_method_name (ps->method));
+    ps->n_sections = gc_get_u16 (payload + 6);
+    uint32_t n_params = gc_get_u32 (payload + 8);
+    uint16_t n_layers = gc_get_u16 (payload + 12);
+    ps->seed = gc_get_u64 (payload + 16);
+    if (n_params != layout->n_params || n_layers != layout->n_layers)
+        return gc_err_set (err, GC_PAYLOAD_ERR_LAYOUT,
+                           "payload: built for %u params in %u layers, this layout has %zu in %zu",
+                           n_params, n_layers, layout->n_params, layout->n_layers);
+    if (ps->n_sections > layout->n_layers)
+        return gc_err_set (err, GC_PAYLOAD_ERR_COUNT, "payload: %zu sections for %zu layers",
+                           ps->n_sections, layout->n_layers);
+    size_t pos = GC_PAYLOAD_HEADER_SIZE;
+    for (size_t si = 0; si < ps->n_sections; si++) {
+        if (len - pos < GC_PAYLOAD_SECTION_SIZE)
+            return gc_err_set (err, GC_PAYLOAD_ERR_TRUNCATED,
+                               "payload: section %zu header needs %d bytes, %zu left",
+                               si, GC_PAYLOAD_SECTION_SIZE, len - pos);
+        const uint8_t *h = payload + pos;
+        s_section_t *s = &ps->sec [si];
+        memset (s, 0, sizeof *s);
+        s->layer = gc_get_u16 (h);
+        if (s->layer >= layout->n_layers)
+            return gc_err_set (err, GC_PAYLOAD_ERR_LAYER_ID, "payload: section %zu names layer %zu of %zu",
+                               si, s->layer, layout->n_layers);
+        if (si > 0 && s->layer <= ps->sec [si - 1].layer)
+            return gc_err_set (err, GC_PAYLOAD_ERR_LAYER_ID,
+                               "payload: section %zu layer %zu does not follow layer %zu",
+                               si, s->layer, ps->sec [si - 1].layer);
+        s->enc = h [2];
+        s->fmt = h [3];
+        s->count = gc_get_u32 (h + 4);
+        s->body_len = gc_get_u32 (h + 8);
+        if (s->count != layout->layers [s->layer].count)
+            return S_ERR (GC_PAYLOAD_ERR_LAYOUT, "carries %u entries, layer has %zu",
+                          s->count, layout->layers [s->layer].count);
+        if (s->enc >= GC_ENC_COUNT || s->fmt > GC_VAL_FP16)
+            return S_ERR (GC_PAYLOAD_ERR_ENCODING, "unknown encoding %d / value format %d", s->enc, s->fmt);
+        if (!s_allowed (ps->method, s->enc, s->fmt))
+            return S_ERR (GC_PAYLOAD_ERR_ENCODING, "encoding %s (values %s) not allowed for method %s",
+                          s_enc_names [s->enc], s->fmt ? "fp16" : "fp32", gc_method_name (ps->method));
+        pos += GC_PAYLOAD_SECTION_SIZE;
+        if (s->body_len > len - pos)
+            return S_ERR (GC_PAYLOAD_ERR_TRUNCATED, "body of %zu bytes, %zu left in the payload",
+                          s->body_len, len - pos);
+        s->body = payload + pos;
+        pos += s->body_len;
+        int rc;
+        switch (s->enc) {
+            case GC_ENC_DENSE:         rc = s_check_dense (s, si, layout, err); break;
+            case GC_ENC_SPARSE_VARINT: rc = s_check_varint (s, si, layout, err); break;
+            case GC_ENC_SPARSE_BITMAP: rc = s_check_bitmap (s, si, layout, err); break;
+            case GC_ENC_RANDK:         rc = s_check_randk (ps, s, si, layout, err); break;
+            case GC_ENC_QSGD:          rc = s_check_qsgd (s, si, layout, err); break;
+            case GC_ENC_SIGN:          rc = s_check_sign (s, si, layout, err); break;
+            default:                   rc = s_check_lowrank (ps, s, si, layout, err); break;
+        }
+        if (rc)
+            return -1;
+    }
+    if (pos != len)
+        return gc_err_set (err, GC_PAYLOAD_ERR_TRAILING, "payload: %zu bytes after the last section",
+                           len - pos);
+    return 0;
+}
+
+//  ---- phase 2: apply (inputs validated) ----
+
+#define S_CHUNK 1024
+
+//  dst[i] += alpha * value i, values in either format.
+static void
+s_add_values (float *restrict dst, const uint8_t *src, size_t n, int fmt, float alpha)
+{
+    if (fmt == GC_VAL_FP16) {
+        float buf [S_CHUNK];
+        for (size_t i = 0; i < n; i += S_CHUNK) {
+            size_t c = n - i < S_CHUNK ? n - i : S_CHUNK;
+            gc_half_decode (buf, src + 2 * i, c);
+            for (size_t j = 0; j < c; j++)
+                dst [i + j] += alpha * buf [j];
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float v;
+#if GC_LITTLE_ENDIAN
+        memcpy (&v, src + 4 * i, 4);
+#else
+        v = s_get_f32 (src + 4 * i);
+#endif
+        dst [i] += alpha * v;
+    }
+}
+
+//  Values as floats, in chunks, for the scatter loops.
+static const float *
+s_values_chunk (const uint8_t *src, size_t i, size_t c, int fmt, float *buf)
+{
+    if (fmt == GC_VAL_FP16)
+        gc_half_decode (buf, src + 2 * i, c);
+    else {
+#if GC_LITTLE_ENDIAN
+        memcpy (buf, src + 4 * i, c * 4);
+#else
+        for (size_t j = 0; j < c; j++)
+            buf [j] = s_get_f32 (src + 4 * (i + j));
+#endif
+    }
+    return buf;
+}
+
+static void
+s_apply_varint (const s_section_t *s, float *restrict into, float alpha)
+{
+    const uint8_t *p = s->index;
+    uint32_t idx = 0;
+    float buf [S_CHUNK];
+    for (uint32_t i = 0; i < s->nnz; i += S_CHUNK) {
+        uint32_t c = s->nnz - i < S_CHUNK ? s->nnz - i : S_CHUNK;
+        const float *v = s_values_chunk (s->values, i, c, s->fmt, buf);
+        for (uint32_t j = 0; j < c; j++) {
+            uint32_t d = *p++;
+            if (d & 0x80) {
+                d &= 0x7f;
+                int shift = 7;
+                uint8_t b;
+                do {
+                    b = *p++;
+                    d |= (uint32_t) (b & 0x7f) << shift;
+                    shift += 7;
+                } while (b & 0x80);
+            }
+            idx += d;
+            into [idx] += alpha * v [j];
+        }
+    }
+}
+
+//  Adds the values, in order, at the set bits of a bitmap given as 64-bit
+//  words (word(w) returns word w of n_words).
+typedef struct {
+    const uint8_t *bytes;       /* little-endian byte bitmap, or NULL */
+    size_t         n_bytes;
+    const uint64_t *words;      /* host-order word bitmap, or NULL */
+} s_bits_t;
+
+static inline uint64_t
+s_word (const s_bits_t *b, size_t w)
+{
+    if (b->words)
+        return b->words [w];
+    size_t at = w * 8;
+    if (b->n_bytes - at >= 8)
+        return gc_get_u64 (b->bytes + at);
+    uint64_t word = 0;
+    for (size_t i = at; i < b->n_bytes; i++)
+        word |= (uint64_t) b->bytes [i] << (8 * (i - at));
+    return word;
+}
+
+static void
+s_apply_bits (const s_bits_t *b, size_t n_words, const uint8_t *values, int fmt,
+              uint32_t nnz, float *restrict into, float alpha)
+{
+    float buf [S_CHUNK];
+    uint32_t j = 0, j0 = 0, c = 0;
+    for (size_t w = 0; w < n_words; w++) {
+        uint64_t word = s_word (b, w);
+        while (word) {
+            if (j == j0 + c) {
+                j0 = j;
+                c = nnz - j < S_CHUNK ? nnz - j : S_CHUNK;
+                s_values_chunk (values, j, c, fmt, buf);
+            }
+            size_t i = w * 64 + (size_t) __builtin_ctzll (word);
+            word &= word - 1;
+            into [i] += alpha * buf [j - j0];
+            j++;
+        }
+    }
+}
+
+static void
+s_apply_randk (const s_parse_t *ps, const s_section_t *s, float *restrict into, float alpha,
+               uint64_t *bitmap)
+{
+    gc_randk_bitmap (ps->seed, s->layer, s->count, s->nnz, bitmap);
+    s_bits_t b = { .words = bitmap };
+    s_apply_bits (&b, ((size_t) s->count + 63) / 64, s->values, s->fmt, s->nnz, into, alpha);
+}
+
+static void
+s_apply_qsgd (const s_section_t *s, float *restrict into, float alpha)
+{
+    uint64_t acc = 0;
+    unsigned have = 0;
+    const uint8_t *p = s->codes;
+    uint32_t mask = (1u << s->bits) - 1;
+    float lv = (float) s->levels;
+    for (uint32_t b0 = 0; b0 < s->count; b0 += s->bucket) {
+        uint32_t end = s->count - b0 < s->bucket ? s->count : b0 + s->bucket;
+        float scale = alpha * s_get_f32 (s->values + 4 * (b0 / s->bucket)) / lv;
+        for (uint32_t i = b0; i < end; i++) {
+            while (have < s->bits) {
+                acc |= (uint64_t) *p++ << have;
+                have += 8;
+            }
+            int32_t c = (int32_t) ((uint32_t) acc & mask);
+            acc >>= s->bits;
+            have -= s->bits;
+            into [i] += scale * (float) (c - (int32_t) s->levels);
+        }
+    }
+}
+
+static void
+s_apply_sign (const s_section_t *s, float *restrict into, float alpha)
+{
+    for (uint32_t b0 = 0; b0 < s->count; b0 += s->bucket) {
+        uint32_t end = s->count - b0 < s->bucket ? s->count : b0 + s->bucket;
+        float scale = alpha * s_get_f32 (s->values + 4 * (b0 / s->bucket));
+        for (uint32_t i = b0; i < end; i++) {
+            float neg = (float) ((s->codes [i >> 3] >> (i & 7)) & 1);
+            into [i] += scale - 2.0f * scale * neg;
+        }
+    }
+}
+
+static void
+s_apply_lowrank (const s_section_t *s, float *restrict into, float alpha, float *scratch)
+{
+    size_t np = (size_t) s->rank * s->rows, nq = (size_t) s->rank * s->cols;
+    float *pt = scratch, *qt = scratch + np;
+    if (s->fmt == GC_VAL_FP16)
+        gc_half_decode (scratch, s->values, np + nq);
+    else
+        for (size_t i = 0; i < np + nq; i++)
+            scratch [i] = s_get_f32 (s->values + 4 * i);
+    //  Each row of P Q^T is formed first and then added, so that decoding
+    //  into a replica adds exactly the values decoding into zeros gives.
+    float *restrict tmp = scratch + np + nq;
+    for (uint32_t i = 0; i < s->rows; i++) {
+        float *restrict row = into + (size_t) i * s->cols;
+        for (uint32_t k = 0; k < s->rank; k++) {
+            float a = pt [(size_t) k * s->rows + i];
+            const float *restrict q = qt + (size_t) k * s->cols;
+            if (k == 0)
+                for (uint32_t j = 0; j < s->cols; j++)
+                    tmp [j] = a * q [j];
+            else
+                for (uint32_t j = 0; j < s->cols; j++)
+                    tmp [j] += a * q [j];
+        }
+        for (uint32_t j = 0; j < s->cols; j++)
+            row [j] += alpha * tmp [j];
+    }
+}
+
+static void
+s_apply (const s_parse_t *ps, float *into, float alpha, uint64_t *bitmap, float *scratch)
+{
+    const gc_layout_t *layout = ps->layout;
+    for (size_t si = 0; si < ps->n_sections; si++) {
+        const s_section_t *s = &ps->sec [si];
+        float *dst = into + layout->layers [s->layer].offset;
+        switch (s->enc) {
+            case GC_ENC_DENSE:
+                s_add_values (dst, s->values, s->count, s->fmt, alpha);
+                break;
+            case GC_ENC_SPARSE_VARINT:
+                s_apply_varint (s, dst, alpha);
+                break;
+            case GC_ENC_SPARSE_BITMAP:
+            {
+                s_bits_t b = { .bytes = s->index, .n_bytes = s->index_len };
+                s_apply_bits (&b, (s->index_len + 7) / 8, s->values, s->fmt, s->nnz, dst, alpha);
+                break;
+            }
+            case GC_ENC_RANDK:
+                s_apply_randk (ps, s, dst, alpha, bitmap);
+                break;
+            case GC_ENC_QSGD:
+                s_apply_qsgd (s, dst, alpha);
+                break;
+            case GC_ENC_SIGN:
+                s_apply_sign (s, dst, alpha);
+                break;
+            default:
+                s_apply_lowrank (s, dst, alpha, scratch);
+                break;
+        }
+    }
+}
+
+int
+gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                  float *into, float alpha, gc_err_t *err)
+{
+    //  The section table is too large for comfortable stack use in fuzzers.
+    s_parse_t *ps = malloc (sizeof *ps);
+    if (!ps)
+        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
+    int rc = s_parse (ps, payload, len, layout, err);
+    uint64_t *bitmap = NULL;
+    float *scratch = NULL;
+    if (rc == 0) {
+        if (ps->bitmap_words)
+            bitmap = malloc (ps->bitmap_words * sizeof *bitmap);
+        if (ps->floats)
+            scratch = malloc (ps->floats * sizeof *scratch);
+        if ((ps->bitmap_words && !bitmap) || (ps->floats && !scratch))
+            rc = gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory for decode scratch");
+        else
+            s_apply (ps, into, alpha, bitmap, scratch);
+    }
+    free (bitmap);
+    free (scratch);
+    free (ps);
+    return rc;
+}
+
+int
+gc_payload_decompress_add (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                           float *into, gc_err_t *err)
+{
+    return gc_payload_apply (payload, len, layout, into, 1.0f, err);
+}
+
+int
+gc_payload_inspect (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                    gc_payload_info_t *info, gc_err_t *err)
+{
+    s_parse_t *ps = malloc (sizeof *ps);
+    if (!ps)
+        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
+    int rc = s_parse (ps, payload, len, layout, err);
+    if (rc == 0 && info) {
+        info->method = ps->method;
+        info->exact = ps->flags & GC_PAYLOAD_FLAG_EXACT;
+        info->lbs = ps->flags & GC_PAYLOAD_FLAG_LBS;
+        info->n_sections = ps->n_sections;
+        info->seed = ps->seed;
+    }
+    free (ps);
+    return rc;
+}

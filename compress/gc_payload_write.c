@@ -1,0 +1,200 @@
+/*  Payload writing: header, section headers, values, indices. */
+#include <float.h>
+#include <string.h>
+
+#include "gc_compress_internal.h"
+#include "gc_half.h"
+#include "gc_payload.h"
+
+static const char *s_method_names [GC_METHOD_COUNT] = {
+    "none", "fp16", "topk", "randk", "threshold", "qsgd", "sign", "powersgd"
+};
+
+const char *
+gc_method_name (int method)
+{
+    return method >= 0 && method < GC_METHOD_COUNT ? s_method_names [method] : "unknown";
+}
+
+int
+gc_payload_begin (gc_buf_t *out, const gc_layout_t *layout, int method,
+                  uint8_t flags, uint64_t seed, gc_err_t *err)
+{
+    gc_buf_reset (out);
+    uint8_t *p = gc_buf_extend (out, GC_PAYLOAD_HEADER_SIZE, err);
+    if (!p)
+        return gc_err_prefix (err, "payload: ");
+    p [0] = 'G';
+    p [1] = 'C';
+    p [2] = 'Z';
+    p [3] = GC_PAYLOAD_VERSION;
+    p [4] = (uint8_t) method;
+    p [5] = flags;
+    gc_put_u16 (p + 6, 0);
+    gc_put_u32 (p + 8, (uint32_t) layout->n_params);
+    gc_put_u16 (p + 12, (uint16_t) layout->n_layers);
+    gc_put_u16 (p + 14, 0);
+    gc_put_u64 (p + 16, seed);
+    return 0;
+}
+
+uint8_t *
+gc_payload_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
+                    int encoding, int valfmt, size_t body_len, gc_err_t *err)
+{
+    if (body_len > UINT32_MAX) {
+        gc_err_set (err, GC_COMPRESS_ERR_INPUT,
+                    "payload: section of layer %zu would be %zu bytes (> 2^32)", layer, body_len);
+        return NULL;
+    }
+    uint8_t *p = gc_buf_extend (out, GC_PAYLOAD_SECTION_SIZE + body_len, err);
+    if (!p) {
+        gc_err_prefix (err, "payload: ");
+        return NULL;
+    }
+    gc_put_u16 (p, (uint16_t) layer);
+    p [2] = (uint8_t) encoding;
+    p [3] = (uint8_t) valfmt;
+    gc_put_u32 (p + 4, (uint32_t) layout->layers [layer].count);
+    gc_put_u32 (p + 8, (uint32_t) body_len);
+    uint16_t n = gc_get_u16 (out->data + 6);
+    gc_put_u16 (out->data + 6, (uint16_t) (n + 1));
+    return p + GC_PAYLOAD_SECTION_SIZE;
+}
+
+void
+gc_payload_put_values (uint8_t *dst, const float *src, size_t n, int fmt)
+{
+    if (fmt == GC_VAL_FP16) {
+        gc_half_encode (dst, src, n, 1.0f);
+        return;
+    }
+#if GC_LITTLE_ENDIAN
+    memcpy (dst, src, n * 4);
+#else
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy (&u, src + i, 4);
+        gc_put_u32 (dst + 4 * i, u);
+    }
+#endif
+}
+
+void
+gc_payload_put_values_scaled (uint8_t *dst, const float *src, size_t n, float scale, int fmt)
+{
+    if (fmt == GC_VAL_FP16) {
+        gc_half_encode (dst, src, n, scale);
+        return;
+    }
+    //  Saturate, so a scale cannot turn a finite input into an Inf the
+    //  decoder would reject.
+    for (size_t i = 0; i < n; i++) {
+        float v = src [i] * scale;
+        v = v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : v;
+        uint32_t u;
+        memcpy (&u, &v, 4);
+#if GC_LITTLE_ENDIAN
+        memcpy (dst + 4 * i, &u, 4);
+#else
+        gc_put_u32 (dst + 4 * i, u);
+#endif
+    }
+}
+
+static inline size_t
+s_varint_len (uint32_t v)
+{
+    return 1 + (v >= 1u << 7) + (v >= 1u << 14) + (v >= 1u << 21) + (v >= 1u << 28);
+}
+
+size_t
+gc_varint_size (const uint32_t *idx, size_t nnz, uint32_t base)
+{
+    if (nnz == 0)
+        return 0;
+    size_t total = s_varint_len (idx [0] - base);
+    for (size_t i = 1; i < nnz; i++)
+        total += s_varint_len (idx [i] - idx [i - 1]);
+    return total;
+}
+
+size_t
+gc_varint_write (uint8_t *dst, const uint32_t *idx, size_t nnz, uint32_t base)
+{
+    uint8_t *p = dst;
+    uint32_t prev = base;
+    for (size_t i = 0; i < nnz; i++) {
+        uint32_t v = idx [i] - prev;
+        prev = idx [i];
+        while (v >= 0x80) {
+            *p++ = (uint8_t) (v | 0x80);
+            v >>= 7;
+        }
+        *p++ = (uint8_t) v;
+    }
+    return (size_t) (p - dst);
+}
+
+int
+gc_payload_sparse_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
+                           const uint32_t *idx, const float *val, size_t nnz,
+                           uint32_t base, int valfmt, gc_err_t *err)
+{
+    size_t count = layout->layers [layer].count;
+    size_t vs = gc_valfmt_size (valfmt);
+    size_t vbytes = gc_varint_size (idx, nnz, base);
+    size_t bmbytes = (count + 7) / 8;
+    bool bitmap = 4 + bmbytes < 8 + vbytes;
+    size_t body_len = (bitmap ? 4 + bmbytes : 8 + vbytes) + nnz * vs;
+    uint8_t *p = gc_payload_section (out, layout, layer,
+                                     bitmap ? GC_ENC_SPARSE_BITMAP : GC_ENC_SPARSE_VARINT,
+                                     valfmt, body_len, err);
+    if (!p)
+        return -1;
+    gc_put_u32 (p, (uint32_t) nnz);
+    if (bitmap) {
+        uint8_t *bm = p + 4;
+        memset (bm, 0, bmbytes);
+        for (size_t i = 0; i < nnz; i++) {
+            uint32_t j = idx [i] - base;
+            bm [j >> 3] |= (uint8_t) (1u << (j & 7));
+        }
+        p = bm + bmbytes;
+    }
+    else {
+        gc_put_u32 (p + 4, (uint32_t) vbytes);
+        p += 8 + gc_varint_write (p + 8, idx, nnz, base);
+    }
+    gc_payload_put_values (p, val, nnz, valfmt);
+    return 0;
+}
+
+int
+gc_payload_dense_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
+                          const float *x, int valfmt, gc_err_t *err)
+{
+    const gc_layer_t *l = &layout->layers [layer];
+    uint8_t *p = gc_payload_section (out, layout, layer, GC_ENC_DENSE, valfmt,
+                                     l->count * gc_valfmt_size (valfmt), err);
+    if (!p)
+        return -1;
+    gc_payload_put_values (p, x + l->offset, l->count, valfmt);
+    return 0;
+}
+
+int
+gc_payload_encode_dense (gc_buf_t *out, const gc_layout_t *layout, const float *x,
+                         int method, int valfmt, uint8_t flags, gc_err_t *err)
+{
+    if (gc_payload_begin (out, layout, method, flags, 0, err))
+        return -1;
+    //  One allocation for the whole payload.
+    if (gc_buf_reserve (out, layout->n_layers * GC_PAYLOAD_SECTION_SIZE
+                             + layout->n_params * gc_valfmt_size (valfmt), err))
+        return -1;
+    for (size_t l = 0; l < layout->n_layers; l++)
+        if (gc_payload_dense_section (out, layout, l, x, valfmt, err))
+            return -1;
+    return 0;
+}

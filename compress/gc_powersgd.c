@@ -1,0 +1,154 @@
+/*  PowerSGD (Vogels et al.): rank-r approximation of each matrix layer by
+    one power iteration with a warm start. For a layer M (rows x cols) and
+    the previous round's Q (cols x r):
+        P = M Q;  P <- orthonormal columns (Gram-Schmidt);  Q = M^T P;
+    the payload carries P and Q and the receiver adds P Q^T (= P P^T M,
+    the projection of M on span P). The new Q is the next warm start.
+    Vector layers, and matrices where r (rows + cols) >= rows * cols, are
+    sent dense. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_compress_internal.h"
+#include "gc_payload.h"
+#include "gc_rng.h"
+#include "gc_vec.h"
+
+//  Rank used for a layer: 0 = send dense.
+static uint32_t
+s_layer_rank (const gc_layer_t *l, uint32_t rank)
+{
+    if (l->kind != GC_LAYER_MATRIX)
+        return 0;
+    uint32_t r = rank;
+    r = r < l->rows ? r : l->rows;
+    r = r < l->cols ? r : l->cols;
+    if ((uint64_t) r * ((uint64_t) l->rows + l->cols) >= (uint64_t) l->rows * l->cols)
+        return 0;
+    return r;
+}
+
+static void
+s_random_q (float *q, size_t cols, uint64_t seed, size_t layer, uint64_t salt)
+{
+    gc_rng_t rng;
+    gc_rng_init (&rng, gc_seed_derive (seed, salt), 0x70736764 + layer);
+    gc_rng_fill_normal (&rng, q, cols, 0.0f, 1.0f);
+}
+
+int
+gc_powersgd_init (gc_compressor_t *self, gc_err_t *err)
+{
+    size_t n = self->layout.n_layers;
+    self->qt = calloc (n, sizeof *self->qt);
+    self->qt_rank = calloc (n, sizeof *self->qt_rank);
+    if (!self->qt || !self->qt_rank)
+        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "powersgd: out of memory");
+    for (size_t l = 0; l < n; l++) {
+        const gc_layer_t *layer = &self->layout.layers [l];
+        uint32_t r = s_layer_rank (layer, self->rank);
+        self->qt_rank [l] = r;
+        if (!r)
+            continue;
+        self->qt [l] = malloc ((size_t) r * layer->cols * sizeof (float));
+        if (!self->qt [l])
+            return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "powersgd: out of memory for layer '%s'",
+                               layer->name);
+        for (uint32_t k = 0; k < r; k++)
+            s_random_q (self->qt [l] + (size_t) k * layer->cols, layer->cols, self->seed, l, k);
+    }
+    return 0;
+}
+
+void
+gc_powersgd_free (gc_compressor_t *self)
+{
+    if (self->qt)
+        for (size_t l = 0; l < self->layout.n_layers; l++)
+            free (self->qt [l]);
+    free (self->qt);
+    free (self->qt_rank);
+    self->qt = NULL;
+    self->qt_rank = NULL;
+}
+
+//  Orthonormalise the r rows of pt (each of length n) in place; a row that
+//  is (numerically) in the span of the previous ones becomes zero.
+static void
+s_orthonormalise (float *pt, uint32_t r, size_t n)
+{
+    for (uint32_t k = 0; k < r; k++) {
+        float *v = pt + (size_t) k * n;
+        double before = sqrt (gc_vec_norm2sq (v, n));
+        //  Twice ("twice is enough"): one pass loses orthogonality in float.
+        for (int pass = 0; pass < 2; pass++)
+            for (uint32_t j = 0; j < k; j++) {
+                const float *u = pt + (size_t) j * n;
+                gc_vec_axpy (v, (float) -gc_vec_dot (v, u, n), u, n);
+            }
+        double norm = sqrt (gc_vec_norm2sq (v, n));
+        if (!(norm > 1e-6 * before) || norm < 1e-30)
+            gc_vec_zero (v, n);
+        else
+            gc_vec_scale (v, (float) (1.0 / norm), n);
+    }
+}
+
+int
+gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
+                    gc_buf_t *out, gc_err_t *err)
+{
+    const gc_layout_t *layout = &self->layout;
+    size_t vs = gc_valfmt_size (self->valfmt);
+    for (size_t l = lo; l < hi; l++) {
+        const gc_layer_t *layer = &layout->layers [l];
+        uint32_t r = self->qt_rank [l];
+        if (!r) {
+            if (gc_payload_dense_section (out, layout, l, x, self->valfmt, err))
+                return -1;
+            continue;
+        }
+        size_t rows = layer->rows, cols = layer->cols;
+        const float *m = x + layer->offset;
+        float *qt = self->qt [l];
+        if (gc_compressor_fscratch (self, r * rows, err))
+            return -1;
+        float *pt = self->fscratch;
+        //  A warm start that collapsed to zero (M was zero along it) is redrawn.
+        for (uint32_t k = 0; k < r; k++)
+            if (gc_vec_norm2sq (qt + k * cols, cols) == 0.0)
+                s_random_q (qt + k * cols, cols, self->seed, l, 0x100 + k);
+        //  P = M Q, row by row so each row of M is read once.
+        for (size_t i = 0; i < rows; i++)
+            for (uint32_t k = 0; k < r; k++)
+                pt [k * rows + i] = (float) gc_vec_dot (m + i * cols, qt + k * cols, cols);
+        s_orthonormalise (pt, r, rows);
+        //  Q = M^T P.
+        memset (qt, 0, (size_t) r * cols * sizeof *qt);
+        for (size_t i = 0; i < rows; i++)
+            for (uint32_t k = 0; k < r; k++) {
+                float a = pt [k * rows + i];
+                if (a != 0.0f)
+                    gc_vec_axpy (qt + k * cols, a, m + i * cols, cols);
+            }
+        if (!gc_vec_all_finite (qt, (size_t) r * cols)) {
+            //  Only when M is near FLT_MAX: send it as it is, restart Q.
+            for (uint32_t k = 0; k < r; k++)
+                s_random_q (qt + k * cols, cols, self->seed, l, k);
+            if (gc_payload_dense_section (out, layout, l, x, self->valfmt, err))
+                return -1;
+            continue;
+        }
+        uint8_t *p = gc_payload_section (out, layout, l, GC_ENC_LOWRANK, self->valfmt,
+                                         12 + (size_t) r * (rows + cols) * vs, err);
+        if (!p)
+            return -1;
+        gc_put_u32 (p, (uint32_t) rows);
+        gc_put_u32 (p + 4, (uint32_t) cols);
+        gc_put_u32 (p + 8, r);
+        gc_payload_put_values (p + 12, pt, (size_t) r * rows, self->valfmt);
+        gc_payload_put_values (p + 12 + (size_t) r * rows * vs, qt, (size_t) r * cols, self->valfmt);
+    }
+    return 0;
+}
