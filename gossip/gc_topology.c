@@ -225,10 +225,12 @@ gc_topology_new (const char *spec, uint32_t n, uint64_t seed, gc_err_t *err)
         gc_topology_destroy (&self);
         return NULL;
     }
-    self->undirected = true;
     for (uint32_t i = 0; i < n; i++) {
         qsort (self->out [i].items, self->out [i].count, sizeof (uint32_t), s_cmp_u32);
         qsort (self->in [i].items, self->in [i].count, sizeof (uint32_t), s_cmp_u32);
+    }
+    self->undirected = true;
+    for (uint32_t i = 0; i < n; i++) {
         for (size_t k = 0; k < self->out [i].count; k++)
             if (!gc_topology_has_edge (self, self->out [i].items [k], i))
                 self->undirected = false;

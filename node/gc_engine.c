@@ -11,6 +11,7 @@
 #include "gc_ec.h"
 #include "gc_mem.h"
 #include "gc_mlp.h"
+#include "gc_rng.h"
 #include "gc_robust.h"
 #include "gc_sampler.h"
 #include "gc_time.h"

@@ -68,7 +68,7 @@ net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg)
         self->keys [i] = gc_key_from_seed (seed, &err);
         assert_non_null (self->keys [i]);
         memcpy (self->ids [i], gc_key_peer_id (self->keys [i]), 8);
-        assert_int_equal (gc_trust_add_raw (self->trust, gc_key_public_raw (self->keys [i]), &err), 0);
+        assert_int_equal (gc_trust_add_raw (self->trust, gc_key_public_raw (self->keys [i]), "test key", &err), 0);
     }
     assert_int_equal (gc_dataset_synthetic (3, 400 * n, 1000, 64, 10, &self->train, &self->test, &err), 0);
     gc_dataset_standardise (&self->train, &self->test);
