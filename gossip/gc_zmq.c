@@ -232,6 +232,21 @@ s_handle_send (gc_zmq_t *self, zmq_msg_t *parts)
     }
 }
 
+//  A DEALER with ZMQ_IMMEDIATE accepts a message only once connected.
+static int
+s_count_connected (gc_zmq_t *self)
+{
+    int connected = 0;
+    for (size_t i = 0; i < self->n_links; i++) {
+        int events = 0;
+        size_t len = sizeof events;
+        if (zmq_getsockopt (zsock_resolve (self->links [i].dealer), ZMQ_EVENTS, &events, &len) == 0
+        &&  (events & ZMQ_POLLOUT))
+            connected++;
+    }
+    return connected;
+}
+
 static void
 s_actor (zsock_t *pipe, void *arg)
 {
@@ -252,6 +267,9 @@ s_actor (zsock_t *pipe, void *arg)
             int kept = n < 4 ? n : 4;
             if (kept >= 1 && zmq_msg_size (&parts [0]) == 5 && !memcmp (zmq_msg_data (&parts [0]), "$TERM", 5))
                 running = false;
+            else
+            if (kept == 1 && zmq_msg_size (&parts [0]) == 4 && !memcmp (zmq_msg_data (&parts [0]), "CONN", 4))
+                zsock_send (pipe, "i", s_count_connected (self));
             else
             if (n == 4)
                 s_handle_send (self, parts);
@@ -318,6 +336,17 @@ gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
             return -1;
         }
     return 0;
+}
+
+int
+gc_zmq_connected (gc_zmq_t *self)
+{
+    if (!self->actor)
+        return 0;
+    int connected = 0;
+    if (zstr_send (self->actor, "CONN") || zsock_recv (self->actor, "i", &connected))
+        return 0;
+    return connected;
 }
 
 void

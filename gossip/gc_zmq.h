@@ -67,6 +67,9 @@ int       gc_zmq_start (gc_zmq_t *self, gc_err_t *err);
 int       gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
                        const uint8_t *header, size_t header_len,
                        const uint8_t *payload, size_t payload_len);
+/*  How many neighbour links are connected (can take a message now). From
+    the trainer thread; a startup wait polls it, bounded. */
+int       gc_zmq_connected (gc_zmq_t *self);
 /*  Counters (read from any thread; approximate while running). */
 void      gc_zmq_stats (gc_zmq_t *self, gc_zmq_stats_t *out);
 /*  Stop the actor, close every socket. */

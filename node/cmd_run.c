@@ -326,10 +326,28 @@ s_report (s_peer_t *p, bool evaluated, double accuracy, double loss)
         gc_metrics_write_progress (p->engine, &m, (uint64_t) p->cfg->rounds, stderr);
 }
 
+//  Messages to a neighbour that is not connected yet are dropped (not
+//  queued), so give the neighbours a bounded moment to come up first: what is
+//  lost after that is repaired by keyframes.
+static void
+s_wait_for_neighbours (s_peer_t *p)
+{
+    const uint32_t *peers;
+    int total = (int) gc_engine_neighbours (p->engine, &peers), connected = 0;
+    double deadline = gc_now_s () + 10.0;
+    while (!zsys_interrupted && (connected = gc_zmq_connected (p->zmq)) < total && gc_now_s () < deadline)
+        zclock_sleep (20);
+    if (connected < total)
+        gc_log_warning ("%d of %d neighbours reachable after 10 s; starting anyway", connected, total);
+    else
+        gc_log_info ("connected to all %d neighbours", total);
+}
+
 static int
 s_run (s_peer_t *p)
 {
     gc_err_t err = { 0 };
+    s_wait_for_neighbours (p);
     if (gc_engine_start (p->engine, gc_now_ns ()))
         gc_log_warning ("could not announce this peer to its neighbours");
     double accuracy = 0, loss = 0;

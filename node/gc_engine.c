@@ -81,7 +81,6 @@ struct gc_engine_t {
     uint64_t           round;
     uint64_t           seq;         /* last seq used */
     uint64_t           state;       /* id of pub */
-    atomic_bool        published;   /* state != initial (read by the network side) */
     uint8_t            header [GC_WIRE_HEADER_SIZE];
     //  neighbours
     s_replica_t       *replicas;
@@ -107,7 +106,7 @@ struct gc_engine_t {
     //  statistics
     s_counter_t        msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                        keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
-                       gaps, superseded, mix_skipped, catchups, rejected, dense_equiv;
+                       gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos;
     double             last_loss, last_wait_s, total_wait_s, wait_started;
     double             t_train, t_compress, t_sign, t_aggregate;
     size_t             mixed_inputs;
@@ -491,7 +490,6 @@ s_publish_delta (gc_engine_t *self, gc_err_t *err)
                 base, self->payload.data, self->payload.len, err))
         return -1;
     self->state = self->seq;
-    atomic_store (&self->published, true);
     s_add (&self->dense_equiv, self->n_out * (GC_WIRE_HEADER_SIZE + 4 * self->n));
     return 0;
 }
@@ -507,7 +505,6 @@ s_publish_fresh_state (gc_engine_t *self, gc_err_t *err)
     if (residual)
         gc_vec_zero (residual, self->n);
     self->state = ++self->seq;          /* a state id of its own */
-    atomic_store (&self->published, true);
     self->fresh_state = false;
     return s_send_keyframe (self, self->out_peers, self->n_out, err);
 }
@@ -877,23 +874,16 @@ s_on_keyframe (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
     return GC_DELIVER_OK;
 }
 
-//  A keyframe request, or a hello from a peer that (re)joined: serve a
-//  keyframe at the next publish, at most once per interval per peer.
+//  A keyframe request: serve one at the next publish, at most one per
+//  interval per peer.
 static gc_deliver_t
-s_on_keyframe_wanted (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h, int64_t now)
+s_on_keyframe_request (gc_engine_t *self, s_contact_t *c, int64_t now)
 {
-    bool request = h->type == GC_MSG_KEYFRAME_REQUEST;
     if (!c || !c->out)
-        return request ? s_reject_authenticated (self, c, GC_REJECT_NOT_NEIGHBOUR, now)
-                       : GC_DELIVER_OK;
-    if (request)
-        s_add (&self->kf_requests_recv, 1);
-    //  a hello before we published anything: it holds our initial state
-    if (!request && !atomic_load (&self->published))
-        return GC_DELIVER_OK;
+        return s_reject_authenticated (self, c, GC_REJECT_NOT_NEIGHBOUR, now);
+    s_add (&self->kf_requests_recv, 1);
     if (c->last_request_seen && now - c->last_request_seen < self->cfg.keyframe_interval_ns)
-        return request ? s_reject_authenticated (self, c, GC_REJECT_RATE_LIMITED, now)
-                       : GC_DELIVER_OK;
+        return s_reject_authenticated (self, c, GC_REJECT_RATE_LIMITED, now);
     c->last_request_seen = now;
     atomic_store (&c->keyframe_pending, true);
     return GC_DELIVER_OK;
@@ -940,8 +930,13 @@ gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_le
         case GC_MSG_KEYFRAME:
             return s_on_keyframe (self, c, &h, payload, payload_len, now);
         case GC_MSG_KEYFRAME_REQUEST:
+            return s_on_keyframe_request (self, c, now);
         case GC_MSG_HELLO:
-            return s_on_keyframe_wanted (self, c, &h, now);
+            //  A (re)joining neighbour holds an old state of ours (or the
+            //  initial one): our next delta shows it a gap and it asks for a
+            //  keyframe, so nothing is sent blindly here.
+            s_add (&self->hellos, 1);
+            return GC_DELIVER_OK;
         default:
             return GC_DELIVER_OK;       /* evidence: verified by the decoder, kept by the harness */
     }
