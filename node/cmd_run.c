@@ -6,6 +6,7 @@
     docs/ARCHITECTURE.md). SIGINT / SIGTERM end the run cleanly (exit 0). */
 #include <czmq.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "gc_cli.h"
@@ -15,6 +16,8 @@
 #include "gc_key.h"
 #include "gc_log.h"
 #include "gc_metrics.h"
+#include "gc_model_file.h"
+#include "gc_parse.h"
 #include "gc_partition.h"
 #include "gc_time.h"
 #include "gc_topology.h"
@@ -35,6 +38,10 @@ typedef struct {
     FILE          *metrics;
     bool           progress;
     double         started;
+    //  set by the control channel (network thread), read by the trainer
+    _Atomic double slow;            /* training takes `slow` times as long */
+    atomic_int     stop;            /* end the run as on SIGTERM */
+    _Atomic double accuracy;        /* last evaluation, for status */
 } s_peer_t;
 
 static void
@@ -216,6 +223,93 @@ s_deliver (void *ctx, const uint8_t *header, size_t hlen, const uint8_t *payload
     return gc_engine_on_message (((s_peer_t *) ctx)->engine, header, hlen, payload, plen, now);
 }
 
+//  "0,1,2" -> peer indices
+static size_t
+s_parse_peer_list (const char *text, uint32_t *out, size_t max, long n_peers)
+{
+    size_t n = 0;
+    const char *p = text;
+    while (*p && n < max) {
+        char *end;
+        long v = strtol (p, &end, 10);
+        if (end == p || v < 0 || v >= n_peers || (*end && *end != ','))
+            return (size_t) -1;
+        out [n++] = (uint32_t) v;
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+//  The control channel (node/control): fault injection for the harness and
+//  a status query. Runs in the network thread.
+static void
+s_control (void *ctx, const char *request, char *reply, size_t size)
+{
+    s_peer_t *p = ctx;
+    char verb [32] = "", arg1 [4096] = "", arg2 [64] = "";
+    int n = sscanf (request, "%31s %4095s %63s", verb, arg1, arg2);
+    gc_err_t err = { 0 };
+    double a = 0, b = 0;
+    if (n >= 1 && !strcmp (verb, "drop") && n == 2
+    &&  gc_parse_double (arg1, 0, 1, &a, "drop probability", &err) == 0)
+        gc_zmq_fault_drop (p->zmq, a);
+    else
+    if (n >= 1 && !strcmp (verb, "delay") && n >= 2
+    &&  gc_parse_double (arg1, 0, 3600e3, &a, "delay ms", &err) == 0
+    &&  (n < 3 || gc_parse_double (arg2, 0, 3600e3, &b, "jitter ms", &err) == 0))
+        gc_zmq_fault_delay (p->zmq, a, b);
+    else
+    if (n >= 1 && !strcmp (verb, "rate") && n == 2
+    &&  gc_parse_double (arg1, 0, 1e12, &a, "rate bytes/s", &err) == 0)
+        gc_zmq_fault_rate (p->zmq, a);
+    else
+    if (n >= 1 && !strcmp (verb, "slow") && n == 2
+    &&  gc_parse_double (arg1, 1, 1000, &a, "slow factor", &err) == 0)
+        atomic_store (&p->slow, a);
+    else
+    if (n == 2 && !strcmp (verb, "partition")) {
+        uint32_t allowed [GC_CONFIG_MAX_PEERS];
+        size_t count = s_parse_peer_list (arg1, allowed, GC_CONFIG_MAX_PEERS, p->cfg->n_peers);
+        if (count == (size_t) -1 || count == 0) {
+            snprintf (reply, size, "error: partition '%s': expected peer indices 0..%ld, comma-separated",
+                      arg1, p->cfg->n_peers - 1);
+            return;
+        }
+        gc_engine_partition (p->engine, allowed, count);
+        gc_log_info ("control: partitioned, talking only to %s", arg1);
+    }
+    else
+    if (n == 1 && !strcmp (verb, "heal")) {
+        gc_engine_partition (p->engine, NULL, 0);
+        gc_log_info ("control: partition healed");
+    }
+    else
+    if (n == 1 && !strcmp (verb, "stop"))
+        atomic_store (&p->stop, 1);
+    else
+    if (n == 1 && !strcmp (verb, "status")) {
+        gc_engine_stats_t s;
+        gc_engine_stats (p->engine, &s);
+        char faults [256];
+        gc_zmq_fault_describe (p->zmq, faults, sizeof faults);
+        snprintf (reply, size, "ok {\"peer\":%ld,\"round\":%llu,\"rounds\":%ld,\"accuracy\":%.6f,"
+                  "\"loss\":%.6g,\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"rejected\":%llu,"
+                  "\"slow\":%g,\"faults\":\"%s\"}", p->cfg->index, (unsigned long long) s.round,
+                  p->cfg->rounds, atomic_load (&p->accuracy), s.last_loss,
+                  (unsigned long long) s.bytes_sent, (unsigned long long) s.bytes_recv,
+                  (unsigned long long) s.rejected, atomic_load (&p->slow), faults);
+        return;
+    }
+    else {
+        snprintf (reply, size, "error: %s", err.msg [0] ? err.msg
+                  : "unknown command (drop P | delay MS [JITTER] | rate B/S | slow F | "
+                    "partition I,J,... | heal | status | stop)");
+        return;
+    }
+    gc_log_info ("control: %s", request);
+    snprintf (reply, size, "ok");
+}
+
 //  tcp://host:port -> tcp://*:port
 static int
 s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
@@ -282,7 +376,9 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
     else
     if (s_bind_endpoint (p->cfg->peers [p->cfg->index].endpoint, bind, sizeof bind, err))
         return gc_err_prefix (err, "peers/%ld/endpoint: ", p->cfg->index);
-    gc_zmq_config_t zc = { .bind = bind, .deliver = s_deliver, .ctx = p,
+    gc_zmq_config_t zc = { .bind = bind, .deliver = s_deliver, .ctx = p, .seed = p->cfg->seed + 7919 * (uint64_t) p->cfg->index,
+                           .control = *p->cfg->control ? p->cfg->control : NULL,
+                           .control_fn = s_control,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
@@ -353,8 +449,12 @@ s_run (s_peer_t *p)
     double accuracy = 0, loss = 0;
     bool evaluated = false;
     long every = p->cfg->eval_every;
-    while (!gc_engine_done (p->engine) && !zsys_interrupted) {
+    while (!gc_engine_done (p->engine) && !zsys_interrupted && !atomic_load (&p->stop)) {
+        double t0 = gc_now_s ();
         gc_engine_train (p->engine);
+        double slow = atomic_load (&p->slow);
+        if (slow > 1)       /* fault injection: a straggler */
+            zclock_sleep ((int) ((slow - 1) * (gc_now_s () - t0) * 1e3));
         if (gc_engine_publish (p->engine, gc_now_ns (), &err)) {
             gc_log_error ("round %llu: %s", (unsigned long long) gc_engine_round (p->engine), err.msg);
             return GC_EXIT_FAILURE;
@@ -364,18 +464,25 @@ s_run (s_peer_t *p)
         gc_engine_mix (p->engine, gc_now_ns (), NULL);
         uint64_t round = gc_engine_round (p->engine);
         evaluated = every > 0 && round % (uint64_t) every == 0;
-        if (evaluated)
+        if (evaluated) {
             gc_engine_evaluate (p->engine, &accuracy, &loss);
+            atomic_store (&p->accuracy, accuracy);
+        }
         s_report (p, evaluated, accuracy, loss);
     }
     if (p->progress)
         fputc ('\n', stderr);
     gc_engine_evaluate (p->engine, &accuracy, &loss);
+    atomic_store (&p->accuracy, accuracy);
     s_report (p, true, accuracy, loss);
+    if (*p->cfg->final_model
+    &&  gc_model_file_write (p->cfg->final_model, gc_engine_params (p->engine),
+                             gc_engine_n_params (p->engine), &err))
+        gc_log_error ("node/final_model: %s", err.msg);
     gc_engine_stats_t s;
     gc_engine_stats (p->engine, &s);
     gc_log_info ("%s after %llu rounds: test accuracy %.4f, sent %llu bytes (%.1fx less than dense), "
-                 "%llu rejected", zsys_interrupted ? "stopped" : "done", (unsigned long long) s.round,
+                 "%llu rejected", zsys_interrupted || atomic_load (&p->stop) ? "stopped" : "done", (unsigned long long) s.round,
                  accuracy, (unsigned long long) s.bytes_sent,
                  s.bytes_sent ? (double) s.dense_equiv_bytes / (double) s.bytes_sent : 0.0,
                  (unsigned long long) s.rejected);
@@ -388,7 +495,7 @@ s_run (s_peer_t *p)
 int
 gc_cmd_run (int argc, char **argv)
 {
-    s_peer_t p = { .started = gc_now_s () };
+    s_peer_t p = { .started = gc_now_s (), .slow = 1.0 };
     p.cfg = gc_config_new ();
     if (!p.cfg)
         return gc_cli_failure (S_CMD, "out of memory");

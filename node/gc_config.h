@@ -34,6 +34,8 @@ typedef struct {
     char     *progress;
     long      eval_every;
     char     *status_file;
+    char     *control;
+    char     *final_model;
     //  peers
     gc_config_peer_t *peers;
     long      n_peers;

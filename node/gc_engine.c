@@ -43,7 +43,8 @@ typedef struct {
     uint32_t     peer;
     int          in;                /* index into replicas, -1 if not an in-neighbour */
     bool         out;               /* we send to it */
-    atomic_bool  keyframe_pending;  /* it asked (or said hello): serve next publish */
+    atomic_bool  keyframe_pending;  /* it asked: serve at the next publish */
+    atomic_bool  blocked;           /* partitioned away (fault injection) */
     int64_t      last_request_seen; /* network side: rate limit of its requests */
     uint32_t     failures;          /* authenticated rejections in the window */
     int64_t      window_start;
@@ -89,6 +90,7 @@ struct gc_engine_t {
     uint32_t          *contact_peers;
     size_t             n_contacts;
     uint32_t          *out_peers;
+    uint32_t          *dest_scratch;    /* dests left after the partition filter */
     size_t             n_out;
     s_counter_t        unknown_reasons [GC_ENGINE_NREASONS];
     //  scratch for mixing and waiting
@@ -106,7 +108,8 @@ struct gc_engine_t {
     //  statistics
     s_counter_t        msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                        keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
-                       gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos;
+                       gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
+                       partitioned;
     double             last_loss, last_wait_s, total_wait_s, wait_started;
     double             t_train, t_compress, t_sign, t_aggregate;
     size_t             mixed_inputs;
@@ -210,6 +213,7 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     self->n_out = gc_topology_out (self->cfg.topology, me, &out);
     self->replicas = calloc (self->n_in ? self->n_in : 1, sizeof *self->replicas);
     self->out_peers = calloc (self->n_out ? self->n_out : 1, sizeof *self->out_peers);
+    self->dest_scratch = calloc (self->n_in + self->n_out + 1, sizeof *self->dest_scratch);
     self->contacts = calloc (self->n_in + self->n_out + 1, sizeof *self->contacts);
     self->contact_peers = calloc (self->n_in + self->n_out + 1, sizeof *self->contact_peers);
     size_t k = self->n_in + 1;
@@ -218,7 +222,7 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     self->input_replica = calloc (k, sizeof *self->input_replica);
     self->fresh = calloc (k, sizeof *self->fresh);
     self->arrivals = calloc (k, sizeof *self->arrivals);
-    if (!self->replicas || !self->out_peers || !self->contacts || !self->contact_peers || !self->inputs
+    if (!self->replicas || !self->out_peers || !self->dest_scratch || !self->contacts || !self->contact_peers || !self->inputs
     ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals)
         return gc_err_set (err, 1, "engine: out of memory");
     memcpy (self->out_peers, out, self->n_out * sizeof *out);
@@ -380,6 +384,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     free (self->contacts);
     free (self->contact_peers);
     free (self->out_peers);
+    free (self->dest_scratch);
     free (self->inputs);
     free (self->weights);
     free (self->input_replica);
@@ -410,9 +415,18 @@ gc_engine_destroy (gc_engine_t **self_p)
 //  sending
 
 static int
-s_send (gc_engine_t *self, const uint32_t *dests, size_t n_dests, int type, uint8_t flags,
+s_send (gc_engine_t *self, const uint32_t *all_dests, size_t n_all, int type, uint8_t flags,
         uint64_t base_seq, const uint8_t *payload, size_t len, gc_err_t *err)
 {
+    size_t n_dests = 0;
+    uint32_t *dests = self->dest_scratch;
+    for (size_t i = 0; i < n_all; i++) {
+        s_contact_t *c = s_contact (self, all_dests [i]);
+        if (c && atomic_load_explicit (&c->blocked, memory_order_relaxed))
+            s_add (&self->partitioned, 1);
+        else
+            dests [n_dests++] = all_dests [i];
+    }
     if (n_dests == 0)
         return 0;
     gc_msg_header_t hdr = { .type = (uint8_t) type, .flags = flags, .round = self->round,
@@ -889,14 +903,20 @@ s_on_keyframe_request (gc_engine_t *self, s_contact_t *c, int64_t now)
     return GC_DELIVER_OK;
 }
 
+//  Cheap checks on the claimed sender before any cryptography: a muted
+//  sender, or one on the other side of an emulated partition.
 static bool
-s_muted (gc_engine_t *self, const uint8_t *header, size_t header_len, size_t payload_len,
-         int64_t now)
+s_prefiltered (gc_engine_t *self, const uint8_t *header, size_t header_len, size_t payload_len,
+               int64_t now)
 {
     gc_msg_header_t h;
     if (gc_wire_parse (header, header_len, payload_len, gc_engine_max_payload (self), &h, NULL))
         return false;
     s_contact_t *c = s_contact (self, s_peer_of (self, h.sender));
+    if (c && atomic_load_explicit (&c->blocked, memory_order_relaxed)) {
+        s_add (&self->partitioned, 1);
+        return true;
+    }
     if (c && c->muted_until > now) {
         s_count (self, c, GC_REJECT_MUTED);
         return true;
@@ -910,7 +930,7 @@ gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_le
 {
     s_add (&self->msgs_recv, 1);
     s_add (&self->bytes_recv, header_len + payload_len);
-    if (s_muted (self, header, header_len, payload_len, now))
+    if (s_prefiltered (self, header, header_len, payload_len, now))
         return GC_DELIVER_REJECTED;
     gc_msg_header_t h;
     gc_err_t err = { 0 };
@@ -982,6 +1002,7 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->superseded = s_get (&self->superseded);
     out->mix_skipped = s_get (&self->mix_skipped);
     out->catchups = s_get (&self->catchups);
+    out->partitioned = s_get (&self->partitioned);
     out->rejected = s_get (&self->rejected);
     out->dense_equiv_bytes = s_get (&self->dense_equiv);
     out->last_loss = self->last_loss;
@@ -1002,6 +1023,17 @@ gc_engine_rejections (gc_engine_t *self, uint32_t peer, int reason)
         return s_get (&self->unknown_reasons [s_slot (reason)]);
     s_contact_t *c = s_contact (self, peer);
     return c ? s_get (&c->reasons [s_slot (reason)]) : 0;
+}
+
+void
+gc_engine_partition (gc_engine_t *self, const uint32_t *allowed, size_t n)
+{
+    for (size_t i = 0; i < self->n_contacts; i++) {
+        bool keep = n == 0;
+        for (size_t k = 0; k < n && !keep; k++)
+            keep = allowed [k] == self->contacts [i].peer;
+        atomic_store (&self->contacts [i].blocked, !keep);
+    }
 }
 
 size_t

@@ -102,7 +102,7 @@ typedef struct {
     uint64_t msgs_recv, bytes_recv;             /* every message handed in */
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
-    uint64_t gaps, superseded, mix_skipped, catchups;
+    uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
     double   last_loss;
@@ -134,6 +134,12 @@ bool         gc_engine_done (const gc_engine_t *self);
 /*  Network side (any one thread). */
 gc_deliver_t gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
                                    const uint8_t *payload, size_t payload_len, int64_t now);
+
+/*  Emulate a network partition (fault injection): exchange messages only
+    with the peers in allowed (n = 0 heals). Messages to others are not sent,
+    messages from others are dropped on arrival and counted as partitioned.
+    Thread-safe. */
+void         gc_engine_partition (gc_engine_t *self, const uint32_t *allowed, size_t n);
 
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);
