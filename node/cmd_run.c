@@ -362,6 +362,7 @@ s_setup_engine (s_peer_t *p, gc_err_t *err)
     ec.keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
     ec.mute_after = (uint32_t) cfg->mute_after;
     ec.mute_for_ns = cfg->mute_for_s * 1000000000LL;
+    ec.attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
     gc_engine_io_t io = { .ctx = p, .send = s_io_send };
     p->engine = gc_engine_new (&ec, &io, err);
     return p->engine ? 0 : -1;

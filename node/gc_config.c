@@ -271,6 +271,8 @@ gc_config_check (const gc_config_t *self, gc_err_t *err)
     }
     if (strcmp (self->role, "honest") && strcmp (self->role, "byzantine"))
         return gc_err_set (err, 1, "role/kind: '%s' (expected honest or byzantine)", self->role);
+    if (!strcmp (self->role, "byzantine") && !*self->attack)
+        return gc_err_set (err, 1, "role/attack: missing (role/kind is byzantine)");
     if (strcmp (self->progress, "auto") && strcmp (self->progress, "on") && strcmp (self->progress, "off"))
         return gc_err_set (err, 1, "node/progress: '%s' (expected auto, on or off)", self->progress);
     if (strcmp (self->log_to, "stderr") && strcmp (self->log_to, "syslog"))

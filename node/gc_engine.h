@@ -67,6 +67,8 @@ typedef struct {
     int64_t              keyframe_interval_ns;  /* per-neighbour rate limit, both ways */
     uint32_t             mute_after;        /* authenticated rejections that mute a peer */
     int64_t              mute_for_ns;
+    /*  role: NULL or "" = honest; otherwise a Byzantine attack spec (gc_attack.h) */
+    const char          *attack;
 } gc_engine_config_t;
 
 /*  Fill the defaults documented in docs/CONFIG.md. */
