@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "gc_checkpoint.h"
 #include "gc_cli.h"
 #include "gc_config.h"
 #include "gc_dataset.h"
@@ -37,6 +38,7 @@ typedef struct {
     gc_engine_t   *engine;
     FILE          *metrics;
     bool           progress;
+    bool           resume;
     double         started;
     //  set by the control channel (network thread), read by the trainer
     _Atomic double slow;            /* training takes `slow` times as long */
@@ -57,6 +59,8 @@ s_help (void)
         "      --index N          same as --set node/index=N\n"
         "      --rounds N         same as --set train/rounds=N\n"
         "      --metrics FILE     same as --set node/metrics=FILE\n"
+        "      --resume           continue from the newest valid checkpoint in\n"
+        "                         node/checkpoint_dir (fresh start when there is none)\n"
         "      --log-level L      error, warning, info, debug\n"
         "      --progress WHEN    auto, on, off (the live progress line)\n"
         "      --print-config     print the effective configuration and exit\n"
@@ -77,7 +81,7 @@ s_set (gc_config_t *cfg, const char *assignment, gc_err_t *err)
 
 //  Returns 0 to run, -1 when done (help printed), or an exit code > 0.
 static int
-s_parse (int argc, char **argv, gc_config_t *cfg)
+s_parse (int argc, char **argv, gc_config_t *cfg, bool *resume)
 {
     static const struct option longopts [] = {
         { "config", required_argument, NULL, 'c' },
@@ -88,6 +92,7 @@ s_parse (int argc, char **argv, gc_config_t *cfg)
         { "log-level", required_argument, NULL, 'l' },
         { "progress", required_argument, NULL, 'p' },
         { "print-config", no_argument, NULL, 'P' },
+        { "resume", no_argument, NULL, 'R' },
         { "help-config", no_argument, NULL, 'H' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
@@ -111,6 +116,8 @@ s_parse (int argc, char **argv, gc_config_t *cfg)
         }
         else if (c == 'P')
             print = true;
+        else if (c == 'R')
+            *resume = true;
         else if (c == '?' || c == ':')
             return gc_cli_bad_option (S_CMD, c, argv);
     }
@@ -136,6 +143,8 @@ s_parse (int argc, char **argv, gc_config_t *cfg)
     }
     if (rc || gc_config_check (cfg, &err))
         return gc_cli_usage_error (S_CMD, "%s", err.msg);
+    if (*resume && !*cfg->checkpoint_dir)
+        return gc_cli_usage_error (S_CMD, "--resume needs node/checkpoint_dir");
     if (print) {
         gc_config_print (cfg, stdout);
         return -1;
@@ -310,10 +319,14 @@ s_control (void *ctx, const char *request, char *reply, size_t size)
     snprintf (reply, size, "ok");
 }
 
-//  tcp://host:port -> tcp://*:port
+//  tcp://host:port -> tcp://*:port; ipc:// endpoints bind as they are
 static int
 s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
 {
+    if (!strncmp (endpoint, "ipc://", 6)) {
+        snprintf (out, size, "%s", endpoint);
+        return 0;
+    }
     const char *colon = strrchr (endpoint, ':');
     if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
         return gc_err_set (err, 1, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
@@ -440,6 +453,52 @@ s_wait_for_neighbours (s_peer_t *p)
         gc_log_info ("connected to all %d neighbours", total);
 }
 
+static void
+s_report_refused (void *ctx, const char *msg)
+{
+    gc_log_warning ("checkpoint refused: %s", msg);
+}
+
+static int
+s_resume (s_peer_t *p, gc_err_t *err)
+{
+    size_t n = gc_engine_n_params (p->engine);
+    gc_checkpoint_t c = { .n = n };
+    snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
+    c.x = malloc (n * sizeof (float));
+    c.v = malloc (n * sizeof (float));
+    char path [1024] = "";
+    int rc = c.x && c.v ? gc_checkpoint_load_newest (p->cfg->checkpoint_dir, &c, s_report_refused,
+                                                     NULL, path, sizeof path, err)
+                        : gc_err_set (err, 1, "out of memory");
+    if (rc == 0) {
+        gc_engine_restore (p->engine, c.round, c.seq, c.x, c.v);
+        gc_log_info ("resumed from %s (round %llu)", path, (unsigned long long) c.round);
+    }
+    else
+    if (rc == 1) {
+        gc_log_info ("no valid checkpoint in %s: starting fresh", p->cfg->checkpoint_dir);
+        rc = 0;
+    }
+    free (c.x);
+    free (c.v);
+    return rc;
+}
+
+static void
+s_checkpoint (s_peer_t *p)
+{
+    gc_checkpoint_t c = { .n = gc_engine_n_params (p->engine) };
+    const float *x, *v;
+    gc_engine_snapshot (p->engine, &c.round, &c.seq, &x, &v);
+    snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
+    c.x = (float *) x;
+    c.v = (float *) v;
+    gc_err_t err = { 0 };
+    if (gc_checkpoint_save (p->cfg->checkpoint_dir, &c, &err))
+        gc_log_error ("checkpoint: %s", err.msg);
+}
+
 static int
 s_run (s_peer_t *p)
 {
@@ -464,6 +523,8 @@ s_run (s_peer_t *p)
         gc_engine_wait (p->engine, &zsys_interrupted);
         gc_engine_mix (p->engine, gc_now_ns (), NULL);
         uint64_t round = gc_engine_round (p->engine);
+        if (*p->cfg->checkpoint_dir && round % (uint64_t) p->cfg->checkpoint_every == 0)
+            s_checkpoint (p);
         evaluated = every > 0 && round % (uint64_t) every == 0;
         if (evaluated) {
             gc_engine_evaluate (p->engine, &accuracy, &loss);
@@ -473,6 +534,8 @@ s_run (s_peer_t *p)
     }
     if (p->progress)
         fputc ('\n', stderr);
+    if (*p->cfg->checkpoint_dir)
+        s_checkpoint (p);
     gc_engine_evaluate (p->engine, &accuracy, &loss);
     atomic_store (&p->accuracy, accuracy);
     s_report (p, true, accuracy, loss);
@@ -500,7 +563,7 @@ gc_cmd_run (int argc, char **argv)
     p.cfg = gc_config_new ();
     if (!p.cfg)
         return gc_cli_failure (S_CMD, "out of memory");
-    int rc = s_parse (argc, argv, p.cfg);
+    int rc = s_parse (argc, argv, p.cfg, &p.resume);
     if (rc) {
         gc_config_destroy (&p.cfg);
         return rc < 0 ? GC_EXIT_OK : rc;
@@ -514,6 +577,8 @@ gc_cmd_run (int argc, char **argv)
     }
     else
     if (s_setup_transport (&p, &err))
+        rc = gc_cli_failure (S_CMD, "%s", err.msg);
+    if (rc == 0 && p.resume && s_resume (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && *p.cfg->metrics && !(p.metrics = fopen (p.cfg->metrics, "a")))
         rc = gc_cli_usage_error (S_CMD, "node/metrics: cannot open %s (%s)", p.cfg->metrics,

@@ -36,6 +36,8 @@ typedef struct {
     char     *status_file;
     char     *control;
     char     *final_model;
+    char     *checkpoint_dir;
+    long      checkpoint_every;
     //  peers
     gc_config_peer_t *peers;
     long      n_peers;

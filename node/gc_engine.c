@@ -1349,6 +1349,40 @@ gc_engine_rejections (gc_engine_t *self, uint32_t peer, int reason)
 }
 
 void
+gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *seq, const float **x,
+                    const float **v)
+{
+    *round = self->round;
+    *seq = self->seq;
+    *x = self->x;
+    *v = gc_optim_velocity (self->optim);
+}
+
+void
+gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float *x, const float *v)
+{
+    gc_vec_copy (self->x, x, self->n);
+    gc_vec_copy (gc_optim_velocity (self->optim), v, self->n);
+    self->round = round;
+    if (seq > self->seq)
+        self->seq = seq;
+    self->fresh_state = true;
+    for (size_t i = 0; i < self->n_in; i++) {
+        s_replica_t *r = &self->replicas [i];
+        pthread_mutex_lock (&r->lock);
+        r->synced = false;
+        pthread_mutex_unlock (&r->lock);
+        atomic_store (&r->want_keyframe, true);
+    }
+}
+
+const char *
+gc_engine_model_spec (const gc_engine_t *self)
+{
+    return gc_mlp_spec (self->mlp);
+}
+
+void
 gc_engine_partition (gc_engine_t *self, const uint32_t *allowed, size_t n)
 {
     for (size_t i = 0; i < self->n_contacts; i++) {

@@ -143,6 +143,17 @@ gc_deliver_t gc_engine_on_message (gc_engine_t *self, const uint8_t *header, siz
     Thread-safe. */
 void         gc_engine_partition (gc_engine_t *self, const uint32_t *allowed, size_t n);
 
+/*  For checkpoints: the learning state to save (pointers into the engine,
+    valid until the next phase call; v is the momentum buffer in true scale). */
+void         gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *seq,
+                                 const float **x, const float **v);
+/*  Resume from a checkpoint: model, momentum, round. The peer announces its
+    model as a new state by keyframe at the next publish and asks every
+    neighbour for a keyframe (its replicas are out of date). */
+void         gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq,
+                                const float *x, const float *v);
+const char  *gc_engine_model_spec (const gc_engine_t *self);
+
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);
 uint64_t     gc_engine_round (const gc_engine_t *self);
