@@ -15,6 +15,24 @@
 #include "gc_rng.h"
 #include "gc_vec.h"
 
+//  Dot product with sixteen float lanes (one vector register; a single
+//  float accumulator would not vectorise under strict IEEE order).
+static float
+s_dot (const float *restrict a, const float *restrict b, size_t n)
+{
+    float acc [16] = { 0 };
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int t = 0; t < 16; t++)
+            acc [t] += a [i + t] * b [i + t];
+    double total = 0;
+    for (int t = 0; t < 16; t++)
+        total += acc [t];
+    for (; i < n; i++)
+        total += (double) a [i] * b [i];
+    return (float) total;
+}
+
 //  Rank used for a layer: 0 = send dense.
 static uint32_t
 s_layer_rank (const gc_layer_t *l, uint32_t rank)
@@ -122,7 +140,7 @@ gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
         //  P = M Q, row by row so each row of M is read once.
         for (size_t i = 0; i < rows; i++)
             for (uint32_t k = 0; k < r; k++)
-                pt [k * rows + i] = (float) gc_vec_dot (m + i * cols, qt + k * cols, cols);
+                pt [k * rows + i] = s_dot (m + i * cols, qt + k * cols, cols);
         s_orthonormalise (pt, r, rows);
         //  Q = M^T P.
         memset (qt, 0, (size_t) r * cols * sizeof *qt);
