@@ -121,21 +121,19 @@ gc_bits_unpack (const uint8_t *restrict src, size_t n, unsigned bits, uint32_t *
     }
 }
 
-//  Sums with sixteen independent float lanes (so the compiler can keep
-//  them in one vector register), each lane summed into a double per block.
+//  Sums in eight double lanes: vectorises (one register), cannot overflow
+//  or underflow for any finite float input (a float lane could: 1e20^2).
 static double
 s_sum_sq (const float *restrict x, size_t n)
 {
-    double total = 0;
+    double acc [8] = { 0 };
     size_t i = 0;
-    for (; i + 256 <= n; i += 256) {
-        float acc [16] = { 0 };
-        for (size_t j = i; j < i + 256; j += 16)
-            for (int t = 0; t < 16; t++)
-                acc [t] += x [j + t] * x [j + t];
-        for (int t = 0; t < 16; t++)
-            total += acc [t];
-    }
+    for (; i + 8 <= n; i += 8)
+        for (int t = 0; t < 8; t++)
+            acc [t] += (double) x [i + t] * (double) x [i + t];
+    double total = 0;
+    for (int t = 0; t < 8; t++)
+        total += acc [t];
     for (; i < n; i++)
         total += (double) x [i] * x [i];
     return total;
@@ -144,28 +142,28 @@ s_sum_sq (const float *restrict x, size_t n)
 static double
 s_sum_abs (const float *restrict x, size_t n)
 {
-    double total = 0;
+    double acc [8] = { 0 };
     size_t i = 0;
-    for (; i + 256 <= n; i += 256) {
-        float acc [16] = { 0 };
-        for (size_t j = i; j < i + 256; j += 16)
-            for (int t = 0; t < 16; t++)
-                acc [t] += fabsf (x [j + t]);
-        for (int t = 0; t < 16; t++)
-            total += acc [t];
-    }
+    for (; i + 8 <= n; i += 8)
+        for (int t = 0; t < 8; t++)
+            acc [t] += fabs ((double) x [i + t]);
+    double total = 0;
+    for (int t = 0; t < 8; t++)
+        total += acc [t];
     for (; i < n; i++)
-        total += fabsf (x [i]);
+        total += fabs ((double) x [i]);
     return total;
 }
 
 #define S_CHUNK 512
 
-//  code[i] = s + sign(x_i) * level_i, level_i = floor(|x_i| * inv + u_i),
-//  u_i uniform in [0, 1) with 24 bits (two per 64-bit draw). E[level_i] is
-//  |x_i| * inv = |x_i| / norm * s, which makes the quantiser unbiased.
+//  code[i] = s + sign(x_i) * level_i, level_i = floor(|x_i| / norm * s + u_i),
+//  u_i uniform in [0, 1) with 24 bits (two per 64-bit draw), so that
+//  E[level_i] = |x_i| / norm * s: the quantiser is unbiased. Dividing by the
+//  norm (<= 1 since |x_i| <= norm) rather than multiplying by s / norm
+//  cannot overflow for a tiny norm. norm > 0.
 static void
-s_codes (const float *restrict x, size_t n, float inv, uint32_t s, gc_rng_t *rng,
+s_codes (const float *restrict x, size_t n, float norm, uint32_t s, gc_rng_t *rng,
          uint32_t *restrict code)
 {
     int32_t u [S_CHUNK];
@@ -178,7 +176,7 @@ s_codes (const float *restrict x, size_t n, float inv, uint32_t s, gc_rng_t *rng
     //  -0.0, whose level is 0 anyway), and (level ^ m) - m negates.
     int32_t si = (int32_t) s;
     for (size_t i = 0; i < n; i++) {
-        float a = fabsf (x [i]) * inv + (float) u [i] * 0x1p-24f;
+        float a = fabsf (x [i]) / norm * (float) s + (float) u [i] * 0x1p-24f;
         int32_t level = (int32_t) a;            /* a < s + 2 */
         level = level > si ? si : level;
         int32_t bits;
@@ -221,10 +219,14 @@ gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
             double norm = sqrt (s_sum_sq (src + b0, end - b0));
             float nf = norm > FLT_MAX ? FLT_MAX : (float) norm;
             s_put_f32 (norms + 4 * b, nf);
-            float inv = nf > 0 ? (float) s / nf : 0.0f;
+            if (nf == 0.0f) {
+                for (size_t i = b0; i < end; i++)
+                    code [i] = s;           /* level 0 */
+                continue;
+            }
             for (size_t i = b0; i < end; i += S_CHUNK) {
                 size_t c = end - i < S_CHUNK ? end - i : S_CHUNK;
-                s_codes (src + i, c, inv, s, &rng, code + i);
+                s_codes (src + i, c, nf, s, &rng, code + i);
             }
         }
         gc_bits_pack (norms + 4 * nb, code, count, bits);
