@@ -362,7 +362,8 @@ gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k)
     ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->gram, k2) || !S_GROW (ws->scale, k)
     ||  !S_GROW (ws->lanes, 16 * k)
     ||  !S_GROW (ws->vw, k) || !S_GROW (ws->vec_a, k) || !S_GROW (ws->vec_b, k)
-    ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k))
+    ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k)
+    ||  !S_GROW (ws->rows, k) || !S_GROW (ws->coef, k + 1))
         return -1;
     if (!ws->acc && !S_GROW (ws->acc, GC_ROBUST_TB))
         return -1;
@@ -383,6 +384,18 @@ gc_robust_ws_reserve_tile (gc_robust_ws_t *ws, size_t rows)
 }
 
 int
+gc_robust_ws_reserve_dtile (gc_robust_ws_t *ws, size_t rows)
+{
+    if (rows <= ws->dtile_rows)
+        return 0;
+    ws->dtile_rows = 0;
+    if (!S_GROW (ws->dtile, rows * GC_ROBUST_TB))
+        return -1;
+    ws->dtile_rows = rows;
+    return 0;
+}
+
+int
 gc_robust_ws_reserve_vbuf (gc_robust_ws_t *ws, size_t floats)
 {
     if (floats <= ws->vbuf_cap)
@@ -397,9 +410,9 @@ gc_robust_ws_reserve_vbuf (gc_robust_ws_t *ws, size_t floats)
 void
 gc_robust_ws_free (gc_robust_ws_t *ws)
 {
-    void *bufs [] = { ws->tile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
+    void *bufs [] = { ws->tile, ws->dtile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
                       ws->mix, ws->mix2, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
-                      ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes };
+                      ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
     gc_robust_net_free (&ws->net);
@@ -688,13 +701,12 @@ s_rule_bulyan (gc_robust_t *self, s_run_t *st, size_t f, float *out)
         if (gc_robust_ws_reserve_vbuf (ws, theta * st->d))
             return -1;
         for (size_t t = 0; t < theta; t++) {
-            float *row = ws->vbuf + t * st->d;
-            rc = gc_robust_combine (ws, st->in, ws->mix + self->info.selected [t] * st->k,
-                                    st->k, st->d, row);
-            if (rc)
-                return rc;
-            rows [t] = row;
+            memcpy (ws->mix2 + t * st->k, ws->mix + self->info.selected [t] * st->k,
+                    st->k * sizeof *ws->mix2);
+            rows [t] = ws->rows [t] = ws->vbuf + t * st->d;
         }
+        if ((rc = gc_robust_mix (ws, st->in, st->k, st->d, ws->mix2, theta, ws->rows)))
+            return rc;
     }
     return gc_robust_cw_closest (ws, rows, theta, st->d, beta, out);
 }
@@ -853,17 +865,10 @@ s_rule_coords (gc_robust_t *self, s_run_t *st, float *out)
     if (st->mixed) {
         if (gc_robust_ws_reserve_vbuf (ws, n * d))
             return -1;
-        double *cover = ws->vec_b;
-        memset (cover, 0, st->k * sizeof *cover);
-        for (size_t a = 0; a < n; a++) {
-            ws->ptrs [a] = ws->vbuf + a * d;
-            if ((rc = gc_robust_combine (ws, st->in, ws->mix + a * st->k, st->k, d, ws->vbuf + a * d)))
-                return rc;
-            for (size_t j = 0; j < st->k; j++)
-                cover [j] += fabs (ws->mix [a * st->k + j]);
-        }
-        if (!st->have_dist && s_check_unread (st->in, cover, st->k, d))
-            return 1;
+        for (size_t a = 0; a < n; a++)
+            ws->ptrs [a] = ws->rows [a] = ws->vbuf + a * d;
+        if ((rc = gc_robust_mix (ws, st->in, st->k, d, ws->mix, n, ws->rows)))
+            return rc;
         x = ws->ptrs;
     }
     double *w = ws->mix2;       /* free after the pre-aggregations */

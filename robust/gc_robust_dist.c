@@ -16,6 +16,7 @@
     input (smallest median distance to the others) is more than S_RECENTRE
     times its median distance away from z, the centre was an outlier and one
     more pass recentres on the medoid. */
+#include "gc_mem.h"
 #include "gc_robust_internal.h"
 #include "gc_robust_simd.h"
 
@@ -198,11 +199,10 @@ gc_robust_distances (gc_robust_ws_t *ws, const float *const *in, size_t k, size_
 {
     size_t need = k * s_gblock (k);
     if (need > ws->gtile_cap) {
-        float *t = aligned_alloc (64, (need * sizeof (float) + 63) / 64 * 64);
-        if (!t)
+        gc_mem_free (ws->gtile);
+        ws->gtile_cap = 0;
+        if (!(ws->gtile = gc_falloc (need)))
             return -1;
-        free (ws->gtile);
-        ws->gtile = t;
         ws->gtile_cap = need;
     }
     double *norm2 = ws->vec_a;
