@@ -80,8 +80,8 @@ int gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k,
 int gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                    const double *mix, size_t kv, float *const *rows);
 
-/*  out = sum_i c[i] * in[i], accumulated in double (c may hold zeros; those
-    inputs are still checked but not read twice). */
+/*  out = sum_i c[i] * in[i], accumulated in double. Inputs with c[i] == 0
+    are neither read nor checked: the caller covers them. */
 int gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *c,
                        size_t k, size_t d, float *out);
 
