@@ -102,8 +102,8 @@ const gc_robust_info_t *gc_robust_info (const gc_robust_t *self);
 void gc_robust_set_seed (gc_robust_t *self, uint64_t seed);
 
 /*  Use the portable scalar kernels instead of the AVX-512/AVX2 ones (tests
-    compare both). Results are identical except for the summation order of
-    trimmed means. */
+    compare both). The coordinate-wise rules give identical bits; distance
+    sums (gm, cclip, scclip) may differ in their last bits. */
 void gc_robust_set_portable (gc_robust_t *self, bool portable);
 
 #endif
