@@ -237,7 +237,8 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     if (!self->replicas || !self->out_peers || !self->dest_scratch || !self->contacts || !self->contact_peers || !self->inputs
     ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals)
         return gc_err_set (err, 1, "engine: out of memory");
-    memcpy (self->out_peers, out, self->n_out * sizeof *out);
+    if (self->n_out)
+        memcpy (self->out_peers, out, self->n_out * sizeof *out);
     for (size_t i = 0; i < self->n_in; i++) {
         s_replica_t *r = &self->replicas [i];
         r->peer = in [i];
