@@ -124,6 +124,7 @@ struct gc_engine_t {
                        partitioned;
     double             last_loss, last_wait_s, total_wait_s, wait_started;
     double             t_train, t_compress, t_sign, t_aggregate;
+    double             t_verify, t_decode;      /* written by the network side only */
     size_t             mixed_inputs;
 };
 
@@ -1167,7 +1168,10 @@ s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
         return GC_DELIVER_OK;
     }
     gc_err_t perr = { 0 };
-    if (gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr)) {
+    double t0 = gc_now_s ();
+    int bad = gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr);
+    self->t_decode += gc_now_s () - t0;
+    if (bad) {
         pthread_mutex_unlock (&r->lock);
         return s_reject_authenticated (self, c, GC_REJECT_BAD_PAYLOAD, now);
     }
@@ -1258,7 +1262,9 @@ gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_le
         return GC_DELIVER_REJECTED;
     gc_msg_header_t h;
     gc_err_t err = { 0 };
+    double t0 = gc_now_s ();
     int reason = gc_wire_rx_decode (self->rx, header, header_len, payload, payload_len, &h, NULL, &err);
+    self->t_verify += gc_now_s () - t0;
     uint32_t peer = reason == GC_WIRE_OK || reason > GC_WIRE_BAD_FIELD ? s_peer_of (self, h.sender)
                                                                        : UINT32_MAX;
     s_contact_t *c = peer == UINT32_MAX ? NULL : s_contact (self, peer);
@@ -1336,6 +1342,8 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->time_compress_s = self->t_compress;
     out->time_sign_s = self->t_sign;
     out->time_aggregate_s = self->t_aggregate;
+    out->time_verify_s = self->t_verify;
+    out->time_decode_s = self->t_decode;
     out->mixed_inputs = self->mixed_inputs;
     out->wait_target = gc_wait_target (self->wait);
 }
