@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GC_PEERSET_MAX 256
+#define GC_PEERSET_MAX 4096     /* gcsim's largest network; gcnet stops at GC_SCENARIO_MAX_PEERS */
 
 typedef struct {
     uint64_t bits [GC_PEERSET_MAX / 64];

@@ -480,7 +480,7 @@ s_write_series (const gc_result_t *res, const char *dir)
         }
         if (!isfinite (next))
             break;
-        double sum = 0, min = INFINITY, walls [GC_SCENARIO_MAX_PEERS];
+        double sum = 0, min = INFINITY, walls [GC_PEERSET_MAX];
         int count = 0;
         for (uint32_t i = 0; i < res->n_peers; i++) {
             const gc_peerstat_t *st = res->peers [i].stat;

@@ -47,6 +47,8 @@ typedef struct {
     gc_scenario_t *self;
     const char    *file;
     gc_err_t      *err;
+    uint32_t       max_peers;       /* gcnet: GC_SCENARIO_MAX_PEERS; gcsim: GC_PEERSET_MAX */
+    uint32_t       n_peers;         /* gcsim --peers: overrides scenario/peers */
 } s_ctx_t;
 
 //  "file: key: message" from a printf-style message.
@@ -224,7 +226,7 @@ s_parse_scenario_section (s_ctx_t *ctx, zconfig_t *section)
         else
         if (!strcmp (name, "peers")) {
             long n;
-            rc = gc_parse_long (value, 1, GC_SCENARIO_MAX_PEERS, &n, key, &perr);
+            rc = gc_parse_long (value, 1, ctx->max_peers, &n, key, &perr);
             self->n_peers = (uint32_t) n;
         }
         else
@@ -363,7 +365,8 @@ s_parse_groups (s_ctx_t *ctx, zconfig_t *section)
                 has_peers = true;
             }
             else
-            if (s_walk_settings (ctx, c, name, prefix, &group->settings, &group->n_settings))
+            if (strcmp (name, "sim")        /* gcsim's own keys */
+            &&  s_walk_settings (ctx, c, name, prefix, &group->settings, &group->n_settings))
                 return -1;
         }
         if (!has_peers)
@@ -671,12 +674,14 @@ s_parse (s_ctx_t *ctx, zconfig_t *root)
         return gc_err_set (ctx->err, 1, "%s: scenario: missing section (scenario/peers is required)", ctx->file);
     if (s_parse_scenario_section (ctx, scenario))
         return -1;
+    if (ctx->n_peers)
+        self->n_peers = ctx->n_peers;
     if (self->n_peers == 0)
         return s_error (ctx, "scenario/peers", "missing (the number of peers)");
     for (zconfig_t *c = zconfig_child (root); c; c = zconfig_next (c)) {
         const char *name = zconfig_name (c);
         if (!strcmp (name, "scenario") || !strcmp (name, "group") || !strcmp (name, "timeline")
-        ||  !strcmp (name, "assert"))
+        ||  !strcmp (name, "assert") || !strcmp (name, "sim"))
             continue;
         if (!zconfig_child (c))
             return s_error (ctx, name, "unknown section (scenario, group, timeline, assert, or a "
@@ -704,7 +709,7 @@ s_parse (s_ctx_t *ctx, zconfig_t *root)
 }
 
 static gc_scenario_t *
-s_load (zconfig_t *root, const char *name, gc_err_t *err)
+s_load (zconfig_t *root, const char *name, uint32_t max_peers, uint32_t n_peers, gc_err_t *err)
 {
     gc_scenario_t *self = calloc (1, sizeof *self);
     if (!self) {
@@ -717,7 +722,7 @@ s_load (zconfig_t *root, const char *name, gc_err_t *err)
     const char *base = strrchr (name, '/');
     base = base ? base + 1 : name;
     self->name = strndup (base, strcspn (base, "."));
-    s_ctx_t ctx = { .self = self, .file = name, .err = err };
+    s_ctx_t ctx = { .self = self, .file = name, .err = err, .max_peers = max_peers, .n_peers = n_peers };
     int rc = self->path && self->name ? s_parse (&ctx, root) : gc_err_set (err, 1, "out of memory");
     zconfig_destroy (&root);
     if (rc)
@@ -725,8 +730,8 @@ s_load (zconfig_t *root, const char *name, gc_err_t *err)
     return self;
 }
 
-gc_scenario_t *
-gc_scenario_load (const char *path, gc_err_t *err)
+static gc_scenario_t *
+s_load_file (const char *path, uint32_t max_peers, uint32_t n_peers, gc_err_t *err)
 {
     FILE *f = fopen (path, "r");
     if (!f) {
@@ -739,7 +744,23 @@ gc_scenario_load (const char *path, gc_err_t *err)
         gc_err_set (err, 1, "%s: not valid ZPL (4-space indentation, name = value)", path);
         return NULL;
     }
-    return s_load (root, path, err);
+    return s_load (root, path, max_peers, n_peers, err);
+}
+
+gc_scenario_t *
+gc_scenario_load (const char *path, gc_err_t *err)
+{
+    return s_load_file (path, GC_SCENARIO_MAX_PEERS, 0, err);
+}
+
+gc_scenario_t *
+gc_scenario_load_sim (const char *path, uint32_t n_peers, gc_err_t *err)
+{
+    if (n_peers > GC_PEERSET_MAX) {
+        gc_err_set (err, 1, "%s: --peers %u: at most %d peers", path, n_peers, GC_PEERSET_MAX);
+        return NULL;
+    }
+    return s_load_file (path, GC_PEERSET_MAX, n_peers, err);
 }
 
 gc_scenario_t *
@@ -750,7 +771,7 @@ gc_scenario_load_str (const char *text, const char *name, gc_err_t *err)
         gc_err_set (err, 1, "%s: not valid ZPL (4-space indentation, name = value)", name);
         return NULL;
     }
-    return s_load (root, name, err);
+    return s_load (root, name, GC_SCENARIO_MAX_PEERS, 0, err);
 }
 
 static void

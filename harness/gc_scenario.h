@@ -95,6 +95,11 @@ typedef struct {
 } gc_scenario_t;
 
 gc_scenario_t *gc_scenario_load (const char *path, gc_err_t *err);
+/*  The simulator's reading (gcsim): the same, with up to GC_PEERSET_MAX peers,
+    and n_peers (if not 0) in place of scenario/peers. Both readings skip the
+    `sim` section and group/NAME/sim: simulator-only keys that gcsim reads
+    itself (docs/SCENARIOS.md, "gcsim"). */
+gc_scenario_t *gc_scenario_load_sim (const char *path, uint32_t n_peers, gc_err_t *err);
 /*  The same from text; name stands for the file in messages. */
 gc_scenario_t *gc_scenario_load_str (const char *text, const char *name, gc_err_t *err);
 void           gc_scenario_destroy (gc_scenario_t **self_p);

@@ -69,7 +69,30 @@ typedef struct {
     int64_t              mute_for_ns;
     /*  role: NULL or "" = honest; otherwise a Byzantine attack spec (gc_attack.h) */
     const char          *attack;
+    /*  simulator (gcsim) only; zero / NULL in gcnode */
+    uint64_t             seq_start;         /* last seq used before the first message; 0 = the wall clock in µs */
+    const struct gc_engine_observer_t *observer;    /* omniscient attacker's view; NULL = own model + replicas */
+    bool                 skip_verify;       /* in-process transport: no signature / digest checks (below) */
 } gc_engine_config_t;
+
+/*  skip_verify: for a simulator whose messages travel through process memory
+    from engines that signed them, so that nothing can be forged on the way.
+    Receivers run every check of gc_wire_rx_decode (header, network, sender,
+    replay window, length, keyframe-request target) except the Ed25519
+    signature and the payload digest; senders still sign. Off in gcnode; gcsim
+    refuses it when a scenario has a protocol attack (untrusted, malformed,
+    replay, flood, nan), whose messages only the skipped checks would refuse. */
+
+/*  Simulator only: what an omniscient Byzantine peer sees instead of its own
+    model and replicas. moments writes the coordinate-wise mean and standard
+    deviation (n - 1) of the models it observes (e.g. every honest model);
+    model gives a peer's current model (dissensus victims, mimic), or NULL to
+    fall back on the attacker's replica. Called from the attacker's publish. */
+typedef struct gc_engine_observer_t {
+    void         *ctx;
+    void        (*moments) (void *ctx, uint32_t attacker, float *mean, float *std);
+    const float *(*model) (void *ctx, uint32_t peer);
+} gc_engine_observer_t;
 
 /*  Fill the defaults documented in docs/CONFIG.md. */
 void gc_engine_config_defaults (gc_engine_config_t *cfg);
@@ -154,6 +177,15 @@ void         gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *s
 void         gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq,
                                 const float *x, const float *v);
 const char  *gc_engine_model_spec (const gc_engine_t *self);
+
+/*  Simulators holding many engines (gcsim). set_scratch: use the caller's
+    update, sent and agg buffers (n floats each, gc_falloc) instead of the
+    engine's own, which are freed; they carry data only within one phase call,
+    so engines whose phases never run at the same time may share one set.
+    trim: free message buffers grown past 64 kB (after a dense keyframe or an
+    exact synchronisation); they grow again when needed. */
+void         gc_engine_set_scratch (gc_engine_t *self, float *update, float *sent, float *agg);
+void         gc_engine_trim (gc_engine_t *self);
 
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);

@@ -1,0 +1,967 @@
+/*  gc_sim — setup, the event loop, the worker thread, routing and the
+    timeline. gc_sim_peer.c handles one peer's events; gc_sim_report.c turns
+    the run into gcnet's report. */
+#include "gc_sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_attack.h"
+#include "gc_cli.h"
+#include "gc_mem.h"
+#include "gc_mlp.h"
+#include "gc_partition.h"
+#include "gc_peerstat.h"
+#include "gc_sim_internal.h"
+#include "gc_time.h"
+
+//  ---------------------------------------------------------------------------
+//  setup
+
+//  A peer's gcnode configuration: defaults, then the scenario's keys for
+//  every peer, then its groups' (what gc_scenario_write_config puts in the
+//  file gcnode reads), then --seed.
+static gc_config_t *
+s_peer_config (gc_sim_t *sim, uint32_t i, gc_err_t *err)
+{
+    const gc_scenario_t *sc = sim->sc;
+    gc_config_t *cfg = gc_config_new ();
+    if (!cfg) {
+        gc_err_set (err, 1, "out of memory");
+        return NULL;
+    }
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < sc->n_settings; k++)
+        rc = gc_config_set (cfg, sc->settings [k].path, sc->settings [k].value, err);
+    for (size_t g = 0; rc == 0 && g < sc->n_groups; g++)
+        if (gc_peerset_has (&sc->groups [g].peers, i))
+            for (size_t k = 0; rc == 0 && k < sc->groups [g].n_settings; k++)
+                rc = gc_config_set (cfg, sc->groups [g].settings [k].path, sc->groups [g].settings [k].value, err);
+    if (rc == 0 && sim->opts.has_seed) {
+        char text [32];
+        snprintf (text, sizeof text, "%llu", (unsigned long long) sim->opts.seed);
+        rc = gc_config_set (cfg, "node/seed", text, err);
+    }
+    if (rc) {
+        gc_err_prefix (err, "%s: peer %u: ", sc->path, i);
+        gc_config_destroy (&cfg);
+    }
+    return cfg;
+}
+
+static bool
+s_same (const char *a, const char *b)
+{
+    return !strcmp (a ? a : "", b ? b : "");
+}
+
+//  Keys gcsim needs equal for every peer, because it loads the data once.
+static int
+s_check_shared (gc_sim_t *sim, gc_err_t *err)
+{
+    const gc_config_t *a = sim->peers [0].cfg;
+    for (uint32_t i = 1; i < sim->n; i++) {
+        const gc_config_t *b = sim->peers [i].cfg;
+        if (!s_same (a->data, b->data) || a->train_samples != b->train_samples
+        ||  a->test_samples != b->test_samples)
+            return gc_err_set (err, 2, "%s: peer %u: train/data, train/train_samples and train/test_samples "
+                               "must be the same for every peer under gcsim (it loads the data once)",
+                               sim->sc->path, i);
+    }
+    return 0;
+}
+
+//  Protocol attacks send what only the signature and digest checks refuse.
+static int
+s_check_skip_crypto (gc_sim_t *sim, gc_err_t *err)
+{
+    if (!sim->scfg->skip_crypto)
+        return 0;
+    static const gc_attack_kind_t protocol [] = {
+        GC_ATTACK_UNTRUSTED, GC_ATTACK_MALFORMED, GC_ATTACK_REPLAY, GC_ATTACK_FLOOD, GC_ATTACK_NAN
+    };
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_attack_t a;
+        if (gc_attack_parse (sim->peers [i].ecfg.attack, &a, NULL))
+            continue;
+        for (size_t k = 0; k < sizeof protocol / sizeof protocol [0]; k++)
+            if (a.kind == protocol [k])
+                return gc_err_set (err, 2, "%s: sim/skip_crypto: peer %u runs the protocol attack '%s', "
+                                   "which only signature checks refuse: turn skip_crypto off",
+                                   sim->sc->path, i, gc_attack_name (a.kind));
+    }
+    return 0;
+}
+
+static int
+s_setup_data (gc_sim_t *sim, gc_err_t *err)
+{
+    const gc_config_t *cfg = sim->peers [0].cfg;
+    bool fell_back = false;
+    gc_dataset_t train;
+    if (gc_dataset_open (*cfg->data ? cfg->data : NULL, sim->seed, &train, &sim->test, &fell_back, err))
+        return gc_err_prefix (err, "train/data: ");
+    if (fell_back && sim->opts.log)
+        fprintf (sim->opts.log, "gcsim: no Fashion-MNIST installed: the built-in synthetic task\n");
+    if (cfg->train_samples > 0 && (size_t) cfg->train_samples < train.n)
+        train.n = (size_t) cfg->train_samples;
+    if (cfg->test_samples > 0 && (size_t) cfg->test_samples < sim->test.n)
+        sim->test.n = (size_t) cfg->test_samples;
+    gc_dataset_standardise (&train, &sim->test);
+    gc_split_t split;
+    uint32_t *owner = malloc ((train.n ? train.n : 1) * sizeof *owner);
+    uint32_t *idx = malloc ((train.n ? train.n : 1) * sizeof *idx);
+    int rc = owner && idx ? gc_split_parse (cfg->split, &split, err) : gc_err_set (err, 1, "out of memory");
+    if (rc == 0)
+        rc = gc_partition_assign (train.y, train.n, train.n_classes, &split, sim->n, sim->seed, owner, err);
+    for (uint32_t i = 0; rc == 0 && i < sim->n; i++) {
+        //  the indices gc_partition_peer gives peer i, in the same order
+        size_t count = 0;
+        for (size_t s = 0; s < train.n; s++)
+            if (owner [s] == i)
+                idx [count++] = (uint32_t) s;
+        rc = gc_dataset_subset (&train, idx, count, &sim->peers [i].shard, err);
+    }
+    free (owner);
+    free (idx);
+    gc_dataset_free (&train);
+    return rc ? gc_err_prefix (err, "train/split: ") : 0;
+}
+
+static int
+s_setup_keys (gc_sim_t *sim, gc_err_t *err)
+{
+    sim->ids = calloc (sim->n, sizeof *sim->ids);
+    if (!sim->ids)
+        return gc_err_set (err, 1, "out of memory");
+    for (int c = 0; c < sim->threads; c++)
+        if (!(sim->classes [c].trust = gc_trust_new ()))
+            return gc_err_set (err, 1, "out of memory");
+    for (uint32_t i = 0; i < sim->n; i++) {
+        //  keys from the seed: the same ids (and report) every run
+        uint8_t seed [GC_KEY_SEED_SIZE];
+        for (size_t b = 0; b < sizeof seed; b += 8) {
+            uint64_t v = gc_seed_derive (gc_seed_derive (sim->seed, 0x6B6579), (uint64_t) i * 4 + b / 8);
+            memcpy (seed + b, &v, 8);
+        }
+        gc_sim_peer_t *p = &sim->peers [i];
+        if (!(p->key = gc_key_from_seed (seed, err)))
+            return -1;
+        memcpy (sim->ids [i], gc_key_peer_id (p->key), 8);
+        for (int c = 0; c < sim->threads; c++)
+            if (gc_trust_add_raw (sim->classes [c].trust, gc_key_public_raw (p->key), "gcsim", err))
+                return -1;
+    }
+    return 0;
+}
+
+static int
+s_engine_config (gc_sim_t *sim, gc_sim_peer_t *p, gc_err_t *err)
+{
+    const gc_config_t *cfg = p->cfg;
+    gc_engine_config_t *ec = &p->ecfg;
+    gc_engine_config_defaults (ec);
+    ec->self = p->index;
+    ec->topology = sim->topology;
+    ec->key = p->key;
+    ec->trust = sim->classes [p->cls].trust;
+    ec->peer_ids = (const uint8_t (*) [8]) sim->ids;
+    ec->network = cfg->network;
+    ec->model = cfg->model;
+    ec->train = &p->shard;
+    ec->test = &sim->test;
+    ec->optim.lr = cfg->lr;
+    ec->optim.momentum = cfg->momentum;
+    ec->optim.nesterov = cfg->nesterov;
+    ec->optim.weight_decay = cfg->weight_decay;
+    ec->optim.warmup = cfg->warmup;
+    if (gc_optim_schedule_parse (cfg->schedule, &ec->optim, err))
+        return gc_err_prefix (err, "peer %u: train/schedule: ", p->index);
+    ec->batch = (size_t) cfg->batch;
+    ec->local_steps = (uint32_t) cfg->local_steps;
+    ec->rounds = (uint64_t) cfg->rounds;
+    ec->seed = cfg->seed;
+    ec->compress = cfg->compress;
+    ec->ec = cfg->ec;
+    ec->aggregator = cfg->aggregator;
+    ec->wait = cfg->wait;
+    ec->gamma = cfg->gamma;
+    ec->staleness = (uint32_t) cfg->staleness;
+    ec->keyframe_every = (uint32_t) cfg->keyframe_every;
+    ec->keyframe_fp16 = cfg->keyframe_fp16;
+    ec->wait_timeout_ns = cfg->timeout_ms * 1000000LL;
+    ec->keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
+    ec->mute_after = (uint32_t) cfg->mute_after;
+    ec->mute_for_ns = cfg->mute_for_s * 1000000000LL;
+    ec->attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
+    ec->observer = p->sp->omniscient && p->byzantine ? &sim->observer : NULL;
+    ec->skip_verify = sim->scfg->skip_crypto;
+    return 0;
+}
+
+//  Omniscient attackers (sim/omniscient): the moments of every honest model,
+//  computed once per batch. They run in the serial phase, after the honest
+//  peers of the batch, so what they see does not depend on thread timing.
+static void
+s_omni_moments (void *ctx, uint32_t attacker, float *mean, float *std)
+{
+    gc_sim_t *sim = ctx;
+    (void) attacker;
+    if (sim->omni_batch != sim->batch_no) {
+        size_t k = 0;
+        for (uint32_t i = 0; i < sim->n; i++)
+            if (!sim->peers [i].byzantine && sim->peers [i].engine)
+                sim->omni_models [k++] = gc_engine_params (sim->peers [i].engine);
+        if (k)
+            gc_attack_moments (sim->omni_models, k, sim->d, sim->omni_mean, sim->omni_std);
+        sim->omni_batch = sim->batch_no;
+    }
+    memcpy (mean, sim->omni_mean, sim->d * sizeof *mean);
+    memcpy (std, sim->omni_std, sim->d * sizeof *std);
+}
+
+static const float *
+s_omni_model (void *ctx, uint32_t peer)
+{
+    gc_sim_t *sim = ctx;
+    return peer < sim->n && sim->peers [peer].engine ? gc_engine_params (sim->peers [peer].engine) : NULL;
+}
+
+static int
+s_setup_peers (gc_sim_t *sim, gc_err_t *err)
+{
+    const gc_config_t *cfg0 = sim->peers [0].cfg;
+    gc_mlp_t *mlp = gc_mlp_new (cfg0->model, err);
+    if (!mlp)
+        return gc_err_prefix (err, "train/model: ");
+    sim->d = gc_mlp_n_params (mlp);
+    gc_mlp_destroy (&mlp);
+    for (int c = 0; c < sim->threads; c++) {
+        gc_sim_class_t *cl = &sim->classes [c];
+        cl->update = gc_falloc (sim->d);
+        cl->sent = gc_falloc (sim->d);
+        cl->agg = gc_falloc (sim->d);
+        cl->line_size = 1 << 20;
+        cl->line = malloc (cl->line_size);
+        if (!cl->update || !cl->sent || !cl->agg || !cl->line)
+            return gc_err_set (err, 1, "out of memory");
+    }
+    sim->observer = (gc_engine_observer_t) { .ctx = sim, .moments = s_omni_moments, .model = s_omni_model };
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_sim_peer_t *p = &sim->peers [i];
+        if (s_engine_config (sim, p, err))
+            return -1;
+        if (p->sp->omniscient && p->byzantine && !sim->omni_mean) {
+            sim->omni_mean = gc_falloc (sim->d);
+            sim->omni_std = gc_falloc (sim->d);
+            sim->omni_models = calloc (sim->n, sizeof *sim->omni_models);
+            if (!sim->omni_mean || !sim->omni_std || !sim->omni_models)
+                return gc_err_set (err, 1, "out of memory");
+        }
+        //  one local step: 2 (forward) + 4 (backward) flops per weight and sample
+        p->step_ns = p->sp->step_ms > 0 ? llround (p->sp->step_ms * 1e6)
+                   : llround (6.0 * (double) sim->d * (double) p->ecfg.batch / (p->sp->gflops * 1e9) * 1e9);
+        //  contacts: in ∪ out, ascending (both lists are sorted)
+        const uint32_t *in, *out;
+        size_t n_in = gc_topology_in (sim->topology, i, &in), n_out = gc_topology_out (sim->topology, i, &out);
+        uint32_t *contacts = calloc (n_in + n_out + 1, sizeof *contacts);
+        p->links = calloc (n_in + n_out + 1, sizeof *p->links);
+        p->held_from = calloc (n_in + n_out + 1, sizeof *p->held_from);
+        if (!contacts || !p->links || !p->held_from) {
+            free (contacts);
+            return gc_err_set (err, 1, "out of memory");
+        }
+        size_t a = 0, b = 0, k = 0;
+        while (a < n_in || b < n_out) {
+            uint32_t pa = a < n_in ? in [a] : UINT32_MAX, pb = b < n_out ? out [b] : UINT32_MAX;
+            contacts [k++] = pa < pb ? pa : pb;
+            a += pa <= pb;
+            b += pb <= pa;
+        }
+        p->contacts = contacts;
+        p->n_contacts = k;
+        p->ctl_slow = 1;
+        p->deadline_pending = -1;
+        gc_rng_init (&p->rng, sim->seed, 0x51A0000ULL + i);
+    }
+    //  `restart resume` needs the checkpoints gcnode would have written
+    for (size_t e = 0; e < sim->sc->n_events; e++) {
+        const gc_event_t *ev = &sim->sc->events [e];
+        if (ev->action == GC_ACT_RESTART && ev->resume)
+            for (uint32_t i = 0; i < sim->n; i++)
+                if (gc_peerset_has (&ev->peers, i))
+                    sim->peers [i].wants_snap = true;
+    }
+    return 0;
+}
+
+static int
+s_setup_result (gc_sim_t *sim, gc_err_t *err)
+{
+    gc_result_t *res = calloc (1, sizeof *res);
+    sim->res = res;
+    if (!res || !(res->peers = calloc (sim->n, sizeof *res->peers))
+    ||  !(res->out_dir = strdup (sim->opts.out_dir)) || !(res->gcnode = strdup ("gcsim")))
+        return gc_err_set (err, 1, "out of memory");
+    res->scenario = sim->sc;
+    res->n_peers = sim->n;
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_peer_result_t *r = &res->peers [i];
+        char label [64];
+        snprintf (label, sizeof label, "peer%u (simulated)", i);
+        r->index = i;
+        r->byzantine = gc_scenario_is_byzantine (sim->sc, i);
+        r->attack = gc_scenario_attack (sim->sc, i);
+        r->state = GC_PEER_NOT_STARTED;
+        r->final_accuracy = NAN;
+        if (!(r->stat = gc_peerstat_new (label)))
+            return gc_err_set (err, 1, "out of memory");
+        sim->peers [i].res = r;
+    }
+    return 0;
+}
+
+static void s_route (gc_sim_t *sim, gc_sim_peer_t *p);
+static void *s_worker (void *arg);
+
+static int
+s_setup (gc_sim_t *sim, gc_err_t *err)
+{
+    double t0 = gc_now_s ();
+    sim->sc = gc_scenario_load_sim (sim->opts.scenario, sim->opts.peers, err);
+    if (!sim->sc)
+        return err->code = 2, -1;
+    int violations = gc_scenario_lint (sim->sc, NULL, err);
+    if (violations < 0)
+        return err->code = 2, -1;
+    if (violations > 0 && sim->opts.log) {
+        fprintf (sim->opts.log, "gcsim: warning: %s: %d honest peers have more Byzantine neighbours than "
+                 "their rule tolerates:\n", sim->sc->name, violations);
+        gc_scenario_lint (sim->sc, sim->opts.log, NULL);
+    }
+    if (!(sim->scfg = gc_simcfg_load (sim->opts.scenario, sim->sc, err)))
+        return err->code = 2, -1;
+    sim->threads = sim->opts.threads ? sim->opts.threads : sim->scfg->threads;
+    if (sim->threads < 1 || sim->threads > GC_SIM_MAX_THREADS)
+        return gc_err_set (err, 2, "--threads %d: 1 or 2", sim->threads);
+    sim->n = sim->sc->n_peers;
+    sim->peers = calloc (sim->n, sizeof *sim->peers);
+    sim->fired = calloc (sim->sc->n_events + 1, sizeof *sim->fired);
+    sim->chain_first = malloc (sim->n * sizeof *sim->chain_first);
+    sim->chain_last = malloc (sim->n * sizeof *sim->chain_last);
+    sim->active = malloc (sim->n * sizeof *sim->active);
+    if (!sim->peers || !sim->fired || !sim->chain_first || !sim->chain_last || !sim->active
+    ||  !(sim->q = gc_evq_new ()))
+        return gc_err_set (err, 1, "out of memory");
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_sim_peer_t *p = &sim->peers [i];
+        p->sim = sim;
+        p->index = i;
+        p->cls = (int) (i % (uint32_t) sim->threads);
+        p->byzantine = gc_scenario_is_byzantine (sim->sc, i);
+        p->sp = &sim->scfg->peers [i];
+        sim->chain_first [i] = -1;
+        if (!(p->cfg = s_peer_config (sim, i, err)))
+            return err->code = 2, -1;
+    }
+    sim->seed = sim->peers [0].cfg->seed;
+    sim->eval_every = sim->peers [0].cfg->eval_every;
+    sim->checkpoint_every = sim->peers [0].cfg->checkpoint_every;
+    if (s_check_shared (sim, err) || s_setup_result (sim, err))
+        return -1;
+    if (!(sim->topology = gc_topology_new (sim->peers [0].cfg->topology, sim->n, sim->seed, err))) {
+        gc_err_prefix (err, "topology/kind: ");
+        return err->code = 2, -1;
+    }
+    if (s_setup_keys (sim, err) || s_setup_data (sim, err) || s_setup_peers (sim, err))
+        return -1;
+    if (s_check_skip_crypto (sim, err))
+        return -1;
+    gc_cli_set_blas_threads (1);
+    if (sim->threads > 1) {
+        if (pthread_barrier_init (&sim->go, NULL, 2) || pthread_barrier_init (&sim->done, NULL, 2)
+        ||  pthread_create (&sim->worker, NULL, s_worker, sim))
+            return gc_err_set (err, 1, "cannot start the worker thread");
+        sim->worker_started = true;
+    }
+    //  the timeline's timed events and the run's limit
+    for (size_t e = 0; e < sim->sc->n_events; e++)
+        if (sim->sc->events [e].at_kind == GC_AT_TIME
+        &&  gc_evq_push (sim->q, llround (sim->sc->events [e].at * 1e9), GC_SIM_EV_TIMELINE, 0, e, NULL))
+            return gc_err_set (err, 1, "out of memory");
+    if (gc_evq_push (sim->q, llround (sim->sc->timeout_s * 1e9), GC_SIM_EV_TIMEOUT, 0, 0, NULL))
+        return gc_err_set (err, 1, "out of memory");
+    //  every peer starts at time 0
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_sim_peer_spawn (sim, &sim->peers [i], false);
+        s_route (sim, &sim->peers [i]);
+    }
+    sim->wall_setup_s = gc_now_s () - t0;
+    return 0;
+}
+
+static void
+s_teardown (gc_sim_t *sim)
+{
+    if (sim->worker_started) {
+        sim->quit = true;
+        pthread_barrier_wait (&sim->go);
+        pthread_join (sim->worker, NULL);
+        pthread_barrier_destroy (&sim->go);
+        pthread_barrier_destroy (&sim->done);
+    }
+    if (sim->q) {
+        gc_evq_item_t ev;
+        while (!gc_evq_empty (sim->q)) {
+            gc_evq_pop (sim->q, &ev);
+            if (ev.kind == GC_SIM_EV_DELIVER)
+                gc_sim_msg_release (ev.ptr);
+        }
+        gc_evq_destroy (&sim->q);
+    }
+    for (uint32_t i = 0; sim->peers && i < sim->n; i++) {
+        gc_sim_peer_t *p = &sim->peers [i];
+        gc_engine_destroy (&p->engine);
+        for (size_t k = 0; k < p->n_held; k++)
+            gc_sim_msg_release (p->held [k]);
+        for (size_t k = 0; k < p->n_sends; k++)
+            gc_sim_msg_release (p->sends [k].msg);
+        free (p->held);
+        free (p->sends);
+        free (p->dests);
+        free (p->news);
+        free ((void *) p->contacts);
+        free (p->links);
+        free (p->held_from);
+        free (p->partition);
+        gc_mem_free (p->snap_x);
+        gc_mem_free (p->snap_v);
+        gc_dataset_free (&p->shard);
+        gc_key_destroy (&p->key);
+        gc_config_destroy (&p->cfg);
+    }
+    for (int c = 0; c < GC_SIM_MAX_THREADS; c++) {
+        gc_sim_class_t *cl = &sim->classes [c];
+        gc_mem_free (cl->update);
+        gc_mem_free (cl->sent);
+        gc_mem_free (cl->agg);
+        free (cl->line);
+        gc_trust_destroy (&cl->trust);
+    }
+    gc_mem_free (sim->omni_mean);
+    gc_mem_free (sim->omni_std);
+    free (sim->omni_models);
+    free (sim->peers);
+    free (sim->ids);
+    free (sim->fired);
+    free (sim->batch);
+    free (sim->chain_first);
+    free (sim->chain_last);
+    free (sim->chain_next);
+    free (sim->active);
+    gc_result_destroy (&sim->res);
+    gc_dataset_free (&sim->test);
+    gc_topology_destroy (&sim->topology);
+    gc_simcfg_destroy (&sim->scfg);
+    gc_scenario_destroy (&sim->sc);
+}
+
+//  ---------------------------------------------------------------------------
+//  routing: the fault layer of the sender (as gossip/gc_zmq.c applies it),
+//  then the link (bandwidth, latency, jitter; in order)
+
+static size_t
+s_contact_index (const gc_sim_peer_t *p, uint32_t peer)
+{
+    size_t lo = 0, hi = p->n_contacts;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->contacts [mid] == peer)
+            return mid;
+        if (p->contacts [mid] < peer)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return SIZE_MAX;
+}
+
+static void
+s_route_one (gc_sim_t *sim, gc_sim_peer_t *p, uint32_t to, gc_sim_msg_t *msg, int64_t t)
+{
+    size_t ci = s_contact_index (p, to);
+    if (ci == SIZE_MAX || to >= sim->n)
+        return;                         /* the engine only sends to its contacts */
+    gc_sim_link_t *link = &p->links [ci];
+    double bytes = (double) msg->hlen + (double) msg->plen;
+    if (p->drop_p > 0 && gc_rng_double (&p->rng) < p->drop_p) {
+        sim->dropped_fault++;
+        return;
+    }
+    int64_t due = t;
+    if (p->delay_ms > 0 || p->jitter_ms > 0)
+        due += (int64_t) ((p->delay_ms + p->jitter_ms * gc_rng_double (&p->rng)) * 1e6);
+    if (p->rate > 0) {
+        int64_t start = link->fault_free > t ? link->fault_free : t;
+        link->fault_free = start + (int64_t) (bytes / p->rate * 1e9);
+        if (link->fault_free > due)
+            due = link->fault_free;
+    }
+    //  the link: the slower end decides
+    const gc_simpeer_t *a = p->sp, *b = sim->peers [to].sp;
+    double latency = fmax (a->latency_ms, b->latency_ms), jitter = fmax (a->jitter_ms, b->jitter_ms);
+    double bw = a->bandwidth > 0 && b->bandwidth > 0 ? fmin (a->bandwidth, b->bandwidth)
+              : fmax (a->bandwidth, b->bandwidth);
+    int64_t start = link->link_free > due ? link->link_free : due, done = start;
+    if (bw > 0) {
+        done = start + (int64_t) (bytes / bw * 1e9);
+        link->link_free = done;
+    }
+    int64_t arrival = done + (int64_t) (latency * 1e6);
+    if (jitter > 0)
+        arrival += (int64_t) (jitter * 1e6 * gc_rng_double (&p->rng));
+    if (arrival < link->last_arrival)
+        arrival = link->last_arrival;
+    link->last_arrival = arrival;
+    atomic_fetch_add_explicit (&msg->refs, 1, memory_order_relaxed);
+    if (gc_evq_push (sim->q, arrival, GC_SIM_EV_DELIVER, to, 0, msg))
+        gc_sim_msg_release (msg);
+    else
+        sim->messages++;
+}
+
+static void
+s_route (gc_sim_t *sim, gc_sim_peer_t *p)
+{
+    for (size_t s = 0; s < p->n_sends; s++) {
+        gc_sim_send_t *send = &p->sends [s];
+        for (size_t k = 0; k < send->n_dests; k++)
+            s_route_one (sim, p, p->dests [send->first_dest + k], send->msg, send->t);
+        gc_sim_msg_release (send->msg);
+    }
+    for (size_t e = 0; e < p->n_news; e++)
+        if (gc_evq_push (sim->q, p->news [e].t, p->news [e].kind, p->index, p->news [e].arg, NULL))
+            p->oom = true;
+    p->n_sends = p->n_dests = p->n_news = 0;
+}
+
+//  ---------------------------------------------------------------------------
+//  the timeline (as harness/gc_run.c fires it)
+
+static double
+s_median_round (const gc_sim_t *sim)
+{
+    //  counting: rounds are bounded by train/rounds (the median gcnet uses)
+    size_t k = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < sim->n; i++)
+        if (!sim->peers [i].byzantine) {
+            uint64_t r = sim->peers [i].round;
+            lo = r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+            k++;
+        }
+    if (k == 0)
+        return 0;
+    //  the k/2-th (and k/2-1-th) smallest by bisection on the value
+    uint64_t want [2] = { (k - 1) / 2, k / 2 };
+    double v [2];
+    for (int w = 0; w < 2; w++) {
+        uint64_t a = lo, b = hi;
+        while (a < b) {
+            uint64_t mid = a + (b - a) / 2;
+            size_t below = 0;
+            for (uint32_t i = 0; i < sim->n; i++)
+                below += !sim->peers [i].byzantine && sim->peers [i].round <= mid;
+            if (below > want [w])
+                b = mid;
+            else
+                a = mid + 1;
+        }
+        v [w] = (double) a;
+    }
+    return k % 2 ? v [1] : floor ((v [0] + v [1]) / 2);
+}
+
+static void
+s_record (gc_sim_t *sim, const char *text)
+{
+    gc_result_t *res = sim->res;
+    double t = (double) sim->now * 1e-9, round = s_median_round (sim);
+    if (sim->opts.log)
+        fprintf (sim->opts.log, "gcsim: [%8.3f s, round %4.0f] %s\n", t, round, text);
+    gc_fired_t *grown = realloc (res->fired, (res->n_fired + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    res->fired = grown;
+    grown [res->n_fired] = (gc_fired_t) { .t = t, .round = round, .text = strdup (text) };
+    if (grown [res->n_fired].text)
+        res->n_fired++;
+}
+
+static void
+s_set_partition (gc_sim_peer_t *p, const uint32_t *allowed, size_t n)
+{
+    free (p->partition);
+    p->partition = NULL;
+    p->n_partition = 0;
+    if (n && (p->partition = malloc (n * sizeof *allowed))) {
+        memcpy (p->partition, allowed, n * sizeof *allowed);
+        p->n_partition = n;
+    }
+    if (p->engine)
+        gc_engine_partition (p->engine, p->partition, p->n_partition);
+}
+
+static void
+s_fire_partition (gc_sim_t *sim, const gc_event_t *ev)
+{
+    gc_peerset_t rest;
+    gc_peerset_all (&rest, sim->n);
+    for (size_t s = 0; s < ev->n_sides; s++)
+        for (uint32_t i = 0; i < sim->n; i++)
+            if (gc_peerset_has (&ev->sides [s], i))
+                gc_peerset_remove (&rest, i);
+    uint32_t *members = malloc (sim->n * sizeof *members);
+    if (!members)
+        return;
+    for (size_t s = 0; s <= ev->n_sides; s++) {
+        const gc_peerset_t *side = s < ev->n_sides ? &ev->sides [s] : &rest;
+        size_t k = gc_peerset_list (side, members, sim->n);
+        for (size_t m = 0; m < k; m++)
+            s_set_partition (&sim->peers [members [m]], members, k);
+    }
+    free (members);
+}
+
+static void
+s_fire (gc_sim_t *sim, size_t e)
+{
+    const gc_event_t *ev = &sim->sc->events [e];
+    if (sim->fired [e])
+        return;
+    sim->fired [e] = true;
+    char who [512], text [1024];
+    gc_peerset_format (&ev->peers, who, sizeof who);
+    if (ev->action == GC_ACT_PARTITION)
+        snprintf (text, sizeof text, "%s: %s", ev->name, ev->text);
+    else
+        snprintf (text, sizeof text, "%s: %s -> peers %s", ev->name, ev->text, who);
+    s_record (sim, text);
+    if (ev->action == GC_ACT_PARTITION) {
+        s_fire_partition (sim, ev);
+        return;
+    }
+    for (uint32_t i = 0; i < sim->n; i++) {
+        if (!gc_peerset_has (&ev->peers, i))
+            continue;
+        gc_sim_peer_t *p = &sim->peers [i];
+        p->touched = true;
+        switch (ev->action) {
+            case GC_ACT_KILL:
+                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
+                break;
+            case GC_ACT_TERM:
+                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, true);
+                break;
+            case GC_ACT_STOP:
+                gc_sim_peer_freeze (sim, p);
+                break;
+            case GC_ACT_CONT:
+                gc_sim_peer_thaw (sim, p);
+                break;
+            case GC_ACT_RESTART:
+                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
+                gc_sim_peer_discard (p);
+                gc_sim_peer_spawn (sim, p, ev->resume);
+                break;
+            case GC_ACT_DROP:
+                p->drop_p = ev->value;
+                break;
+            case GC_ACT_DELAY:
+                p->delay_ms = ev->value;
+                p->jitter_ms = ev->value2;
+                break;
+            case GC_ACT_SLOW:
+                p->ctl_slow = ev->value;
+                break;
+            case GC_ACT_RATE:
+                p->rate = ev->value;
+                break;
+            case GC_ACT_HEAL:
+                s_set_partition (p, NULL, 0);
+                break;
+            case GC_ACT_PARTITION:
+                break;
+        }
+        s_route (sim, p);
+    }
+}
+
+//  A dead honest peer that a restart not fired yet will bring back.
+static bool
+s_restart_pending (const gc_sim_t *sim, uint32_t i)
+{
+    for (size_t e = 0; e < sim->sc->n_events; e++)
+        if (!sim->fired [e] && sim->sc->events [e].action == GC_ACT_RESTART
+        &&  gc_peerset_has (&sim->sc->events [e].peers, i))
+            return true;
+    return false;
+}
+
+static void
+s_after_batch (gc_sim_t *sim)
+{
+    bool any_round_event = false;
+    for (size_t e = 0; e < sim->sc->n_events; e++)
+        any_round_event |= !sim->fired [e] && sim->sc->events [e].at_kind == GC_AT_ROUND;
+    if (any_round_event) {
+        double median = s_median_round (sim);
+        for (size_t e = 0; e < sim->sc->n_events; e++)
+            if (!sim->fired [e] && sim->sc->events [e].at_kind == GC_AT_ROUND
+            &&  median >= sim->sc->events [e].at)
+                s_fire (sim, e);
+    }
+    if (sim->honest_done)
+        return;
+    bool busy = false, others = false;
+    for (uint32_t i = 0; i < sim->n && !busy; i++) {
+        const gc_sim_peer_t *p = &sim->peers [i];
+        bool running = p->engine && p->phase != GC_SIM_DONE;
+        if (!p->byzantine)
+            busy = running || (p->phase == GC_SIM_DOWN && s_restart_pending (sim, i));
+        else
+            others |= running;
+    }
+    if (busy)
+        return;
+    sim->honest_done = true;
+    if (others) {
+        //  as gcnet: the others get grace_s to finish
+        gc_evq_push (sim->q, sim->now + llround (sim->sc->grace_s * 1e9), GC_SIM_EV_GRACE, 0, 0, NULL);
+    }
+    else
+        sim->stop = true;
+}
+
+//  ---------------------------------------------------------------------------
+//  the event loop
+
+static bool
+s_serial_peer (const gc_sim_peer_t *p)
+{
+    return p->ecfg.observer != NULL;        /* reads other peers' models */
+}
+
+static void
+s_process_class (gc_sim_t *sim, int cls)
+{
+    for (size_t a = 0; a < sim->n_active; a++) {
+        gc_sim_peer_t *p = &sim->peers [sim->active [a]];
+        if (p->cls == cls && !s_serial_peer (p))
+            gc_sim_peer_events (sim, p, sim->chain_first [p->index]);
+    }
+}
+
+static void *
+s_worker (void *arg)
+{
+    gc_sim_t *sim = arg;
+    while (true) {
+        pthread_barrier_wait (&sim->go);
+        if (sim->quit)
+            break;
+        s_process_class (sim, 1);
+        pthread_barrier_wait (&sim->done);
+    }
+    return NULL;
+}
+
+static int
+s_cmp_u32 (const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+    return (x > y) - (x < y);
+}
+
+//  Every event queued for the earliest time: the run's own first, then each
+//  peer's in queue order, peers independently (class 0 here, class 1 in the
+//  worker), omniscient attackers last and alone, then the routing in peer
+//  order.
+static int
+s_batch (gc_sim_t *sim)
+{
+    int64_t t = gc_evq_top (sim->q)->t;
+    sim->now = t;
+    sim->batch_no++;
+    sim->n_batch = 0;
+    while (!gc_evq_empty (sim->q) && gc_evq_top (sim->q)->t == t) {
+        if (sim->n_batch == sim->cap_batch) {
+            size_t cap = sim->cap_batch ? 2 * sim->cap_batch : 1024;
+            gc_evq_item_t *grown = realloc (sim->batch, cap * sizeof *grown);
+            int32_t *next = realloc (sim->chain_next, cap * sizeof *next);
+            if (grown)
+                sim->batch = grown;
+            if (next)
+                sim->chain_next = next;
+            if (!grown || !next)
+                return -1;
+            sim->cap_batch = cap;
+        }
+        gc_evq_pop (sim->q, &sim->batch [sim->n_batch++]);
+    }
+    for (size_t i = 0; i < sim->n_batch && !sim->stop; i++) {
+        const gc_evq_item_t *ev = &sim->batch [i];
+        if (ev->kind == GC_SIM_EV_TIMELINE)
+            s_fire (sim, (size_t) ev->arg);
+        else
+        if (ev->kind == GC_SIM_EV_GRACE) {
+            s_record (sim, "honest peers done; the others stopped after their grace");
+            sim->stop = true;
+        }
+        else
+        if (ev->kind == GC_SIM_EV_TIMEOUT) {
+            sim->status = GC_RUN_TIMED_OUT;
+            s_record (sim, "timed out (scenario/timeout_s of virtual time): stopping every peer");
+            sim->stop = true;
+        }
+    }
+    sim->n_active = 0;
+    for (size_t i = 0; i < sim->n_batch; i++) {
+        gc_evq_item_t *ev = &sim->batch [i];
+        if (ev->kind < GC_SIM_EV_COMPUTE)
+            continue;
+        if (sim->stop) {
+            if (ev->kind == GC_SIM_EV_DELIVER)
+                gc_sim_msg_release (ev->ptr);
+            continue;
+        }
+        uint32_t p = ev->peer;
+        sim->chain_next [i] = -1;
+        if (sim->chain_first [p] < 0) {
+            sim->chain_first [p] = (int32_t) i;
+            sim->active [sim->n_active++] = p;
+        }
+        else
+            sim->chain_next [sim->chain_last [p]] = (int32_t) i;
+        sim->chain_last [p] = (int32_t) i;
+    }
+    if (sim->stop)
+        return 0;
+    qsort (sim->active, sim->n_active, sizeof *sim->active, s_cmp_u32);
+    bool busy [GC_SIM_MAX_THREADS] = { false };
+    for (size_t a = 0; a < sim->n_active; a++) {
+        const gc_sim_peer_t *p = &sim->peers [sim->active [a]];
+        busy [p->cls] |= !s_serial_peer (p);
+    }
+    if (busy [0] && busy [1]) {
+        pthread_barrier_wait (&sim->go);
+        s_process_class (sim, 0);
+        pthread_barrier_wait (&sim->done);
+    }
+    else
+    if (busy [0] || busy [1])
+        s_process_class (sim, busy [0] ? 0 : 1);      /* the other class's thread is idle */
+    for (size_t a = 0; a < sim->n_active; a++) {
+        gc_sim_peer_t *p = &sim->peers [sim->active [a]];
+        if (s_serial_peer (p))
+            gc_sim_peer_events (sim, p, sim->chain_first [p->index]);
+    }
+    for (size_t a = 0; a < sim->n_active; a++) {
+        gc_sim_peer_t *p = &sim->peers [sim->active [a]];
+        s_route (sim, p);
+        sim->chain_first [p->index] = -1;
+        if (p->oom)
+            return -1;
+    }
+    return 0;
+}
+
+static void
+s_progress (gc_sim_t *sim, double *next_log, bool force)
+{
+    if (!sim->opts.log)
+        return;
+    double wall = gc_now_s ();
+    if (!force && wall < *next_log)
+        return;
+    *next_log = wall + 5.0;
+    double sum = 0, min = INFINITY;
+    int with = 0;
+    for (uint32_t i = 0; i < sim->n; i++) {
+        const gc_sim_peer_t *p = &sim->peers [i];
+        if (p->byzantine || !isfinite (p->res->stat->accuracy))
+            continue;
+        sum += p->res->stat->accuracy;
+        min = fmin (min, p->res->stat->accuracy);
+        with++;
+    }
+    fprintf (sim->opts.log, "gcsim: virtual %8.3f s  round %4.0f  honest acc %.4f (min %.4f)  wall %.1f s\n",
+             (double) sim->now * 1e-9, s_median_round (sim), with ? sum / with : NAN, with ? min : NAN,
+             wall - sim->wall_loop_s);
+    fflush (sim->opts.log);
+}
+
+static int
+s_loop (gc_sim_t *sim, gc_err_t *err)
+{
+    double t0 = gc_now_s (), next_log = t0 + 5.0;
+    sim->wall_loop_s = t0;
+    while (!sim->stop) {
+        if (gc_evq_empty (sim->q)) {
+            //  nothing left that could happen (e.g. honest peers frozen)
+            sim->status = GC_RUN_TIMED_OUT;
+            sim->now = llround (sim->sc->timeout_s * 1e9);
+            s_record (sim, "nothing left to happen: the run cannot complete");
+            break;
+        }
+        if (s_batch (sim))
+            return gc_err_set (err, 1, "out of memory at %.3f s of virtual time", (double) sim->now * 1e-9);
+        s_after_batch (sim);
+        s_progress (sim, &next_log, false);
+    }
+    s_progress (sim, &next_log, true);
+    sim->wall_loop_s = gc_now_s () - t0;
+    //  as gcnet's stop: running peers end cleanly (evaluate, final line)
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_sim_peer_t *p = &sim->peers [i];
+        if (p->engine && p->phase != GC_SIM_DONE)
+            gc_sim_peer_finish (sim, p, GC_PEER_STOPPED);
+        p->res->down = p->res->state == GC_PEER_KILLED;
+        p->res->final_rounds = p->res->has_final ? p->res->final_rounds : p->res->stat->round;
+        if (!p->res->has_final)
+            p->res->final_accuracy = p->res->stat->accuracy;
+    }
+    gc_result_t *res = sim->res;
+    for (size_t e = 0; e < sim->sc->n_events; e++)
+        if (!sim->fired [e]) {
+            char **grown = realloc (res->not_fired, (res->n_not_fired + 1) * sizeof *grown);
+            if (!grown)
+                break;
+            res->not_fired = grown;
+            if ((grown [res->n_not_fired] = strdup (sim->sc->events [e].name)))
+                res->n_not_fired++;
+        }
+    res->status = sim->status;
+    res->elapsed_s = (double) sim->now * 1e-9;
+    return 0;
+}
+
+int
+gc_sim_run (const gc_sim_opts_t *opts, gc_err_t *err)
+{
+    gc_sim_t sim = { .opts = *opts, .status = GC_RUN_COMPLETED };
+    if (sim.opts.target <= 0)
+        sim.opts.target = 0.85;
+    int rc = s_setup (&sim, err);
+    if (rc == 0)
+        rc = s_loop (&sim, err);
+    if (rc == 0)
+        rc = gc_sim_report (&sim, err);
+    else
+    if (err->code != 2)
+        err->code = 1;
+    s_teardown (&sim);
+    return rc < 0 ? (err->code == 2 ? 2 : 1) : rc;
+}

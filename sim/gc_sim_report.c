@@ -1,0 +1,334 @@
+/*  The simulated run as gcnet reports a real one (gc_report.h), plus:
+      - report.json's "sim" member: how the simulation ran and the figures
+        the results tables use (all virtual, so reproducible);
+      - series.dat: the honest peers' mean and min accuracy, virtual time and
+        bytes sent per evaluated round;
+      - timing.json: wall-clock cost (not reproducible, never in report.json). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gc_json.h"
+#include "gc_peerstat.h"
+#include "gc_report.h"
+#include "gc_sim_internal.h"
+
+static int
+s_mkdirs (const char *path, gc_err_t *err)
+{
+    char buf [4096];
+    if (snprintf (buf, sizeof buf, "%s", path) >= (int) sizeof buf)
+        return gc_err_set (err, 2, "--out: path too long");
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir (buf, 0755) && errno != EEXIST)
+                return gc_err_set (err, 1, "%s: %s", buf, strerror (errno));
+            *p = '/';
+        }
+    if (mkdir (buf, 0755) && errno != EEXIST)
+        return gc_err_set (err, 1, "%s: %s", buf, strerror (errno));
+    return 0;
+}
+
+//  node/gc_model_file.h's format; without its fsync (a thousand files would
+//  wait on the disk for nothing: they are read back at once).
+static int
+s_write_model (const char *path, const float *x, size_t n)
+{
+    FILE *f = fopen (path, "wb");
+    if (!f)
+        return -1;
+    unsigned char head [16] = "GCMODEL1";
+    for (int i = 0; i < 8; i++)
+        head [8 + i] = (unsigned char) ((uint64_t) n >> (8 * i));
+    size_t ok = fwrite (head, 1, 16, f);
+    //  little-endian on disk; this host is little-endian (x86-64)
+    ok += fwrite (x, 4, n, f);
+    return fclose (f) || ok != 16 + n ? -1 : 0;
+}
+
+typedef struct {
+    double round, mean, min, time_s, mb, peers;
+} s_point_t;
+
+static int
+s_cmp_double (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+//  Per evaluated round: mean and min accuracy over the honest peers that
+//  reported it (each peer's last point of that round), the median virtual
+//  time at which they did, their mean megabytes sent.
+static size_t
+s_series (const gc_sim_t *sim, s_point_t **out)
+{
+    *out = NULL;
+    size_t cap = 0, n = 0;
+    double last = -1;
+    double *times = malloc ((sim->n ? sim->n : 1) * sizeof *times);
+    if (!times)
+        return 0;
+    while (true) {
+        double next = INFINITY;
+        for (uint32_t i = 0; i < sim->n; i++) {
+            const gc_peerstat_t *st = sim->res->peers [i].stat;
+            if (sim->res->peers [i].byzantine)
+                continue;
+            for (size_t k = 0; k < st->n_series; k++)
+                if (st->series [k].round > last && st->series [k].round < next)
+                    next = st->series [k].round;
+        }
+        if (!isfinite (next))
+            break;
+        s_point_t pt = { .round = next, .min = INFINITY };
+        for (uint32_t i = 0; i < sim->n; i++) {
+            const gc_peerstat_t *st = sim->res->peers [i].stat;
+            if (sim->res->peers [i].byzantine)
+                continue;
+            for (size_t k = st->n_series; k-- > 0;)
+                if (st->series [k].round == next) {
+                    pt.mean += st->series [k].accuracy;
+                    pt.min = fmin (pt.min, st->series [k].accuracy);
+                    pt.mb += st->series [k].bytes_sent / 1e6;
+                    times [(size_t) pt.peers] = st->series [k].wall_s;
+                    pt.peers++;
+                    break;
+                }
+        }
+        pt.mean /= pt.peers;
+        pt.mb /= pt.peers;
+        qsort (times, (size_t) pt.peers, sizeof *times, s_cmp_double);
+        pt.time_s = times [(size_t) pt.peers / 2];
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            s_point_t *grown = realloc (*out, cap * sizeof *grown);
+            if (!grown)
+                break;
+            *out = grown;
+        }
+        (*out) [n++] = pt;
+        last = next;
+    }
+    free (times);
+    return n;
+}
+
+//  report.json is gcnet's; the simulator's member goes in before its final
+//  brace (gc_report writes the object and nothing after it).
+static int
+s_add_sim_member (const char *path, const char *member)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return -1;
+    fseek (f, 0, SEEK_END);
+    long size = ftell (f);
+    fseek (f, 0, SEEK_SET);
+    char *text = size > 0 ? malloc ((size_t) size + 1) : NULL;
+    if (!text || fread (text, 1, (size_t) size, f) != (size_t) size) {
+        free (text);
+        fclose (f);
+        return -1;
+    }
+    fclose (f);
+    long end = size;
+    while (end > 0 && text [end - 1] != '}')
+        end--;
+    long last = end - 1;
+    while (last > 0 && (text [last - 1] == '\n' || text [last - 1] == ' '))
+        last--;
+    if (end == 0 || last <= 0) {
+        free (text);
+        return -1;
+    }
+    f = fopen (path, "wb");
+    if (!f) {
+        free (text);
+        return -1;
+    }
+    fwrite (text, 1, (size_t) last, f);
+    fprintf (f, ",\n  \"sim\": %s\n}\n", member);
+    free (text);
+    return fclose (f);
+}
+
+static void
+s_num (FILE *f, const char *name, double v, bool comma)
+{
+    fprintf (f, "\"%s\": ", name);
+    gc_json_write_number (f, v);
+    if (comma)
+        fputs (", ", f);
+}
+
+static char *
+s_sim_member (gc_sim_t *sim, const s_point_t *series, size_t n_series)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&text, &len);
+    if (!f)
+        return NULL;
+    const s_point_t *hit = NULL;
+    for (size_t i = 0; i < n_series && !hit; i++)
+        if (series [i].mean >= sim->opts.target)
+            hit = &series [i];
+    double mb = 0, rounds = 0;
+    uint64_t dropped_down = 0, dropped_frozen = 0;
+    int honest = 0;
+    for (uint32_t i = 0; i < sim->n; i++) {
+        const gc_sim_peer_t *p = &sim->peers [i];
+        rounds += (double) p->rounds_done;
+        dropped_down += p->dropped_down;
+        dropped_frozen += p->dropped_frozen;
+        if (!p->byzantine) {
+            mb += (double) gc_peerstat_bytes_sent (p->res->stat) / 1e6;
+            honest++;
+        }
+    }
+    bool omniscient = false;
+    for (uint32_t i = 0; i < sim->n; i++)
+        omniscient |= sim->peers [i].ecfg.observer != NULL;
+    const gc_simpeer_t *sp = &sim->scfg->peers [0];
+    fprintf (f, "{\"simulator\": \"gcsim\", \"seed\": %llu, \"peers\": %u, ",
+             (unsigned long long) sim->seed, sim->n);
+    fprintf (f, "\"topology\": ");
+    gc_json_write_string (f, gc_topology_name (sim->topology));
+    fprintf (f, ", \"skip_crypto\": %s, \"omniscient\": %s, ", sim->scfg->skip_crypto ? "true" : "false",
+             omniscient ? "true" : "false");
+    s_num (f, "step_ms", (double) sim->peers [0].step_ns * 1e-6, true);
+    s_num (f, "latency_ms", sp->latency_ms, true);
+    s_num (f, "bandwidth_bytes_per_s", sp->bandwidth, true);
+    s_num (f, "virtual_s", (double) sim->now * 1e-9, true);
+    s_num (f, "peer_rounds", rounds, true);
+    fprintf (f, "\"messages\": {\"routed\": %llu, \"dropped_by_fault\": %llu, \"to_down_peers\": %llu, "
+             "\"dropped_while_frozen\": %llu}, ", (unsigned long long) sim->messages,
+             (unsigned long long) sim->dropped_fault, (unsigned long long) dropped_down,
+             (unsigned long long) dropped_frozen);
+    s_num (f, "honest_mb_sent_per_peer", honest ? mb / honest : NAN, true);
+    s_num (f, "target_accuracy", sim->opts.target, true);
+    s_num (f, "rounds_to_target", hit ? hit->round : NAN, true);
+    s_num (f, "virtual_s_to_target", hit ? hit->time_s : NAN, true);
+    s_num (f, "mb_sent_per_peer_to_target", hit ? hit->mb : NAN, true);
+    double best = NAN;
+    for (size_t i = 0; i < n_series; i++)
+        best = isnan (best) ? series [i].mean : fmax (best, series [i].mean);
+    s_num (f, "best_honest_mean_accuracy", best, false);
+    fputc ('}', f);
+    fclose (f);
+    return text;
+}
+
+static void
+s_write_series (gc_sim_t *sim, const s_point_t *series, size_t n)
+{
+    char path [4200];
+    snprintf (path, sizeof path, "%s/series.dat", sim->opts.out_dir);
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return;
+    fprintf (f, "# honest peers per evaluated round (gcsim; virtual time)\n"
+                "# round mean_accuracy min_accuracy median_virtual_s mean_mb_sent peers\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf (f, "%.0f %.6f %.6f %.6f %.6f %.0f\n", series [i].round, series [i].mean, series [i].min,
+                 series [i].time_s, series [i].mb, series [i].peers);
+    fclose (f);
+}
+
+static void
+s_write_timing (gc_sim_t *sim, double honest_rounds)
+{
+    char path [4200];
+    snprintf (path, sizeof path, "%s/timing.json", sim->opts.out_dir);
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return;
+    double peer_rounds = 0, eval_s = 0;
+    for (uint32_t i = 0; i < sim->n; i++)
+        peer_rounds += (double) sim->peers [i].rounds_done;
+    for (int c = 0; c < sim->threads; c++)
+        eval_s += sim->classes [c].eval_s;
+    struct rusage ru;
+    getrusage (RUSAGE_SELF, &ru);
+    double loop = sim->wall_loop_s;
+    //  evaluation time is summed over threads: share it out like the loop
+    double eval_wall = eval_s / sim->threads;
+    fprintf (f, "{\"note\": \"wall-clock figures of this run (not reproducible; report.json has the results)\",\n"
+                " \"threads\": %d, \"peers\": %u, \"skip_crypto\": %s, \"setup_s\": %.3f, \"loop_s\": %.3f,\n"
+                " \"eval_cpu_s\": %.3f, \"peer_rounds\": %.0f, \"rounds\": %.0f, \"rounds_per_s\": %.3f,\n"
+                " \"cost_per_round_per_peer_ms\": %.4f, \"cost_per_round_per_peer_ms_without_eval\": %.4f,\n"
+                " \"max_rss_mb\": %.1f}\n",
+             sim->threads, sim->n, sim->scfg->skip_crypto ? "true" : "false", sim->wall_setup_s, loop, eval_s,
+             peer_rounds, honest_rounds, loop > 0 ? honest_rounds / loop : 0,
+             peer_rounds > 0 ? loop * 1e3 / peer_rounds : 0,
+             peer_rounds > 0 ? fmax (0, loop - eval_wall) * 1e3 / peer_rounds : 0,
+             (double) ru.ru_maxrss / 1024.0);
+    fclose (f);
+    if (sim->opts.log)
+        fprintf (sim->opts.log, "gcsim: %u peers, %.0f rounds in %.2f s wall (%d thread%s): %.1f rounds/s, "
+                 "%.3f ms per round per peer (%.3f without evaluation), max RSS %.0f MB\n",
+                 sim->n, honest_rounds, loop, sim->threads, sim->threads > 1 ? "s" : "",
+                 loop > 0 ? honest_rounds / loop : 0, peer_rounds > 0 ? loop * 1e3 / peer_rounds : 0,
+                 peer_rounds > 0 ? fmax (0, loop - eval_wall) * 1e3 / peer_rounds : 0,
+                 (double) ru.ru_maxrss / 1024.0);
+}
+
+int
+gc_sim_report (gc_sim_t *sim, gc_err_t *err)
+{
+    gc_result_t *res = sim->res;
+    if (s_mkdirs (sim->opts.out_dir, err))
+        return -1;
+    //  final models, for the consensus distance (as node/final_model)
+    for (uint32_t i = 0; i < sim->n; i++) {
+        gc_sim_peer_t *p = &sim->peers [i];
+        if (!p->engine)
+            continue;
+        char path [4200];
+        snprintf (path, sizeof path, "%s/peer%u.model", sim->opts.out_dir, i);
+        if (s_write_model (path, gc_engine_params (p->engine), gc_engine_n_params (p->engine)) == 0)
+            p->res->model_path = strdup (path);
+    }
+    res->has_final_model = true;
+    res->has_control = true;
+    gc_summary_t sum;
+    if (gc_report_summarise (res, &sum, err))
+        return -1;
+    int rc = gc_report_write (res, &sum, sim->opts.log, err);
+    s_point_t *series = NULL;
+    size_t n_series = s_series (sim, &series);
+    if (rc == 0) {
+        char *member = s_sim_member (sim, series, n_series);
+        char path [4200];
+        snprintf (path, sizeof path, "%s/report.json", sim->opts.out_dir);
+        if (!member || s_add_sim_member (path, member))
+            rc = gc_err_set (err, 1, "%s: cannot add the sim member", path);
+        free (member);
+    }
+    s_write_series (sim, series, n_series);
+    double honest_rounds = 0;
+    for (uint32_t i = 0; i < sim->n; i++)
+        if (!sim->peers [i].byzantine)
+            honest_rounds = fmax (honest_rounds, (double) sim->peers [i].round);
+    s_write_timing (sim, honest_rounds);
+    free (series);
+    if (rc == 0) {
+        if (sim->opts.log)
+            fprintf (sim->opts.log, "gcsim: report: %s/report.md\n", sim->opts.out_dir);
+        gc_report_print (res, &sum, stdout);
+    }
+    if (!sim->opts.keep_models)
+        for (uint32_t i = 0; i < sim->n; i++)
+            if (res->peers [i].model_path)
+                unlink (res->peers [i].model_path);
+    int outcome = rc ? -1 : sum.all_pass ? 0 : 1;
+    gc_summary_free (&sum);
+    return outcome;
+}

@@ -1,0 +1,159 @@
+#include "gc_simcfg.h"
+
+#include <czmq.h>
+#include <math.h>
+#include <string.h>
+
+#include "gc_parse.h"
+
+static const char *s_keys [] = {
+    "latency_ms", "jitter_ms", "bandwidth", "slow", "step_ms", "gflops", "omniscient",
+    "skip_crypto", "threads"
+};
+
+int
+gc_simcfg_parse_rate (const char *text, double *out, const char *what, gc_err_t *err)
+{
+    static const struct { const char *unit; double bytes; } units [] = {
+        { "", 1 }, { "B", 1 }, { "kB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
+        { "bit", 0.125 }, { "kbit", 125 }, { "mbit", 125e3 }, { "gbit", 125e6 }
+    };
+    if (!strcmp (text, "off")) {
+        *out = 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod (text, &end);
+    if (end == text || errno || !isfinite (v) || v < 0)
+        return gc_err_set (err, 1, "%s: '%s' is not a rate (e.g. 100mbit, 500kB, 250000, off)", what, text);
+    for (size_t i = 0; i < sizeof units / sizeof units [0]; i++)
+        if (!strcmp (end, units [i].unit)) {
+            *out = v * units [i].bytes;
+            if (*out > 0 && *out < 1000)
+                return gc_err_set (err, 1, "%s: '%s' is below 1000 bytes/s", what, text);
+            if (*out > 1e13)
+                return gc_err_set (err, 1, "%s: '%s' is above 10 TB/s", what, text);
+            return 0;
+        }
+    return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
+}
+
+static int
+s_bool (const char *text, bool *out, const char *what, gc_err_t *err)
+{
+    if (!strcmp (text, "1") || !strcmp (text, "true") || !strcmp (text, "yes"))
+        *out = true;
+    else
+    if (!strcmp (text, "0") || !strcmp (text, "false") || !strcmp (text, "no"))
+        *out = false;
+    else
+        return gc_err_set (err, 1, "%s: '%s' is not a boolean (1, 0, true, false)", what, text);
+    return 0;
+}
+
+//  One key of a sim section onto a peer's values (and the run's, for the
+//  keys only the top-level section may set).
+static int
+s_apply (gc_simcfg_t *self, gc_simpeer_t *p, const char *name, const char *value, bool top,
+         const char *key, gc_err_t *err)
+{
+    if (!strcmp (name, "latency_ms"))
+        return gc_parse_double (value, 0, 600000, &p->latency_ms, key, err);
+    if (!strcmp (name, "jitter_ms"))
+        return gc_parse_double (value, 0, 600000, &p->jitter_ms, key, err);
+    if (!strcmp (name, "bandwidth"))
+        return gc_simcfg_parse_rate (value, &p->bandwidth, key, err);
+    if (!strcmp (name, "slow"))
+        return gc_parse_double (value, 0.001, 1e4, &p->slow, key, err);
+    if (!strcmp (name, "step_ms"))
+        return gc_parse_double (value, 0, 1e6, &p->step_ms, key, err);
+    if (!strcmp (name, "gflops"))
+        return gc_parse_double (value, 0.001, 1e6, &p->gflops, key, err);
+    if (!strcmp (name, "omniscient"))
+        return s_bool (value, &p->omniscient, key, err);
+    if (!top)
+        return gc_err_set (err, 1, "%s: only the top-level sim section may set it", key);
+    if (!strcmp (name, "skip_crypto"))
+        return s_bool (value, &self->skip_crypto, key, err);
+    long threads;
+    if (gc_parse_long (value, 1, 2, &threads, key, err))
+        return -1;
+    self->threads = (int) threads;
+    return 0;
+}
+
+static int
+s_section (gc_simcfg_t *self, zconfig_t *section, const char *file, const char *where,
+           const gc_peerset_t *peers, gc_err_t *err)
+{
+    for (zconfig_t *c = zconfig_child (section); c; c = zconfig_next (c)) {
+        const char *name = zconfig_name (c);
+        const char *value = zconfig_value (c) ? zconfig_value (c) : "";
+        char key [512];
+        snprintf (key, sizeof key, "%s: %s/%s", file, where, name);
+        bool known = false;
+        for (size_t k = 0; k < sizeof s_keys / sizeof s_keys [0]; k++)
+            known |= !strcmp (name, s_keys [k]);
+        if (!known || zconfig_child (c))
+            return gc_err_set (err, 1, "%s: unknown simulator key (latency_ms, jitter_ms, bandwidth, "
+                               "slow, step_ms, gflops, omniscient, skip_crypto, threads)", key);
+        for (uint32_t i = 0; i < self->n_peers; i++) {
+            if (peers && !gc_peerset_has (peers, i))
+                continue;
+            if (s_apply (self, &self->peers [i], name, value, peers == NULL, key, err))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+gc_simcfg_t *
+gc_simcfg_load (const char *path, const gc_scenario_t *sc, gc_err_t *err)
+{
+    gc_simcfg_t *self = calloc (1, sizeof *self);
+    if (self)
+        self->peers = calloc (sc->n_peers, sizeof *self->peers);
+    if (!self || !self->peers) {
+        gc_simcfg_destroy (&self);
+        gc_err_set (err, 1, "out of memory");
+        return NULL;
+    }
+    self->n_peers = sc->n_peers;
+    self->threads = 1;
+    for (uint32_t i = 0; i < sc->n_peers; i++)
+        self->peers [i] = (gc_simpeer_t) { .latency_ms = 0.1, .slow = 1, .gflops = 100 };
+    zconfig_t *root = zconfig_load (path);
+    if (!root) {
+        gc_err_set (err, 1, "%s: cannot read", path);
+        gc_simcfg_destroy (&self);
+        return NULL;
+    }
+    int rc = 0;
+    zconfig_t *top = zconfig_locate (root, "sim");
+    if (top)
+        rc = s_section (self, top, path, "sim", NULL, err);
+    //  groups in the parser's (file) order, so later groups override
+    for (size_t g = 0; rc == 0 && g < sc->n_groups; g++) {
+        char where [300];
+        snprintf (where, sizeof where, "group/%s/sim", sc->groups [g].name);
+        zconfig_t *section = zconfig_locate (root, where);
+        if (section)
+            rc = s_section (self, section, path, where, &sc->groups [g].peers, err);
+    }
+    zconfig_destroy (&root);
+    if (rc)
+        gc_simcfg_destroy (&self);
+    return self;
+}
+
+void
+gc_simcfg_destroy (gc_simcfg_t **self_p)
+{
+    gc_simcfg_t *self = *self_p;
+    if (!self)
+        return;
+    free (self->peers);
+    free (self);
+    *self_p = NULL;
+}
