@@ -3,9 +3,11 @@
     the run into gcnet's report. */
 #include "gc_sim.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "gc_attack.h"
 #include "gc_cli.h"
@@ -242,6 +244,8 @@ s_setup_peers (gc_sim_t *sim, gc_err_t *err)
         cl->update = gc_falloc (sim->d);
         cl->sent = gc_falloc (sim->d);
         cl->agg = gc_falloc (sim->d);
+        if (!(cl->eval_mlp = gc_mlp_new (cfg0->model, err)))
+            return -1;
         cl->line_size = 1 << 20;
         cl->line = malloc (cl->line_size);
         if (!cl->update || !cl->sent || !cl->agg || !cl->line)
@@ -447,6 +451,7 @@ s_teardown (gc_sim_t *sim)
         gc_mem_free (cl->sent);
         gc_mem_free (cl->agg);
         free (cl->line);
+        gc_mlp_destroy (&cl->eval_mlp);
         gc_trust_destroy (&cl->trust);
     }
     gc_mem_free (sim->omni_mean);
@@ -903,10 +908,19 @@ s_progress (gc_sim_t *sim, double *next_log, bool force)
     fflush (sim->opts.log);
 }
 
+static double
+s_cpu_s (void)
+{
+    struct rusage ru;
+    getrusage (RUSAGE_SELF, &ru);
+    return (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec * 1e-6
+         + (double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec * 1e-6;
+}
+
 static int
 s_loop (gc_sim_t *sim, gc_err_t *err)
 {
-    double t0 = gc_now_s (), next_log = t0 + 5.0;
+    double t0 = gc_now_s (), next_log = t0 + 5.0, cpu0 = s_cpu_s ();
     sim->wall_loop_s = t0;
     while (!sim->stop) {
         if (gc_evq_empty (sim->q)) {
@@ -923,6 +937,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
     }
     s_progress (sim, &next_log, true);
     sim->wall_loop_s = gc_now_s () - t0;
+    sim->cpu_loop_s = s_cpu_s () - cpu0;
     //  as gcnet's stop: running peers end cleanly (evaluate, final line)
     for (uint32_t i = 0; i < sim->n; i++) {
         gc_sim_peer_t *p = &sim->peers [i];
@@ -952,6 +967,10 @@ int
 gc_sim_run (const gc_sim_opts_t *opts, gc_err_t *err)
 {
     gc_sim_t sim = { .opts = *opts, .status = GC_RUN_COMPLETED };
+    //  Messages and dense payload buffers come and go every round: keep
+    //  them on the heap instead of fresh mmaps (each a page fault per 4 kB).
+    mallopt (M_MMAP_THRESHOLD, 256 << 20);
+    mallopt (M_TRIM_THRESHOLD, 512 << 20);
     if (sim.opts.target <= 0)
         sim.opts.target = 0.85;
     int rc = s_setup (&sim, err);

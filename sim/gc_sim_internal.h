@@ -13,6 +13,7 @@
 #include "gc_engine.h"
 #include "gc_evq.h"
 #include "gc_key.h"
+#include "gc_mlp.h"
 #include "gc_rng.h"
 #include "gc_run.h"
 #include "gc_scenario.h"
@@ -128,6 +129,7 @@ typedef struct {
 typedef struct {
     float     *update, *sent, *agg;     /* engine scratch (gc_engine_set_scratch) */
     gc_trust_t *trust;                  /* keys are not thread-safe: one store per class */
+    gc_mlp_t  *eval_mlp;                /* evaluation workspace (500 rows) shared by the class */
     char      *line;                    /* metrics line buffer */
     size_t     line_size;
     double     eval_s;                  /* wall time spent evaluating */
@@ -171,7 +173,7 @@ struct gc_sim_t {
     gc_run_status_t    status;
     uint64_t           messages, deliveries, dropped_fault;
     //  wall clock (timing.json only)
-    double             wall_setup_s, wall_loop_s;
+    double             wall_setup_s, wall_loop_s, cpu_loop_s;
 };
 
 /*  gc_sim_peer.c */
