@@ -205,10 +205,31 @@ s_signing_input (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], const uint8
     memcpy (out + GC_WIRE_DOMAIN_SIZE + GC_WIRE_NETWORK_ID_SIZE, header, GC_WIRE_SIGNED_SIZE);
 }
 
+static int
+s_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
+          gc_msg_header_t *hdr, const uint8_t *payload, size_t len,
+          uint8_t *header_out, bool sign, gc_err_t *err);
+
 int
 gc_wire_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
                 gc_msg_header_t *hdr, const uint8_t *payload, size_t len,
                 uint8_t *header_out, gc_err_t *err)
+{
+    return s_encode (signer, network_id, hdr, payload, len, header_out, true, err);
+}
+
+int
+gc_wire_encode_unsigned (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
+                         gc_msg_header_t *hdr, const uint8_t *payload, size_t len,
+                         uint8_t *header_out, gc_err_t *err)
+{
+    return s_encode (signer, network_id, hdr, payload, len, header_out, false, err);
+}
+
+static int
+s_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
+          gc_msg_header_t *hdr, const uint8_t *payload, size_t len,
+          uint8_t *header_out, bool sign, gc_err_t *err)
 {
     if (len > UINT32_MAX)
         return gc_err_set (err, GC_WIRE_OVERSIZE, "encode: a %zu-byte payload does not fit the "
@@ -219,7 +240,10 @@ gc_wire_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_S
     memcpy (hdr->network_id, network_id, GC_WIRE_NETWORK_ID_SIZE);
     memcpy (hdr->sender, gc_key_peer_id (signer), GC_PEER_ID_SIZE);
     hdr->payload_len = (uint32_t) len;
-    gc_sha256 (payload && len ? payload : (const uint8_t *) "", len, hdr->payload_digest);
+    if (sign)
+        gc_sha256 (payload && len ? payload : (const uint8_t *) "", len, hdr->payload_digest);
+    else
+        memset (hdr->payload_digest, 0, GC_SHA256_SIZE);
 
     uint8_t *h = header_out;
     memset (h, 0, GC_WIRE_HEADER_SIZE);
@@ -242,6 +266,10 @@ gc_wire_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_S
     gc_msg_header_t check;
     if (gc_wire_parse (h, GC_WIRE_HEADER_SIZE, len, UINT32_MAX, &check, err) != GC_WIRE_OK)
         return gc_err_prefix (err, "encode: ");
+    if (!sign) {
+        memset (hdr->signature, 0, GC_SIG_SIZE);
+        return 0;
+    }
     uint8_t input [S_SIGNING_INPUT_SIZE];
     s_signing_input (network_id, h, input);
     if (gc_key_sign (signer, input, sizeof input, h + S_OFF_SIGNATURE, err) != 0)

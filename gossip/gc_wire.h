@@ -84,6 +84,12 @@ int  gc_wire_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK
                      gc_msg_header_t *hdr, const uint8_t *payload, size_t len,
                      uint8_t *header_out, gc_err_t *err);
 
+/*  The same header with the digest and the signature left zero: only for a
+    simulator whose receivers skip those checks (gc_engine.h, skip_crypto). */
+int  gc_wire_encode_unsigned (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
+                              gc_msg_header_t *hdr, const uint8_t *payload, size_t len,
+                              uint8_t *header_out, gc_err_t *err);
+
 /*  Decode and verify. Returns GC_WIRE_OK or a reason code, with err naming
     the (claimed) peer and the field. Once the header parses, *out holds its
     fields even on rejection: unauthenticated unless the result is OK. */

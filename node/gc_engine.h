@@ -72,16 +72,17 @@ typedef struct {
     /*  simulator (gcsim) only; zero / NULL in gcnode */
     uint64_t             seq_start;         /* last seq used before the first message; 0 = the wall clock in µs */
     const struct gc_engine_observer_t *observer;    /* omniscient attacker's view; NULL = own model + replicas */
-    bool                 skip_verify;       /* in-process transport: no signature / digest checks (below) */
+    bool                 skip_crypto;       /* in-process transport: no signatures, digests, checks (below) */
 } gc_engine_config_t;
 
-/*  skip_verify: for a simulator whose messages travel through process memory
-    from engines that signed them, so that nothing can be forged on the way.
-    Receivers run every check of gc_wire_rx_decode (header, network, sender,
-    replay window, length, keyframe-request target) except the Ed25519
-    signature and the payload digest; senders still sign. Off in gcnode; gcsim
-    refuses it when a scenario has a protocol attack (untrusted, malformed,
-    replay, flood, nan), whose messages only the skipped checks would refuse. */
+/*  skip_crypto: for a simulator whose messages travel through process memory
+    between engines, where nothing can be forged on the way. Senders leave
+    the payload digest and the signature out (gc_wire_encode_unsigned);
+    receivers run every other check of gc_wire_rx_decode (header, network,
+    sender, replay window, length, keyframe-request target). Off in gcnode;
+    gcsim refuses it when a scenario has a protocol attack (untrusted,
+    malformed, replay, flood, nan), whose messages only the skipped checks
+    would refuse. */
 
 /*  Simulator only: what an omniscient Byzantine peer sees instead of its own
     model and replicas. moments writes the coordinate-wise mean and standard

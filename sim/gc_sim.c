@@ -198,7 +198,7 @@ s_engine_config (gc_sim_t *sim, gc_sim_peer_t *p, gc_err_t *err)
     ec->mute_for_ns = cfg->mute_for_s * 1000000000LL;
     ec->attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
     ec->observer = p->sp->omniscient && p->byzantine ? &sim->observer : NULL;
-    ec->skip_verify = sim->scfg->skip_crypto;
+    ec->skip_crypto = sim->scfg->skip_crypto;
     return 0;
 }
 

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerate a gcsim results table of docs/RESULTS.md: scripts/results.sh TABLE
+# (1 2 3 4 5 speed all) [--jobs J] [--threads T] [--force]. Builds first.
+# Details: scripts/gcsim_tables.py --help.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$GC_ROOT"
+gc_build build -DCMAKE_BUILD_TYPE=Release >&2
+export OPENBLAS_NUM_THREADS=1
+exec python3 scripts/gcsim_tables.py "$@"
