@@ -205,6 +205,58 @@ test_two_threads_same_report (void **state)
     free (path);
 }
 
+//  s with every occurrence of from replaced by to (malloc'd).
+static char *
+s_replace (const char *s, const char *from, const char *to)
+{
+    size_t count = 0, lf = strlen (from), lt = strlen (to);
+    for (const char *p = strstr (s, from); p; p = strstr (p + lf, from))
+        count++;
+    char *out = malloc (strlen (s) + count * (lt > lf ? lt - lf : 0) + 1), *w = out;
+    for (const char *p = s, *hit; ; p = hit + lf) {
+        hit = strstr (p, from);
+        size_t n = hit ? (size_t) (hit - p) : strlen (p);
+        memcpy (w, p, n);
+        w += n;
+        if (!hit)
+            break;
+        memcpy (w, to, lt);
+        w += lt;
+    }
+    *w = '\0';
+    return out;
+}
+
+//  Without signatures the run is the same, message for message: only the
+//  report's flag (and the file name) differ. With and without attackers.
+static void
+test_skip_crypto_changes_nothing (void **state)
+{
+    char *skip_text = s_replace (s_busy, "    bandwidth = \"10mbit\"\n",
+                                 "    bandwidth = \"10mbit\"\n    skip_crypto = 1\n");
+    char attack_plain [4096], attack_skip [4096];
+    snprintf (attack_plain, sizeof attack_plain, s_attack, "cwtm:1", "alie", 1, 0);
+    snprintf (attack_skip, sizeof attack_skip, s_attack, "cwtm:1", "alie", 1, 1);
+    const char *pairs [2][2] = { { s_busy, skip_text }, { attack_plain, attack_skip } };
+    for (int c = 0; c < 2; c++) {
+        char *plain_path = s_scenario ("plain", pairs [c][0]);
+        char *skip_path = s_scenario ("skip", pairs [c][1]);
+        char *plain = s_run (plain_path, "plain", 2, 0, 0);
+        char *skip = s_run (skip_path, "skip", 2, 0, 0);
+        char *a = s_replace (skip, "\"skip_crypto\": true", "\"skip_crypto\": false");
+        char *b = s_replace (a, "skip.zpl", "plain.zpl");
+        assert_non_null (strstr (skip, "\"skip_crypto\": true"));
+        assert_string_equal (b, plain);
+        free (a);
+        free (b);
+        free (plain);
+        free (skip);
+        free (plain_path);
+        free (skip_path);
+    }
+    free (skip_text);
+}
+
 static void
 test_timeline_runs_through (void **state)
 {
@@ -319,6 +371,7 @@ main (void)
         cmocka_unit_test (test_bad_scenarios_are_refused),
         cmocka_unit_test (test_same_seed_same_report),
         cmocka_unit_test (test_two_threads_same_report),
+        cmocka_unit_test (test_skip_crypto_changes_nothing),
         cmocka_unit_test (test_timeline_runs_through),
         cmocka_unit_test (test_robust_rule_holds_off_attackers),
     };
