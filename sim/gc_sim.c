@@ -288,6 +288,7 @@ s_setup_peers (gc_sim_t *sim, gc_err_t *err)
         p->ctl_slow = 1;
         p->deadline_pending = -1;
         gc_rng_init (&p->rng, sim->seed, 0x51A0000ULL + i);
+        gc_rng_init (&p->compute_rng, sim->seed, 0xC0A0000ULL + i);
     }
     //  `restart resume` needs the checkpoints gcnode would have written
     for (size_t e = 0; e < sim->sc->n_events; e++) {

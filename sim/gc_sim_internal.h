@@ -100,7 +100,8 @@ typedef struct {
     double             drop_p, delay_ms, jitter_ms, rate;
     uint32_t          *partition;
     size_t             n_partition;
-    gc_rng_t           rng;             /* fault layer and link jitter */
+    gc_rng_t           rng;             /* fault layer and link jitter (routing, serial) */
+    gc_rng_t           compute_rng;     /* compute jitter (the peer's own processing) */
     //  deliveries held while frozen
     gc_sim_msg_t     **held;
     size_t             n_held, cap_held;
@@ -185,7 +186,7 @@ void gc_sim_peer_discard (gc_sim_peer_t *p);
 void gc_sim_peer_freeze (gc_sim_t *sim, gc_sim_peer_t *p);
 void gc_sim_peer_thaw (gc_sim_t *sim, gc_sim_peer_t *p);
 void gc_sim_peer_finish (gc_sim_t *sim, gc_sim_peer_t *p, gc_peer_state_t state);
-int64_t gc_sim_peer_compute_ns (const gc_sim_peer_t *p);
+int64_t gc_sim_peer_compute_ns (gc_sim_peer_t *p);
 void gc_sim_msg_release (gc_sim_msg_t *msg);
 /*  Push onto the peer's outputs (routed after the batch). */
 void gc_sim_peer_schedule (gc_sim_peer_t *p, int64_t t, uint32_t kind, uint64_t arg);

@@ -82,10 +82,11 @@ s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header,
 }
 
 int64_t
-gc_sim_peer_compute_ns (const gc_sim_peer_t *p)
+gc_sim_peer_compute_ns (gc_sim_peer_t *p)
 {
     double steps = p->ecfg.local_steps ? (double) p->ecfg.local_steps : 1.0;
-    return llround ((double) p->step_ns * steps * p->sp->slow * p->ctl_slow);
+    double jitter = p->sp->compute_jitter > 0 ? 1.0 + p->sp->compute_jitter * gc_rng_double (&p->compute_rng) : 1.0;
+    return llround ((double) p->step_ns * steps * p->sp->slow * p->ctl_slow * jitter);
 }
 
 //  One metrics line, as gcnode writes it, fed to the peer's gc_peerstat (and
@@ -284,7 +285,10 @@ gc_sim_peer_spawn (gc_sim_t *sim, gc_sim_peer_t *p, bool resume)
     p->touched = true;
     if (gc_engine_start (p->engine, sim->now))
         snprintf (p->res->detail, sizeof p->res->detail, "could not announce itself");
-    p->compute_due = sim->now + gc_sim_peer_compute_ns (p);
+    //  processes do not start in step (sim/start_ms): the first start only
+    int64_t delay = p->res->starts == 1 && p->sp->start_ms > 0
+                  ? llround (p->sp->start_ms * 1e6 * gc_rng_double (&p->compute_rng)) : 0;
+    p->compute_due = sim->now + delay + gc_sim_peer_compute_ns (p);
     gc_sim_peer_schedule (p, p->compute_due, GC_SIM_EV_COMPUTE, p->epoch);
     return 0;
 }

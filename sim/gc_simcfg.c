@@ -7,7 +7,7 @@
 #include "gc_parse.h"
 
 static const char *s_keys [] = {
-    "latency_ms", "jitter_ms", "bandwidth", "slow", "step_ms", "gflops", "omniscient",
+    "latency_ms", "jitter_ms", "bandwidth", "slow", "compute_jitter", "start_ms", "step_ms", "gflops", "omniscient",
     "skip_crypto", "threads"
 };
 
@@ -66,6 +66,10 @@ s_apply (gc_simcfg_t *self, gc_simpeer_t *p, const char *name, const char *value
         return gc_simcfg_parse_rate (value, &p->bandwidth, key, err);
     if (!strcmp (name, "slow"))
         return gc_parse_double (value, 0.001, 1e4, &p->slow, key, err);
+    if (!strcmp (name, "compute_jitter"))
+        return gc_parse_double (value, 0, 100, &p->compute_jitter, key, err);
+    if (!strcmp (name, "start_ms"))
+        return gc_parse_double (value, 0, 3600e3, &p->start_ms, key, err);
     if (!strcmp (name, "step_ms"))
         return gc_parse_double (value, 0, 1e6, &p->step_ms, key, err);
     if (!strcmp (name, "gflops"))
@@ -97,7 +101,7 @@ s_section (gc_simcfg_t *self, zconfig_t *section, const char *file, const char *
             known |= !strcmp (name, s_keys [k]);
         if (!known || zconfig_child (c))
             return gc_err_set (err, 1, "%s: unknown simulator key (latency_ms, jitter_ms, bandwidth, "
-                               "slow, step_ms, gflops, omniscient, skip_crypto, threads)", key);
+                               "slow, compute_jitter, start_ms, step_ms, gflops, omniscient, skip_crypto, threads)", key);
         for (uint32_t i = 0; i < self->n_peers; i++) {
             if (peers && !gc_peerset_has (peers, i))
                 continue;

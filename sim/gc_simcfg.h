@@ -8,6 +8,8 @@
           jitter_ms = 0           plus uniform [0, jitter) per message (order kept)
           bandwidth = off         bytes/s of a link ("100mbit", "12.5MB", off)
           slow = 1                compute slow-down factor (stragglers)
+          compute_jitter = 0      each round's compute x (1 + uniform [0, jitter))
+          start_ms = 0            the peer's first round starts after uniform [0, start_ms)
           step_ms = 0             virtual time of one local SGD step (0: from gflops)
           gflops = 100            6 * params * batch / gflops = one step's time
           omniscient = 0          a Byzantine peer sees every honest model
@@ -27,6 +29,8 @@ typedef struct {
     double jitter_ms;
     double bandwidth;       /* bytes/s, 0 = unlimited */
     double slow;
+    double compute_jitter;
+    double start_ms;
     double step_ms;         /* 0: derived from gflops */
     double gflops;
     bool   omniscient;
