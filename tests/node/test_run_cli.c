@@ -50,11 +50,7 @@ s_expect (const char *args, int code, const char *needle)
 {
     char cmd [4096];
     snprintf (cmd, sizeof cmd, "%s run %s", s_gcnode, args);
-    char *out = NULL;
-    int rc = gc_test_run (cmd, &out);
-    if (rc != code || !strstr (out, needle))
-        fail_msg ("`%s`: exit %d (wanted %d)\n%s\n(wanted '%s')", args, rc, code, out, needle);
-    free (out);
+    free (gc_test_expect (cmd, code, needle));
 }
 
 static void
