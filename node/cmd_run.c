@@ -15,6 +15,7 @@
 #include "gc_key.h"
 #include "gc_log.h"
 #include "gc_metrics.h"
+#include "gc_ops.h"
 #include "gc_partition.h"
 #include "gc_time.h"
 #include "gc_topology.h"
@@ -35,6 +36,7 @@ typedef struct {
     FILE          *metrics;
     bool           progress;
     double         started;
+    gc_ops_t      *ops;             /* discovery, CURVE, status, HTTP, systemd */
 } s_peer_t;
 
 static void
@@ -284,6 +286,7 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
         return gc_err_prefix (err, "peers/%ld/endpoint: ", p->cfg->index);
     gc_zmq_config_t zc = { .bind = bind, .deliver = s_deliver, .ctx = p,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
+    gc_ops_transport (p->ops, &zc);
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
         return -1;
@@ -299,6 +302,7 @@ static void
 s_teardown (s_peer_t *p)
 {
     gc_zmq_destroy (&p->zmq);           /* stops the network thread first */
+    gc_ops_destroy (&p->ops);           /* after the sockets it secured */
     gc_engine_destroy (&p->engine);
     gc_topology_destroy (&p->topology);
     gc_dataset_free (&p->shard);
@@ -320,6 +324,7 @@ s_report (s_peer_t *p, bool evaluated, double accuracy, double loss)
         .role = p->cfg->role, .elapsed_s = gc_now_s () - p->started,
         .evaluated = evaluated, .accuracy = accuracy, .test_loss = loss, .transport = &zs
     };
+    gc_ops_round (p->ops, &m);
     if (p->metrics)
         gc_metrics_write_json (p->engine, &m, p->metrics);
     if (p->progress)
@@ -405,7 +410,11 @@ gc_cmd_run (int argc, char **argv)
         rc = gc_cli_usage_error (S_CMD, "%s", err.msg);
     }
     else
-    if (s_setup_transport (&p, &err))
+    if (!(p.ops = gc_ops_new (&(gc_ops_config_t) { p.cfg, p.key, p.trust, (const uint8_t (*) [8]) p.ids,
+                                                   p.engine }, &err)))
+        rc = gc_ops_fail (S_CMD, &err);
+    else
+    if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && *p.cfg->metrics && !(p.metrics = fopen (p.cfg->metrics, "a")))
         rc = gc_cli_usage_error (S_CMD, "node/metrics: cannot open %s (%s)", p.cfg->metrics,
