@@ -42,6 +42,8 @@ struct gc_ops_t {
     bool             status_failed;
 };
 
+static void s_publish (gc_ops_t *self);
+
 static double
 s_unix_now (void)
 {
@@ -145,10 +147,16 @@ s_setup_discovery (gc_ops_t *self, const gc_ops_config_t *oc, gc_err_t *err)
     //  Links are made once, before the first round: wait for every
     //  neighbour we need an endpoint for (bounded).
     int64_t start = gc_now_ns (), deadline = start + cfg->discovery_wait_s * 1000000000LL;
-    int64_t next_log = start + 10 * 1000000000LL;
+    int64_t next_log = start + 10 * 1000000000LL, next_status = start;
     size_t found = 0;
     while (found < wanted && !zsys_interrupted && gc_now_ns () < deadline) {
         zclock_sleep (50);
+        if (gc_now_ns () >= next_status) {
+            //  alive while it looks: gcnode status sees "starting", fresh
+            self->work->unix_time = s_unix_now ();
+            s_publish (self);
+            next_status += 1000000000LL;
+        }
         for (size_t i = 0; i < n; i++) {
             char endpoint [GC_DISCOVERY_ENDPOINT_MAX + 1];
             gc_config_peer_t *p = &cfg->peers [peers [i]];
@@ -223,6 +231,8 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
     w->pid = (long) getpid ();
     w->started_unix = w->unix_time = s_unix_now ();
     w->rounds_target = (uint64_t) cfg->rounds;
+    gc_snapshot_take (w, oc->engine);
+    s_publish (self);                   /* "starting" */
     if ((cfg->curve && s_setup_curve (self, err))
     ||  (cfg->discovery && s_setup_discovery (self, oc, err))) {
         gc_ops_destroy (&self);

@@ -69,8 +69,9 @@ test_key_files (void **state)
         "",
         "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n",
         "curve\n    public-key = \"short\"\n",
-        "curve\n    public-key = \"0000000000000000000000000000000000000000\"\n"
-        "    secret-key = \"~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\"\n",
+        ("curve\n    public-key = \"0000000000000000000000000000000000000000\"\n"
+         "    secret-key = \"~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\"\n"),
+        "metadata\n    public-key = \"0000000000000000000000000000000000000000\"\n",   /* wrong section */
     };
     char *path = s_path ("bad.curve");
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {

@@ -55,6 +55,7 @@ s_check_metrics_file (const ops_net_t *net, int i, int min_lines)
     free (script);
 }
 
+#ifdef GC_HAVE_MHD
 //  The scrape parses, and the counters of the second did not go down.
 static void
 s_check_scrapes (const char *first, const char *second, const char *peer_id)
@@ -82,6 +83,7 @@ s_check_scrapes (const char *first, const char *second, const char *peer_id)
     snprintf (series, sizeof series, "gcnode_staleness_rounds{peer=\"0\",peer_id=\"%s\",neighbour=\"1\"}", peer_id);
     assert_false (isnan (prom_value (second, series)));
 }
+#endif
 
 static void
 test_metrics_endpoint_and_status (void **state)
@@ -323,7 +325,8 @@ test_bad_operational_keys (void **state)
     ops_destroy (&net);
 }
 
-//  The unit file cmake generates passes systemd's own checker.
+//  The unit file cmake generates passes systemd's own checker; the
+//  sysusers.d and tmpfiles.d files make the user and directories.
 static void
 test_unit_file_verifies (void **state)
 {
@@ -364,6 +367,24 @@ test_unit_file_verifies (void **state)
     if (rc != 0 || strlen (out) > 0)
         fail_msg ("%s: exit %d\n%s", cmd, rc, out);
     free (out);
+
+    //  The system user and the directories, made in a scratch root.
+    char *src = gc_test_source_path ("configs");
+    snprintf (cmd, sizeof cmd, "mkdir -p %s/root/etc %s/root/usr/lib/sysusers.d %s/root/usr/lib/tmpfiles.d && "
+              "cp %s/gcnode.sysusers %s/root/usr/lib/sysusers.d/gcnode.conf && "
+              "cp %s/gcnode.tmpfiles %s/root/usr/lib/tmpfiles.d/gcnode.conf && "
+              "systemd-sysusers --root=%s/root && systemd-tmpfiles --create --root=%s/root && "
+              "grep '^gcnode:x:[0-9]*:[0-9]*:[^:]*:/var/lib/gcnode:' %s/root/etc/passwd && "
+              "stat -c %%a %s/root/etc/gcnode/keys %s/root/var/lib/gcnode",
+              dir, dir, dir, src, dir, src, dir, dir, dir, dir, dir, dir);
+    if (gc_test_run ("systemd-sysusers --version && systemd-tmpfiles --version", &out) == 0) {
+        free (out);
+        rc = gc_test_run (cmd, &out);
+        if (rc != 0 || !strstr (out, "750\n750\n"))
+            fail_msg ("sysusers/tmpfiles: exit %d\n%s", rc, out);
+    }
+    free (out);
+    free (src);
     free (gcnode);
     free (text);
     free (unit);
