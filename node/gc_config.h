@@ -38,6 +38,10 @@ typedef struct {
     bool      curve;
     char     *curve_key;
     char     *status_file;
+    char     *control;
+    char     *final_model;
+    char     *checkpoint_dir;
+    long      checkpoint_every;
     //  peers
     gc_config_peer_t *peers;
     long      n_peers;

@@ -80,16 +80,14 @@ test_curve_admits_only_the_right_keys (void **state)
             assert_non_null (metrics [i]);
             free (path);
         }
-        //  The honest pair mixed each other's updates and nothing of peer 2's:
-        //  its replica is still the shared initial model (staleness = every
-        //  round, or no state at all).
+        //  The honest pair applied each other's updates (deltas_applied) and
+        //  nothing of peer 2's: its replica is still the shared initial model
+        //  (staleness = every round, or no state at all).
         for (int i = 0; i < 2; i++) {
             char *staleness = s_last_staleness (metrics [i]);
-            char other_key [8];
-            snprintf (other_key, sizeof other_key, "\"%d\":", 1 - i);
             const char *of_2 = strstr (staleness, "\"2\":");
             long long rounds = s_last_value (metrics [i], "round");
-            if (!strstr (staleness, other_key) || (of_2 && atoll (of_2 + 4) < rounds))
+            if (of_2 && atoll (of_2 + 4) < rounds)
                 fail_msg ("%s: peer %d staleness %s after %lld rounds", cases [c].name, i, staleness, rounds);
             free (staleness);
             long long applied = s_last_value (metrics [i], "deltas_applied");
