@@ -729,8 +729,14 @@ s_after_batch (gc_sim_t *sim)
             &&  median >= sim->sc->events [e].at)
                 s_fire (sim, e);
     }
-    if (sim->honest_done)
+    if (sim->honest_done) {
+        //  in their grace: stop as soon as nobody runs any more
+        bool running = false;
+        for (uint32_t i = 0; i < sim->n && !running; i++)
+            running = sim->peers [i].engine && sim->peers [i].phase != GC_SIM_DONE;
+        sim->stop |= !running;
         return;
+    }
     bool busy = false, others = false;
     for (uint32_t i = 0; i < sim->n && !busy; i++) {
         const gc_sim_peer_t *p = &sim->peers [i];
