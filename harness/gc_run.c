@@ -60,6 +60,7 @@ typedef struct {
     FILE         *events, *pids;
     double        t0;
     bool         *fired;
+    double       *fired_at;             /* seconds since the start */
     bool          has_control, has_final_model, has_checkpoint, has_resume;
     char        **endpoints, **pubkeys;
     long          rounds;               /* train/rounds, for the progress line */
@@ -804,8 +805,10 @@ s_timeline (s_run_t *run)
         const gc_event_t *ev = &run->sc->events [e];
         if (run->fired [e])
             continue;
-        if ((ev->at_kind == GC_AT_TIME && t >= ev->at) || (ev->at_kind == GC_AT_ROUND && round >= ev->at)) {
+        if ((ev->at_kind == GC_AT_TIME && t >= ev->at) || (ev->at_kind == GC_AT_ROUND && round >= ev->at)
+        ||  (ev->at_kind == GC_AT_AFTER && run->fired [ev->after] && t >= run->fired_at [ev->after] + ev->at)) {
             run->fired [e] = true;
+            run->fired_at [e] = t;
             s_fire (run, ev);
         }
     }
@@ -996,6 +999,7 @@ s_teardown (s_run_t *run)
     free (run->endpoints);
     free (run->pubkeys);
     free (run->fired);
+    free (run->fired_at);
     free (run->out);
 }
 
@@ -1076,6 +1080,7 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
     run.endpoints = calloc (sc->n_peers, sizeof *run.endpoints);
     run.pubkeys = calloc (sc->n_peers, sizeof *run.pubkeys);
     run.fired = calloc (sc->n_events + 1, sizeof *run.fired);
+    run.fired_at = calloc (sc->n_events + 1, sizeof *run.fired_at);
     if (run.res) {
         run.res->peers = calloc (sc->n_peers, sizeof *run.res->peers);
         run.res->scenario = sc;
@@ -1083,7 +1088,8 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
         run.res->netns = opts->netns;
         run.res->gcnode = strdup (opts->gcnode);
     }
-    if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.fired || !run.res->peers) {
+    if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.fired || !run.fired_at
+    ||  !run.res->peers) {
         gc_err_set (err, 1, "out of memory");
         s_teardown (&run);
         gc_result_destroy (&run.res);

@@ -391,7 +391,7 @@ s_parse_at (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *text)
     char word [16];
     int used = 0;
     if (sscanf (text, " %15s %n", word, &used) != 1)
-        return s_error (ctx, key, "missing (expected \"round N\" or \"time SECONDS\")");
+        return s_error (ctx, key, "missing (expected \"round N\", \"time SECONDS\" or \"after EVENT SECONDS\")");
     gc_err_t perr = { 0 };
     if (!strcmp (word, "round")) {
         ev->at_kind = GC_AT_ROUND;
@@ -406,7 +406,27 @@ s_parse_at (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *text)
             return gc_err_set (ctx->err, 1, "%s: %s", ctx->file, perr.msg);
     }
     else
-        return s_error (ctx, key, "'%s' (expected \"round N\" or \"time SECONDS\")", text);
+    if (!strcmp (word, "after")) {
+        //  "after NAME SECONDS": NAME is an earlier event of the timeline
+        char name [128];
+        int more = 0;
+        if (sscanf (text + used, "%127s %n", name, &more) != 1)
+            return s_error (ctx, key, "'%s' (expected \"after EVENT SECONDS\")", text);
+        gc_scenario_t *self = ctx->self;
+        size_t e;
+        for (e = 0; e + 1 < self->n_events; e++)
+            if (!strcmp (self->events [e].name, name))
+                break;
+        if (e + 1 >= self->n_events)
+            return s_error (ctx, key, "'%s' is not an earlier event of the timeline", name);
+        ev->at_kind = GC_AT_AFTER;
+        ev->after = e;
+        if (gc_parse_double (text + used + more, 0, 7 * 86400, &ev->at, key, &perr))
+            return gc_err_set (ctx->err, 1, "%s: %s", ctx->file, perr.msg);
+    }
+    else
+        return s_error (ctx, key, "'%s' (expected \"round N\", \"time SECONDS\" or "
+                        "\"after EVENT SECONDS\")", text);
     return 0;
 }
 
@@ -555,7 +575,7 @@ s_parse_timeline (s_ctx_t *ctx, zconfig_t *section)
         }
         char key [S_PATH_MAX + 8];
         if (!at)
-            return s_error (ctx, epath, "missing at = \"round N\" or \"time SECONDS\"");
+            return s_error (ctx, epath, "missing at = \"round N\", \"time SECONDS\" or \"after EVENT SECONDS\"");
         if (!act)
             return s_error (ctx, epath, "missing do = \"ACTION [ARGS]\"");
         snprintf (key, sizeof key, "%s/at", epath);
