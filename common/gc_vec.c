@@ -1,6 +1,7 @@
 #include "gc_vec.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 void
@@ -85,14 +86,19 @@ gc_vec_dist2sq (const float *a, const float *b, size_t n)
 size_t
 gc_vec_first_nonfinite (const float *x, size_t n)
 {
-    //  Check blocks branch-free (isfinite of a sum of x*0 is NaN iff some
-    //  element is NaN or Inf), and look inside a block only when it fails.
+    //  Check blocks branch-free on the bits (exponent all ones = Inf/NaN:
+    //  adding 1 to the exponent of |x| carries into bit 31), which
+    //  vectorises where a float probe sum would not (strict IEEE order),
+    //  and look inside a block only when it fails.
     for (size_t i = 0; i < n; i += S_BLOCK) {
         size_t end = i + S_BLOCK < n ? i + S_BLOCK : n;
-        float probe = 0;
-        for (size_t j = i; j < end; j++)
-            probe += x [j] * 0.0f;
-        if (!isfinite (probe))
+        uint32_t probe = 0;
+        for (size_t j = i; j < end; j++) {
+            uint32_t u;
+            memcpy (&u, x + j, sizeof u);
+            probe |= (u & 0x7fffffffu) + 0x00800000u;
+        }
+        if (probe & 0x80000000u)
             for (size_t j = i; j < end; j++)
                 if (!isfinite (x [j]))
                     return j;

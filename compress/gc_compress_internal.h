@@ -92,6 +92,10 @@ uint64_t gc_randk_round_seed (uint64_t sender_seed, uint64_t round);
 
 /*  QSGD code width: bits for the 2s+1 signed levels. */
 unsigned gc_qsgd_bits (uint32_t levels);
+/*  n codes of `bits` bits (1..16) as an LSB-first bit stream of exactly
+    ceil(n * bits / 8) bytes, padding zero; and back. */
+void gc_bits_pack (uint8_t *dst, const uint32_t *codes, size_t n, unsigned bits);
+void gc_bits_unpack (const uint8_t *src, size_t n, unsigned bits, uint32_t *codes);
 
 /*  LBS (gc_lbs.c). */
 gc_lbs_t *gc_lbs_new (const gc_layout_t *layout, double budget, uint32_t maxage,

@@ -138,10 +138,17 @@ gc_half_first_nonfinite (const uint8_t *src, size_t n, size_t *first)
     //  Blocks branch-free (vectorisable), look inside only a failing block.
     for (size_t i = 0; i < n; i += 256) {
         size_t end = i + 256 < n ? i + 256 : n;
-        unsigned bad = 0;
-        for (size_t j = i; j < end; j++)
-            bad |= (gc_get_u16 (src + 2 * j) & 0x7c00) == 0x7c00;
-        if (bad)
+        //  Exponent all ones: adding one to it carries into bit 15.
+        uint32_t probe = 0;
+        for (size_t j = i; j < end; j++) {
+            uint16_t h;
+            memcpy (&h, src + 2 * j, 2);
+#if !GC_LITTLE_ENDIAN
+            h = gc_get_u16 (src + 2 * j);
+#endif
+            probe |= (uint32_t) (h & 0x7fffu) + 0x0400u;
+        }
+        if (probe & 0x8000u)
             for (size_t j = i; j < end; j++)
                 if ((gc_get_u16 (src + 2 * j) & 0x7c00) == 0x7c00) {
                     *first = j;

@@ -13,6 +13,10 @@
 #include "gc_half.h"
 #include "gc_payload.h"
 
+#if GC_HAVE_AVX512
+#   include <immintrin.h>
+#endif
+
 typedef struct {
     size_t          layer;
     int             enc;
@@ -90,16 +94,30 @@ s_allowed (int method, int enc, int fmt)
     }
 }
 
+#define S_CHUNK 1024
+
 static const char *s_enc_names [GC_ENC_COUNT] = {
     "dense", "sparse-varint", "sparse-bitmap", "randk", "qsgd", "sign", "lowrank"
 };
 
 //  ---- phase 1 helpers; each returns 0 or -1 with err naming the section ----
 
+static inline uint32_t
+s_u32 (const uint8_t *p)
+{
+#if GC_LITTLE_ENDIAN
+    uint32_t u;
+    memcpy (&u, p, 4);
+    return u;
+#else
+    return gc_get_u32 (p);
+#endif
+}
+
 static inline bool
 s_f32_bad (const uint8_t *p)
 {
-    return (gc_get_u32 (p) & 0x7f800000u) == 0x7f800000u;
+    return (s_u32 (p) & 0x7f800000u) == 0x7f800000u;
 }
 
 static inline float
@@ -111,7 +129,9 @@ s_get_f32 (const uint8_t *p)
     return f;
 }
 
-//  Index of the first non-finite value of n in format fmt, or n.
+//  Index of the first non-finite value of n in format fmt, or n. Blocks
+//  are checked branch-free on the bits (exponent all ones: adding one to
+//  it carries into bit 31), so the loop vectorises.
 static size_t
 s_first_bad_value (const uint8_t *p, size_t n, int fmt)
 {
@@ -121,10 +141,10 @@ s_first_bad_value (const uint8_t *p, size_t n, int fmt)
     }
     for (size_t i = 0; i < n; i += 256) {
         size_t end = i + 256 < n ? i + 256 : n;
-        unsigned bad = 0;
+        uint32_t probe = 0;
         for (size_t j = i; j < end; j++)
-            bad |= s_f32_bad (p + 4 * j);
-        if (bad)
+            probe |= (s_u32 (p + 4 * j) & 0x7fffffffu) + 0x00800000u;
+        if (probe & 0x80000000u)
             for (size_t j = i; j < end; j++)
                 if (s_f32_bad (p + 4 * j))
                     return j;
@@ -300,23 +320,21 @@ s_check_qsgd (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *er
     if (s_check_scales (s, si, layout, nb, "norm", err))
         return -1;
     //  Every code must be a level in [0, 2s]; the padding bits zero.
-    uint64_t acc = 0;
-    unsigned have = 0;
-    const uint8_t *p = s->codes;
-    uint32_t mask = (1u << s->bits) - 1, top = 2 * s->levels;
-    for (uint32_t i = 0; i < s->count; i++) {
-        while (have < s->bits) {
-            acc |= (uint64_t) *p++ << have;
-            have += 8;
-        }
-        uint32_t c = (uint32_t) acc & mask;
-        acc >>= s->bits;
-        have -= s->bits;
-        if (c > top)
-            return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd code %u of entry %u exceeds 2s = %u",
-                          c, i, top);
+    uint32_t code [S_CHUNK], top = 2 * s->levels;
+    for (uint32_t i = 0; i < s->count; i += S_CHUNK) {
+        uint32_t c = s->count - i < S_CHUNK ? s->count - i : S_CHUNK;
+        gc_bits_unpack (s->codes + (size_t) i * s->bits / 8, c, s->bits, code);
+        uint32_t worst = 0;
+        for (uint32_t j = 0; j < c; j++)
+            worst = code [j] > worst ? code [j] : worst;
+        if (worst > top)
+            for (uint32_t j = 0; j < c; j++)
+                if (code [j] > top)
+                    return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd code %u of entry %u exceeds 2s = %u",
+                                  code [j], i + j, top);
     }
-    if (acc)
+    unsigned used = (unsigned) (((uint64_t) s->count * s->bits) % 8);
+    if (used && (s->codes [code_bytes - 1] >> used))
         return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd padding bits are not zero (%s)", "last byte");
     return 0;
 }
@@ -491,7 +509,6 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
 
 //  ---- phase 2: apply (inputs validated) ----
 
-#define S_CHUNK 1024
 
 //  dst[i] += alpha * value i, values in either format.
 static void
@@ -618,25 +635,49 @@ s_apply_randk (const s_parse_t *ps, const s_section_t *s, float *restrict into, 
 static void
 s_apply_qsgd (const s_section_t *s, float *restrict into, float alpha)
 {
-    uint64_t acc = 0;
-    unsigned have = 0;
-    const uint8_t *p = s->codes;
-    uint32_t mask = (1u << s->bits) - 1;
     float lv = (float) s->levels;
-    for (uint32_t b0 = 0; b0 < s->count; b0 += s->bucket) {
-        uint32_t end = s->count - b0 < s->bucket ? s->count : b0 + s->bucket;
-        float scale = alpha * s_get_f32 (s->values + 4 * (b0 / s->bucket)) / lv;
-        for (uint32_t i = b0; i < end; i++) {
-            while (have < s->bits) {
-                acc |= (uint64_t) *p++ << have;
-                have += 8;
+    int32_t sl = (int32_t) s->levels;
+    uint32_t code [S_CHUNK];
+    //  Chunks start at multiples of 512 entries: whole groups of 8 codes,
+    //  so each starts on a byte.
+    for (uint32_t i = 0; i < s->count; i += S_CHUNK) {
+        uint32_t c = s->count - i < S_CHUNK ? s->count - i : S_CHUNK;
+        gc_bits_unpack (s->codes + (size_t) i * s->bits / 8, c, s->bits, code);
+        float *restrict dst = into + i;
+        for (size_t j0 = 0; j0 < c; ) {
+            size_t b = (i + j0) / s->bucket;
+            size_t bend = (b + 1) * s->bucket - i;
+            size_t j1 = bend < c ? bend : c;
+            float scale = s_get_f32 (s->values + 4 * b) / lv;
+            //  The value is rounded on its own, then added (no contraction).
+            for (size_t j = j0; j < j1; j++) {
+                float v = scale * (float) ((int32_t) code [j] - sl);
+                dst [j] += alpha * v;
             }
-            int32_t c = (int32_t) ((uint32_t) acc & mask);
-            acc >>= s->bits;
-            have -= s->bits;
-            into [i] += scale * (float) (c - (int32_t) s->levels);
+            j0 = j1;
         }
     }
+}
+
+//  into[i] += bit i ? -scale : scale, for i in [i0, i1).
+static void
+s_sign_add (float *restrict into, const uint8_t *bits, size_t i0, size_t i1, float scale)
+{
+    size_t i = i0;
+#if GC_HAVE_AVX512
+    if (gc_compress_simd) {
+        for (; i < i1 && (i & 15); i++)
+            into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+        const __m512 pos = _mm512_set1_ps (scale), neg = _mm512_set1_ps (-scale);
+        for (; i + 16 <= i1; i += 16) {
+            __mmask16 m = (__mmask16) gc_get_u16 (bits + i / 8);
+            __m512 v = _mm512_mask_blend_ps (m, pos, neg);
+            _mm512_storeu_ps (into + i, _mm512_add_ps (_mm512_loadu_ps (into + i), v));
+        }
+    }
+#endif
+    for (; i < i1; i++)
+        into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
 }
 
 static void
@@ -645,10 +686,7 @@ s_apply_sign (const s_section_t *s, float *restrict into, float alpha)
     for (uint32_t b0 = 0; b0 < s->count; b0 += s->bucket) {
         uint32_t end = s->count - b0 < s->bucket ? s->count : b0 + s->bucket;
         float scale = alpha * s_get_f32 (s->values + 4 * (b0 / s->bucket));
-        for (uint32_t i = b0; i < end; i++) {
-            float neg = (float) ((s->codes [i >> 3] >> (i & 7)) & 1);
-            into [i] += scale - 2.0f * scale * neg;
-        }
+        s_sign_add (into, s->codes, b0, end, scale);
     }
 }
 

@@ -15,6 +15,61 @@
 #include "gc_rng.h"
 #include "gc_vec.h"
 
+//  Dot product in eight double lanes (orthonormalisation: no overflow).
+static double
+s_dot (const float *restrict a, const float *restrict b, size_t n)
+{
+    double acc [8] = { 0 };
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int t = 0; t < 8; t++)
+            acc [t] += (double) a [i + t] * (double) b [i + t];
+    double total = 0;
+    for (int t = 0; t < 8; t++)
+        total += acc [t];
+    for (; i < n; i++)
+        total += (double) a [i] * b [i];
+    return total;
+}
+
+//  The hot dot product (P = M Q) in sixteen float lanes, one vector
+//  register: a single float accumulator would not vectorise under strict
+//  IEEE order. |M| <= 2^30 and |Q| <= rows 2^30 keep it below 2^124.
+static float
+s_fdot (const float *restrict a, const float *restrict b, size_t n)
+{
+    float acc [16] = { 0 };
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int t = 0; t < 16; t++)
+            acc [t] += a [i + t] * b [i + t];
+    double total = 0;
+    for (int t = 0; t < 16; t++)
+        total += acc [t];
+    for (; i < n; i++)
+        total += (double) a [i] * b [i];
+    return (float) total;
+}
+
+//  max |x| as the bits of |x| (an unsigned max, which vectorises where a
+//  float max reduction would not).
+static uint32_t
+s_max_key (const float *restrict x, size_t n)
+{
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy (&u, x + i, 4);
+        u &= 0x7fffffffu;
+        m = u > m ? u : m;
+    }
+    return m;
+}
+
+//  Beyond this, P = M Q and the factors could overflow float; such a layer
+//  (an update of more than 1e9 per entry: not seen in training) goes dense.
+#define S_MAX_ENTRY_KEY 0x4e800000u     /* bits of 2^30 */
+
 //  Rank used for a layer: 0 = send dense.
 static uint32_t
 s_layer_rank (const gc_layer_t *l, uint32_t rank)
@@ -80,14 +135,14 @@ s_orthonormalise (float *pt, uint32_t r, size_t n)
 {
     for (uint32_t k = 0; k < r; k++) {
         float *v = pt + (size_t) k * n;
-        double before = sqrt (gc_vec_norm2sq (v, n));
+        double before = sqrt (s_dot (v, v, n));
         //  Twice ("twice is enough"): one pass loses orthogonality in float.
         for (int pass = 0; pass < 2; pass++)
             for (uint32_t j = 0; j < k; j++) {
                 const float *u = pt + (size_t) j * n;
-                gc_vec_axpy (v, (float) -gc_vec_dot (v, u, n), u, n);
+                gc_vec_axpy (v, (float) -s_dot (v, u, n), u, n);
             }
-        double norm = sqrt (gc_vec_norm2sq (v, n));
+        double norm = sqrt (s_dot (v, v, n));
         if (!(norm > 1e-6 * before) || norm < 1e-30)
             gc_vec_zero (v, n);
         else
@@ -104,6 +159,8 @@ gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
     for (size_t l = lo; l < hi; l++) {
         const gc_layer_t *layer = &layout->layers [l];
         uint32_t r = self->qt_rank [l];
+        if (r && s_max_key (x + layer->offset, layer->count) > S_MAX_ENTRY_KEY)
+            r = 0;
         if (!r) {
             if (gc_payload_dense_section (out, layout, l, x, self->valfmt, err))
                 return -1;
@@ -122,7 +179,7 @@ gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
         //  P = M Q, row by row so each row of M is read once.
         for (size_t i = 0; i < rows; i++)
             for (uint32_t k = 0; k < r; k++)
-                pt [k * rows + i] = (float) gc_vec_dot (m + i * cols, qt + k * cols, cols);
+                pt [k * rows + i] = s_fdot (m + i * cols, qt + k * cols, cols);
         s_orthonormalise (pt, r, rows);
         //  Q = M^T P.
         memset (qt, 0, (size_t) r * cols * sizeof *qt);
@@ -132,8 +189,18 @@ gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
                 if (a != 0.0f)
                     gc_vec_axpy (qt + k * cols, a, m + i * cols, cols);
             }
-        if (!gc_vec_all_finite (qt, (size_t) r * cols)) {
-            //  Only when M is near FLT_MAX: send it as it is, restart Q.
+        //  The decoder refuses factors whose product could overflow
+        //  (r max|P| max|Q| > 1e38); only when M is near FLT_MAX: send it
+        //  as it is and restart Q.
+        float maxp = 0, maxq = 0;
+        for (size_t i = 0; i < (size_t) r * rows; i++)
+            maxp = fmaxf (maxp, fabsf (pt [i]));
+        for (size_t i = 0; i < (size_t) r * cols; i++)
+            maxq = fmaxf (maxq, fabsf (qt [i]));
+        if (self->valfmt == GC_VAL_FP16)
+            maxq = fminf (maxq, 65504.0f);
+        if (!gc_vec_all_finite (qt, (size_t) r * cols) || !gc_vec_all_finite (pt, (size_t) r * rows)
+        ||  (double) r * maxp * maxq > 1e38) {
             for (uint32_t k = 0; k < r; k++)
                 s_random_q (qt + k * cols, cols, self->seed, l, k);
             if (gc_payload_dense_section (out, layout, l, x, self->valfmt, err))

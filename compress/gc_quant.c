@@ -27,6 +27,165 @@ s_put_f32 (uint8_t *p, float v)
     gc_put_u32 (p, u);
 }
 
+//  Eight codes fill exactly `bits` bytes, so every group starts on a byte.
+//  A group is formed in a 64-bit (bits <= 8) or 128-bit word and stored
+//  whole while at least that many bytes of the stream remain (the excess
+//  is overwritten by the next group); the last ones byte by byte.
+void
+gc_bits_pack (uint8_t *restrict dst, const uint32_t *restrict codes, size_t n, unsigned bits)
+{
+    uint8_t *end = dst + (n * bits + 7) / 8;
+    size_t i = 0;
+    if (bits <= 8)
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w = 0;
+            for (unsigned t = 0; t < 8; t++)
+                w |= (uint64_t) codes [i + t] << (t * bits);
+            uint8_t tmp [8];
+            gc_put_u64 (tmp, w);
+            if (end - dst >= 8)
+                memcpy (dst, tmp, 8);
+            else
+                memcpy (dst, tmp, bits);
+            dst += bits;
+        }
+    else
+        for (; i + 8 <= n; i += 8) {
+            unsigned __int128 w = 0;
+            for (unsigned t = 0; t < 8; t++)
+                w |= (unsigned __int128) codes [i + t] << (t * bits);
+            uint8_t tmp [16];
+            gc_put_u64 (tmp, (uint64_t) w);
+            gc_put_u64 (tmp + 8, (uint64_t) (w >> 64));
+            if (end - dst >= 16)
+                memcpy (dst, tmp, 16);
+            else
+                memcpy (dst, tmp, bits);
+            dst += bits;
+        }
+    uint64_t acc = 0;
+    unsigned have = 0;
+    for (; i < n; i++) {
+        acc |= (uint64_t) codes [i] << have;
+        have += bits;
+        while (have >= 8) {
+            *dst++ = (uint8_t) acc;
+            acc >>= 8;
+            have -= 8;
+        }
+    }
+    if (have)
+        *dst = (uint8_t) acc;
+}
+
+void
+gc_bits_unpack (const uint8_t *restrict src, size_t n, unsigned bits, uint32_t *restrict codes)
+{
+    const uint8_t *end = src + (n * bits + 7) / 8;
+    uint32_t mask = (1u << bits) - 1;
+    size_t i = 0;
+    if (bits <= 8)
+        for (; i + 8 <= n; i += 8) {
+            uint8_t tmp [8] = { 0 };
+            if (end - src >= 8)
+                memcpy (tmp, src, 8);
+            else
+                memcpy (tmp, src, bits);
+            uint64_t w = gc_get_u64 (tmp);
+            for (unsigned t = 0; t < 8; t++)
+                codes [i + t] = (uint32_t) (w >> (t * bits)) & mask;
+            src += bits;
+        }
+    else
+        for (; i + 8 <= n; i += 8) {
+            uint8_t tmp [16] = { 0 };
+            if (end - src >= 16)
+                memcpy (tmp, src, 16);
+            else
+                memcpy (tmp, src, bits);
+            unsigned __int128 w = gc_get_u64 (tmp) | (unsigned __int128) gc_get_u64 (tmp + 8) << 64;
+            for (unsigned t = 0; t < 8; t++)
+                codes [i + t] = (uint32_t) (w >> (t * bits)) & mask;
+            src += bits;
+        }
+    uint64_t acc = 0;
+    unsigned have = 0;
+    for (; i < n; i++) {
+        while (have < bits) {
+            acc |= (uint64_t) *src++ << have;
+            have += 8;
+        }
+        codes [i] = (uint32_t) acc & mask;
+        acc >>= bits;
+        have -= bits;
+    }
+}
+
+//  Sums in eight double lanes: vectorises (one register), cannot overflow
+//  or underflow for any finite float input (a float lane could: 1e20^2).
+static double
+s_sum_sq (const float *restrict x, size_t n)
+{
+    double acc [8] = { 0 };
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int t = 0; t < 8; t++)
+            acc [t] += (double) x [i + t] * (double) x [i + t];
+    double total = 0;
+    for (int t = 0; t < 8; t++)
+        total += acc [t];
+    for (; i < n; i++)
+        total += (double) x [i] * x [i];
+    return total;
+}
+
+static double
+s_sum_abs (const float *restrict x, size_t n)
+{
+    double acc [8] = { 0 };
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int t = 0; t < 8; t++)
+            acc [t] += fabs ((double) x [i + t]);
+    double total = 0;
+    for (int t = 0; t < 8; t++)
+        total += acc [t];
+    for (; i < n; i++)
+        total += fabs ((double) x [i]);
+    return total;
+}
+
+#define S_CHUNK 512
+
+//  code[i] = s + sign(x_i) * level_i, level_i = floor(|x_i| / norm * s + u_i),
+//  u_i uniform in [0, 1) with 24 bits (two per 64-bit draw), so that
+//  E[level_i] = |x_i| / norm * s: the quantiser is unbiased. Dividing by the
+//  norm (<= 1 since |x_i| <= norm) rather than multiplying by s / norm
+//  cannot overflow for a tiny norm. norm > 0.
+static void
+s_codes (const float *restrict x, size_t n, float norm, uint32_t s, gc_rng_t *rng,
+         uint32_t *restrict code)
+{
+    int32_t u [S_CHUNK];
+    for (size_t i = 0; i < n; i += 2) {
+        uint64_t r = gc_rng_next (rng);
+        u [i] = (int32_t) (r >> 40);
+        u [i + 1] = (int32_t) ((r >> 8) & 0xffffff);
+    }
+    //  Branch-free, so that it vectorises: m is -1 for a set sign bit (also
+    //  -0.0, whose level is 0 anyway), and (level ^ m) - m negates.
+    int32_t si = (int32_t) s;
+    for (size_t i = 0; i < n; i++) {
+        float a = fabsf (x [i]) / norm * (float) s + (float) u [i] * 0x1p-24f;
+        int32_t level = (int32_t) a;            /* a < s + 2 */
+        level = level > si ? si : level;
+        int32_t bits;
+        memcpy (&bits, &x [i], 4);
+        int32_t m = bits >> 31;
+        code [i] = (uint32_t) (si + ((level ^ m) - m));
+    }
+}
+
 int
 gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
                 size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
@@ -40,6 +199,10 @@ gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
         uint32_t bucket = self->bucket < count ? self->bucket : count;
         size_t nb = ((size_t) count + bucket - 1) / bucket;
         size_t code_bytes = ((size_t) count * bits + 7) / 8;
+        //  Codes of the whole layer first (scratch), then one packing pass.
+        if (gc_compressor_fscratch (self, count, err))
+            return -1;
+        uint32_t *code = (uint32_t *) self->fscratch;
         uint8_t *p = gc_payload_section (out, layout, l, GC_ENC_QSGD, GC_VAL_FP32,
                                          8 + 4 * nb + code_bytes, err);
         if (!p)
@@ -47,38 +210,26 @@ gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
         gc_put_u16 (p, (uint16_t) s);
         gc_put_u16 (p + 2, 0);
         gc_put_u32 (p + 4, bucket);
-        uint8_t *norms = p + 8, *codes = norms + 4 * nb;
+        uint8_t *norms = p + 8;
         gc_rng_t rng;
         gc_rng_init (&rng, gc_seed_derive (self->seed, round), 0x71736764 + l);
         const float *src = x + layer->offset;
-        uint64_t acc = 0;
-        unsigned have = 0;
         for (size_t b = 0; b < nb; b++) {
             size_t b0 = b * bucket, end = b0 + bucket < count ? b0 + bucket : count;
-            double sq = 0;
-            for (size_t i = b0; i < end; i++)
-                sq += (double) src [i] * src [i];
-            double norm = sqrt (sq);
+            double norm = sqrt (s_sum_sq (src + b0, end - b0));
             float nf = norm > FLT_MAX ? FLT_MAX : (float) norm;
             s_put_f32 (norms + 4 * b, nf);
-            float inv = nf > 0 ? (float) s / nf : 0.0f;
-            for (size_t i = b0; i < end; i++) {
-                //  level = floor(|x|/norm * s + u), u uniform: E[level] = |x|/norm * s.
-                float a = fabsf (src [i]) * inv + gc_rng_float (&rng);
-                uint32_t level = (uint32_t) a;
-                level = level > s ? s : level;
-                uint32_t code = src [i] < 0 ? s - level : s + level;
-                acc |= (uint64_t) code << have;
-                have += bits;
-                while (have >= 8) {
-                    *codes++ = (uint8_t) acc;
-                    acc >>= 8;
-                    have -= 8;
-                }
+            if (nf == 0.0f) {
+                for (size_t i = b0; i < end; i++)
+                    code [i] = s;           /* level 0 */
+                continue;
+            }
+            for (size_t i = b0; i < end; i += S_CHUNK) {
+                size_t c = end - i < S_CHUNK ? end - i : S_CHUNK;
+                s_codes (src + i, c, nf, s, &rng, code + i);
             }
         }
-        if (have)
-            *codes = (uint8_t) acc;
+        gc_bits_pack (norms + 4 * nb, code, count, bits);
     }
     return 0;
 }
@@ -114,15 +265,7 @@ s_sign_bits (uint8_t *restrict bits, const float *restrict x, size_t n)
 static float
 s_mean_abs (const float *restrict x, size_t n)
 {
-    double total = 0;
-    for (size_t i = 0; i < n; i += 256) {
-        size_t end = i + 256 < n ? i + 256 : n;
-        float part = 0;
-        for (size_t j = i; j < end; j++)
-            part += fabsf (x [j]);
-        total += part;
-    }
-    double m = total / (double) n;
+    double m = s_sum_abs (x, n) / (double) n;
     return m > FLT_MAX ? FLT_MAX : (float) m;
 }
 

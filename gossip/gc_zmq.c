@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "gc_rng.h"
 #include "gc_time.h"
 
 #define S_MAX_PEERS      4096
@@ -27,7 +28,17 @@ typedef struct {
     uint32_t  peer;
     char     *endpoint;
     zsock_t  *dealer;
+    int64_t   link_free;        /* rate cap: when the link has sent what it holds */
 } s_link_t;
+
+//  A message the fault layer holds back until `due`.
+typedef struct {
+    int64_t    due;
+    s_link_t  *link;
+    zmq_msg_t  header, payload;
+} s_held_t;
+
+#define S_HELD_MAX 4096
 
 struct gc_zmq_t {
     gc_zmq_config_t  cfg;
@@ -37,9 +48,15 @@ struct gc_zmq_t {
     zactor_t        *actor;
     //  actor-owned
     zsock_t         *inbox;
+    zsock_t         *control;
     s_conn_t         conns [S_CONN_SLOTS];
+    gc_rng_t         rng;
+    double           drop_p, delay_ms, jitter_ms, rate;
+    s_held_t        *held;          /* min-heap on due */
+    size_t           n_held;
     atomic_uint_fast64_t sent_frames, send_dropped, recv_messages, recv_bytes,
-                         recv_malformed, recv_muted, connections_muted;
+                         recv_malformed, recv_muted, connections_muted,
+                         fault_dropped, fault_delayed;
 };
 
 gc_zmq_t *
@@ -66,6 +83,7 @@ gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
         self->cfg.send_hwm = 8;
     if (self->cfg.recv_hwm <= 0)
         self->cfg.recv_hwm = 16;
+    gc_rng_init (&self->rng, cfg->seed, 0xFA17);
     return self;
 }
 
@@ -201,35 +219,171 @@ s_handle_inbox (gc_zmq_t *self, void *inbox)
         zmq_msg_close (&parts [i]);
 }
 
+static void
+s_send_now (gc_zmq_t *self, s_link_t *link, zmq_msg_t *h, zmq_msg_t *p)
+{
+    void *dealer = zsock_resolve (link->dealer);
+    if (zmq_msg_send (h, dealer, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        atomic_fetch_add (&self->send_dropped, 1);
+        zmq_msg_close (h);
+        zmq_msg_close (p);
+        return;
+    }
+    if (zmq_msg_send (p, dealer, ZMQ_DONTWAIT) < 0) {
+        atomic_fetch_add (&self->send_dropped, 1);
+        zmq_msg_close (p);
+        return;
+    }
+    atomic_fetch_add (&self->sent_frames, 1);
+}
+
+//  Held messages: a binary min-heap on the due time.
+static void
+s_held_swap (s_held_t *a, s_held_t *b)
+{
+    s_held_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void
+s_hold (gc_zmq_t *self, int64_t due, s_link_t *link, zmq_msg_t *h, zmq_msg_t *p)
+{
+    if (self->n_held == S_HELD_MAX) {
+        atomic_fetch_add (&self->fault_dropped, 1);
+        zmq_msg_close (h);
+        zmq_msg_close (p);
+        return;
+    }
+    size_t i = self->n_held++;
+    s_held_t *slot = &self->held [i];
+    slot->due = due;
+    slot->link = link;
+    zmq_msg_init (&slot->header);
+    zmq_msg_init (&slot->payload);
+    zmq_msg_move (&slot->header, h);
+    zmq_msg_move (&slot->payload, p);
+    zmq_msg_close (h);
+    zmq_msg_close (p);
+    while (i > 0 && self->held [(i - 1) / 2].due > self->held [i].due) {
+        s_held_swap (&self->held [(i - 1) / 2], &self->held [i]);
+        i = (i - 1) / 2;
+    }
+    atomic_fetch_add (&self->fault_delayed, 1);
+}
+
+static void
+s_release_due (gc_zmq_t *self, int64_t now)
+{
+    while (self->n_held && self->held [0].due <= now) {
+        s_held_t top = self->held [0];
+        self->held [0] = self->held [--self->n_held];
+        for (size_t i = 0;;) {
+            size_t l = 2 * i + 1, r = l + 1, m = i;
+            if (l < self->n_held && self->held [l].due < self->held [m].due) m = l;
+            if (r < self->n_held && self->held [r].due < self->held [m].due) m = r;
+            if (m == i)
+                break;
+            s_held_swap (&self->held [i], &self->held [m]);
+            i = m;
+        }
+        s_send_now (self, top.link, &top.header, &top.payload);
+    }
+}
+
+//  Milliseconds until the next held message is due (-1: none).
+static long
+s_next_due_ms (gc_zmq_t *self, int64_t now)
+{
+    if (!self->n_held)
+        return -1;
+    int64_t wait = self->held [0].due - now;
+    return wait <= 0 ? 0 : (long) ((wait + 999999) / 1000000);
+}
+
+//  Through the fault layer: drop, or hold back for delay and rate, or send.
+static void
+s_route (gc_zmq_t *self, s_link_t *link, zmq_msg_t *h, zmq_msg_t *p, int64_t now)
+{
+    if (self->drop_p > 0 && gc_rng_double (&self->rng) < self->drop_p) {
+        atomic_fetch_add (&self->fault_dropped, 1);
+        zmq_msg_close (h);
+        zmq_msg_close (p);
+        return;
+    }
+    int64_t due = now;
+    if (self->delay_ms > 0 || self->jitter_ms > 0)
+        due += (int64_t) ((self->delay_ms + self->jitter_ms * gc_rng_double (&self->rng)) * 1e6);
+    if (self->rate > 0) {
+        double bytes = (double) (zmq_msg_size (h) + zmq_msg_size (p));
+        int64_t start = link->link_free > now ? link->link_free : now;
+        link->link_free = start + (int64_t) (bytes / self->rate * 1e9);
+        if (link->link_free > due)
+            due = link->link_free;
+    }
+    if (due > now)
+        s_hold (self, due, link, h, p);
+    else
+        s_send_now (self, link, h, p);
+}
+
 //  [ "SEND" ][ dests ][ header ][ payload ] from the trainer
 static void
 s_handle_send (gc_zmq_t *self, zmq_msg_t *parts)
 {
     size_t n = zmq_msg_size (&parts [1]) / sizeof (uint32_t);
     const uint32_t *dests = zmq_msg_data (&parts [1]);
+    int64_t now = gc_now_ns ();
     for (size_t i = 0; i < n; i++) {
         s_link_t *link = s_link (self, dests [i]);
         if (!link)
             continue;
-        void *dealer = zsock_resolve (link->dealer);
         zmq_msg_t h, p;
         zmq_msg_init (&h);
         zmq_msg_init (&p);
         zmq_msg_copy (&h, &parts [2]);      /* refcounted: no copy of large bodies */
         zmq_msg_copy (&p, &parts [3]);
-        if (zmq_msg_send (&h, dealer, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-            atomic_fetch_add (&self->send_dropped, 1);
-            zmq_msg_close (&h);
-            zmq_msg_close (&p);
-            continue;
-        }
-        if (zmq_msg_send (&p, dealer, ZMQ_DONTWAIT) < 0) {
-            atomic_fetch_add (&self->send_dropped, 1);
-            zmq_msg_close (&p);
-            continue;
-        }
-        atomic_fetch_add (&self->sent_frames, 1);
+        s_route (self, link, &h, &p, now);
     }
+}
+
+static void
+s_handle_control (gc_zmq_t *self)
+{
+    char *request = zstr_recv (self->control);
+    if (!request)
+        return;
+    char reply [4096] = "error: no control handler";
+    if (self->cfg.control_fn)
+        self->cfg.control_fn (self->cfg.ctx, request, reply, sizeof reply);
+    zstr_send (self->control, reply);
+    zstr_free (&request);
+}
+
+void
+gc_zmq_fault_drop (gc_zmq_t *self, double p)
+{
+    self->drop_p = p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+void
+gc_zmq_fault_delay (gc_zmq_t *self, double delay_ms, double jitter_ms)
+{
+    self->delay_ms = delay_ms > 0 ? delay_ms : 0;
+    self->jitter_ms = jitter_ms > 0 ? jitter_ms : 0;
+}
+
+void
+gc_zmq_fault_rate (gc_zmq_t *self, double bytes_per_s)
+{
+    self->rate = bytes_per_s > 0 ? bytes_per_s : 0;
+}
+
+void
+gc_zmq_fault_describe (gc_zmq_t *self, char *buf, size_t size)
+{
+    snprintf (buf, size, "drop=%g delay_ms=%g jitter_ms=%g rate=%g held=%zu", self->drop_p,
+              self->delay_ms, self->jitter_ms, self->rate, self->n_held);
 }
 
 //  A DEALER with ZMQ_IMMEDIATE accepts a message only once connected.
@@ -253,14 +407,17 @@ s_actor (zsock_t *pipe, void *arg)
     gc_zmq_t *self = arg;
     zsock_signal (pipe, 0);
     void *p = zsock_resolve (pipe), *inbox = zsock_resolve (self->inbox);
-    zmq_pollitem_t items [2] = { { p, 0, ZMQ_POLLIN, 0 }, { inbox, 0, ZMQ_POLLIN, 0 } };
+    zmq_pollitem_t items [3] = { { p, 0, ZMQ_POLLIN, 0 }, { inbox, 0, ZMQ_POLLIN, 0 },
+                                 { self->control ? zsock_resolve (self->control) : NULL, 0, ZMQ_POLLIN, 0 } };
+    int n_items = self->control ? 3 : 2;
     bool running = true;
     while (running) {
-        if (zmq_poll (items, 2, -1) < 0) {
+        if (zmq_poll (items, n_items, s_next_due_ms (self, gc_now_ns ())) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
+        s_release_due (self, gc_now_ns ());
         if (items [0].revents & ZMQ_POLLIN) {
             zmq_msg_t parts [4];
             int n = s_recv_parts (p, parts, 4);
@@ -276,6 +433,8 @@ s_actor (zsock_t *pipe, void *arg)
             for (int i = 0; i < kept; i++)
                 zmq_msg_close (&parts [i]);
         }
+        if (n_items == 3 && (items [2].revents & ZMQ_POLLIN))
+            s_handle_control (self);
         //  Drain a bounded batch of inbound messages per wake-up, so the pipe
         //  (our own sends) is never starved by a busy inbox.
         for (int i = 0; running && i < 64 && (items [1].revents & ZMQ_POLLIN); i++) {
@@ -300,6 +459,16 @@ gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
                                                                                : self->cfg.max_frame));
     if (zsock_bind (self->inbox, "%s", self->bind) < 0)
         return gc_err_set (err, 1, "transport: cannot bind %s (%s)", self->bind, zmq_strerror (zmq_errno ()));
+    if (self->cfg.control) {
+        self->control = zsock_new (ZMQ_REP);
+        if (!self->control || zsock_bind (self->control, "%s", self->cfg.control) < 0)
+            return gc_err_set (err, 1, "transport: cannot bind the control endpoint %s (%s)",
+                               self->cfg.control, zmq_strerror (zmq_errno ()));
+        zsock_set_linger (self->control, 0);
+    }
+    self->held = calloc (S_HELD_MAX, sizeof *self->held);
+    if (!self->held)
+        return gc_err_set (err, 1, "transport: out of memory");
     self->actor = zactor_new (s_actor, self);
     if (!self->actor)
         return gc_err_set (err, 1, "transport: cannot start the network thread");
@@ -359,6 +528,8 @@ gc_zmq_stats (gc_zmq_t *self, gc_zmq_stats_t *out)
     out->recv_malformed = atomic_load (&self->recv_malformed);
     out->recv_muted = atomic_load (&self->recv_muted);
     out->connections_muted = atomic_load (&self->connections_muted);
+    out->fault_dropped = atomic_load (&self->fault_dropped);
+    out->fault_delayed = atomic_load (&self->fault_delayed);
 }
 
 void
@@ -368,6 +539,12 @@ gc_zmq_destroy (gc_zmq_t **self_p)
     if (!self)
         return;
     zactor_destroy (&self->actor);
+    for (size_t i = 0; i < self->n_held; i++) {
+        zmq_msg_close (&self->held [i].header);
+        zmq_msg_close (&self->held [i].payload);
+    }
+    free (self->held);
+    zsock_destroy (&self->control);
     zsock_destroy (&self->inbox);
     for (size_t i = 0; self->links && i < self->n_links; i++) {
         zsock_destroy (&self->links [i].dealer);

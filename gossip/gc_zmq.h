@@ -36,6 +36,11 @@ typedef gc_deliver_t (*gc_zmq_deliver_fn) (void *ctx, const uint8_t *header, siz
                                            const uint8_t *payload, size_t payload_len,
                                            int64_t now_ns);
 
+/*  A control request (one line of text) answered into reply ("ok ..." or
+    "error: ..."). Runs in the network actor thread, so it may call the
+    gc_zmq_fault_* setters below. */
+typedef void (*gc_zmq_control_fn) (void *ctx, const char *request, char *reply, size_t size);
+
 typedef struct {
     const char        *bind;            /* e.g. tcp://127.0.0.1:7100 */
     size_t             max_frame;       /* ZMQ_MAXMSGSIZE of the inbox */
@@ -43,6 +48,9 @@ typedef struct {
     int                recv_hwm;        /* per connection, messages (default 16) */
     gc_zmq_deliver_fn  deliver;
     void              *ctx;
+    const char        *control;         /* REP endpoint for the control channel, or NULL */
+    gc_zmq_control_fn  control_fn;      /* called with ctx */
+    uint64_t           seed;            /* for the fault layer's random drops */
 } gc_zmq_config_t;
 
 typedef struct {
@@ -53,6 +61,8 @@ typedef struct {
     uint64_t recv_malformed;    /* wrong frame count */
     uint64_t recv_muted;        /* dropped from a muted connection */
     uint64_t connections_muted;
+    uint64_t fault_dropped;     /* dropped by the fault layer (drop, full delay queue) */
+    uint64_t fault_delayed;     /* held back by the fault layer (delay, rate cap) */
 } gc_zmq_stats_t;
 
 typedef struct gc_zmq_t gc_zmq_t;
@@ -70,6 +80,18 @@ int       gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
 /*  How many neighbour links are connected (can take a message now). From
     the trainer thread; a startup wait polls it, bounded. */
 int       gc_zmq_connected (gc_zmq_t *self);
+/*  The fault layer on outgoing messages (for tests and the harness; off by
+    default). Only from the control callback (the actor thread).
+      drop     each message to each destination is dropped with probability p
+      delay    held back delay_ms plus uniform jitter in [0, jitter_ms)
+      rate     the link to each destination carries at most bytes_per_s
+               (messages wait for their turn; 0 = unlimited)
+    Delayed messages wait in a bounded queue (beyond it they are dropped). */
+void      gc_zmq_fault_drop (gc_zmq_t *self, double p);
+void      gc_zmq_fault_delay (gc_zmq_t *self, double delay_ms, double jitter_ms);
+void      gc_zmq_fault_rate (gc_zmq_t *self, double bytes_per_s);
+/*  "drop=0.2 delay_ms=0 jitter_ms=0 rate=0" */
+void      gc_zmq_fault_describe (gc_zmq_t *self, char *buf, size_t size);
 /*  Counters (read from any thread; approximate while running). */
 void      gc_zmq_stats (gc_zmq_t *self, gc_zmq_stats_t *out);
 /*  Stop the actor, close every socket. */

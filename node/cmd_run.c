@@ -6,8 +6,10 @@
     docs/ARCHITECTURE.md). SIGINT / SIGTERM end the run cleanly (exit 0). */
 #include <czmq.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
+#include "gc_checkpoint.h"
 #include "gc_cli.h"
 #include "gc_config.h"
 #include "gc_dataset.h"
@@ -15,6 +17,8 @@
 #include "gc_key.h"
 #include "gc_log.h"
 #include "gc_metrics.h"
+#include "gc_model_file.h"
+#include "gc_parse.h"
 #include "gc_partition.h"
 #include "gc_time.h"
 #include "gc_topology.h"
@@ -34,7 +38,12 @@ typedef struct {
     gc_engine_t   *engine;
     FILE          *metrics;
     bool           progress;
+    bool           resume;
     double         started;
+    //  set by the control channel (network thread), read by the trainer
+    _Atomic double slow;            /* training takes `slow` times as long */
+    atomic_int     stop;            /* end the run as on SIGTERM */
+    _Atomic double accuracy;        /* last evaluation, for status */
 } s_peer_t;
 
 static void
@@ -50,6 +59,8 @@ s_help (void)
         "      --index N          same as --set node/index=N\n"
         "      --rounds N         same as --set train/rounds=N\n"
         "      --metrics FILE     same as --set node/metrics=FILE\n"
+        "      --resume           continue from the newest valid checkpoint in\n"
+        "                         node/checkpoint_dir (fresh start when there is none)\n"
         "      --log-level L      error, warning, info, debug\n"
         "      --progress WHEN    auto, on, off (the live progress line)\n"
         "      --print-config     print the effective configuration and exit\n"
@@ -70,7 +81,7 @@ s_set (gc_config_t *cfg, const char *assignment, gc_err_t *err)
 
 //  Returns 0 to run, -1 when done (help printed), or an exit code > 0.
 static int
-s_parse (int argc, char **argv, gc_config_t *cfg)
+s_parse (int argc, char **argv, gc_config_t *cfg, bool *resume)
 {
     static const struct option longopts [] = {
         { "config", required_argument, NULL, 'c' },
@@ -81,6 +92,7 @@ s_parse (int argc, char **argv, gc_config_t *cfg)
         { "log-level", required_argument, NULL, 'l' },
         { "progress", required_argument, NULL, 'p' },
         { "print-config", no_argument, NULL, 'P' },
+        { "resume", no_argument, NULL, 'R' },
         { "help-config", no_argument, NULL, 'H' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
@@ -104,6 +116,8 @@ s_parse (int argc, char **argv, gc_config_t *cfg)
         }
         else if (c == 'P')
             print = true;
+        else if (c == 'R')
+            *resume = true;
         else if (c == '?' || c == ':')
             return gc_cli_bad_option (S_CMD, c, argv);
     }
@@ -129,6 +143,8 @@ s_parse (int argc, char **argv, gc_config_t *cfg)
     }
     if (rc || gc_config_check (cfg, &err))
         return gc_cli_usage_error (S_CMD, "%s", err.msg);
+    if (*resume && !*cfg->checkpoint_dir)
+        return gc_cli_usage_error (S_CMD, "--resume needs node/checkpoint_dir");
     if (print) {
         gc_config_print (cfg, stdout);
         return -1;
@@ -216,10 +232,101 @@ s_deliver (void *ctx, const uint8_t *header, size_t hlen, const uint8_t *payload
     return gc_engine_on_message (((s_peer_t *) ctx)->engine, header, hlen, payload, plen, now);
 }
 
-//  tcp://host:port -> tcp://*:port
+//  "0,1,2" -> peer indices
+static size_t
+s_parse_peer_list (const char *text, uint32_t *out, size_t max, long n_peers)
+{
+    size_t n = 0;
+    const char *p = text;
+    while (*p && n < max) {
+        char *end;
+        long v = strtol (p, &end, 10);
+        if (end == p || v < 0 || v >= n_peers || (*end && *end != ','))
+            return (size_t) -1;
+        out [n++] = (uint32_t) v;
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+//  The control channel (node/control): fault injection for the harness and
+//  a status query. Runs in the network thread.
+static void
+s_control (void *ctx, const char *request, char *reply, size_t size)
+{
+    s_peer_t *p = ctx;
+    char verb [32] = "", arg1 [4096] = "", arg2 [64] = "";
+    int n = sscanf (request, "%31s %4095s %63s", verb, arg1, arg2);
+    gc_err_t err = { 0 };
+    double a = 0, b = 0;
+    if (n >= 1 && !strcmp (verb, "drop") && n == 2
+    &&  gc_parse_double (arg1, 0, 1, &a, "drop probability", &err) == 0)
+        gc_zmq_fault_drop (p->zmq, a);
+    else
+    if (n >= 1 && !strcmp (verb, "delay") && n >= 2
+    &&  gc_parse_double (arg1, 0, 3600e3, &a, "delay ms", &err) == 0
+    &&  (n < 3 || gc_parse_double (arg2, 0, 3600e3, &b, "jitter ms", &err) == 0))
+        gc_zmq_fault_delay (p->zmq, a, b);
+    else
+    if (n >= 1 && !strcmp (verb, "rate") && n == 2
+    &&  gc_parse_double (arg1, 0, 1e12, &a, "rate bytes/s", &err) == 0)
+        gc_zmq_fault_rate (p->zmq, a);
+    else
+    if (n >= 1 && !strcmp (verb, "slow") && n == 2
+    &&  gc_parse_double (arg1, 1, 1000, &a, "slow factor", &err) == 0)
+        atomic_store (&p->slow, a);
+    else
+    if (n == 2 && !strcmp (verb, "partition")) {
+        uint32_t allowed [GC_CONFIG_MAX_PEERS];
+        size_t count = s_parse_peer_list (arg1, allowed, GC_CONFIG_MAX_PEERS, p->cfg->n_peers);
+        if (count == (size_t) -1 || count == 0) {
+            snprintf (reply, size, "error: partition '%s': expected peer indices 0..%ld, comma-separated",
+                      arg1, p->cfg->n_peers - 1);
+            return;
+        }
+        gc_engine_partition (p->engine, allowed, count);
+        gc_log_info ("control: partitioned, talking only to %s", arg1);
+    }
+    else
+    if (n == 1 && !strcmp (verb, "heal")) {
+        gc_engine_partition (p->engine, NULL, 0);
+        gc_log_info ("control: partition healed");
+    }
+    else
+    if (n == 1 && !strcmp (verb, "stop"))
+        atomic_store (&p->stop, 1);
+    else
+    if (n == 1 && !strcmp (verb, "status")) {
+        gc_engine_stats_t s;
+        gc_engine_stats (p->engine, &s);
+        char faults [256];
+        gc_zmq_fault_describe (p->zmq, faults, sizeof faults);
+        snprintf (reply, size, "ok {\"peer\":%ld,\"round\":%llu,\"rounds\":%ld,\"accuracy\":%.6f,"
+                  "\"loss\":%.6g,\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"rejected\":%llu,"
+                  "\"slow\":%g,\"faults\":\"%s\"}", p->cfg->index, (unsigned long long) s.round,
+                  p->cfg->rounds, atomic_load (&p->accuracy), s.last_loss,
+                  (unsigned long long) s.bytes_sent, (unsigned long long) s.bytes_recv,
+                  (unsigned long long) s.rejected, atomic_load (&p->slow), faults);
+        return;
+    }
+    else {
+        snprintf (reply, size, "error: %s", err.msg [0] ? err.msg
+                  : "unknown command (drop P | delay MS [JITTER] | rate B/S | slow F | "
+                    "partition I,J,... | heal | status | stop)");
+        return;
+    }
+    gc_log_info ("control: %s", request);
+    snprintf (reply, size, "ok");
+}
+
+//  tcp://host:port -> tcp://*:port; ipc:// endpoints bind as they are
 static int
 s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
 {
+    if (!strncmp (endpoint, "ipc://", 6)) {
+        snprintf (out, size, "%s", endpoint);
+        return 0;
+    }
     const char *colon = strrchr (endpoint, ':');
     if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
         return gc_err_set (err, 1, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
@@ -268,6 +375,7 @@ s_setup_engine (s_peer_t *p, gc_err_t *err)
     ec.keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
     ec.mute_after = (uint32_t) cfg->mute_after;
     ec.mute_for_ns = cfg->mute_for_s * 1000000000LL;
+    ec.attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
     gc_engine_io_t io = { .ctx = p, .send = s_io_send };
     p->engine = gc_engine_new (&ec, &io, err);
     return p->engine ? 0 : -1;
@@ -282,7 +390,9 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
     else
     if (s_bind_endpoint (p->cfg->peers [p->cfg->index].endpoint, bind, sizeof bind, err))
         return gc_err_prefix (err, "peers/%ld/endpoint: ", p->cfg->index);
-    gc_zmq_config_t zc = { .bind = bind, .deliver = s_deliver, .ctx = p,
+    gc_zmq_config_t zc = { .bind = bind, .deliver = s_deliver, .ctx = p, .seed = p->cfg->seed + 7919 * (uint64_t) p->cfg->index,
+                           .control = *p->cfg->control ? p->cfg->control : NULL,
+                           .control_fn = s_control,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
@@ -343,6 +453,52 @@ s_wait_for_neighbours (s_peer_t *p)
         gc_log_info ("connected to all %d neighbours", total);
 }
 
+static void
+s_report_refused (void *ctx, const char *msg)
+{
+    gc_log_warning ("checkpoint refused: %s", msg);
+}
+
+static int
+s_resume (s_peer_t *p, gc_err_t *err)
+{
+    size_t n = gc_engine_n_params (p->engine);
+    gc_checkpoint_t c = { .n = n };
+    snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
+    c.x = malloc (n * sizeof (float));
+    c.v = malloc (n * sizeof (float));
+    char path [1024] = "";
+    int rc = c.x && c.v ? gc_checkpoint_load_newest (p->cfg->checkpoint_dir, &c, s_report_refused,
+                                                     NULL, path, sizeof path, err)
+                        : gc_err_set (err, 1, "out of memory");
+    if (rc == 0) {
+        gc_engine_restore (p->engine, c.round, c.seq, c.x, c.v);
+        gc_log_info ("resumed from %s (round %llu)", path, (unsigned long long) c.round);
+    }
+    else
+    if (rc == 1) {
+        gc_log_info ("no valid checkpoint in %s: starting fresh", p->cfg->checkpoint_dir);
+        rc = 0;
+    }
+    free (c.x);
+    free (c.v);
+    return rc;
+}
+
+static void
+s_checkpoint (s_peer_t *p)
+{
+    gc_checkpoint_t c = { .n = gc_engine_n_params (p->engine) };
+    const float *x, *v;
+    gc_engine_snapshot (p->engine, &c.round, &c.seq, &x, &v);
+    snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
+    c.x = (float *) x;
+    c.v = (float *) v;
+    gc_err_t err = { 0 };
+    if (gc_checkpoint_save (p->cfg->checkpoint_dir, &c, &err))
+        gc_log_error ("checkpoint: %s", err.msg);
+}
+
 static int
 s_run (s_peer_t *p)
 {
@@ -353,8 +509,12 @@ s_run (s_peer_t *p)
     double accuracy = 0, loss = 0;
     bool evaluated = false;
     long every = p->cfg->eval_every;
-    while (!gc_engine_done (p->engine) && !zsys_interrupted) {
+    while (!gc_engine_done (p->engine) && !zsys_interrupted && !atomic_load (&p->stop)) {
+        double t0 = gc_now_s ();
         gc_engine_train (p->engine);
+        double slow = atomic_load (&p->slow);
+        if (slow > 1)       /* fault injection: a straggler */
+            zclock_sleep ((int) ((slow - 1) * (gc_now_s () - t0) * 1e3));
         if (gc_engine_publish (p->engine, gc_now_ns (), &err)) {
             gc_log_error ("round %llu: %s", (unsigned long long) gc_engine_round (p->engine), err.msg);
             return GC_EXIT_FAILURE;
@@ -363,19 +523,30 @@ s_run (s_peer_t *p)
         gc_engine_wait (p->engine, &zsys_interrupted);
         gc_engine_mix (p->engine, gc_now_ns (), NULL);
         uint64_t round = gc_engine_round (p->engine);
+        if (*p->cfg->checkpoint_dir && round % (uint64_t) p->cfg->checkpoint_every == 0)
+            s_checkpoint (p);
         evaluated = every > 0 && round % (uint64_t) every == 0;
-        if (evaluated)
+        if (evaluated) {
             gc_engine_evaluate (p->engine, &accuracy, &loss);
+            atomic_store (&p->accuracy, accuracy);
+        }
         s_report (p, evaluated, accuracy, loss);
     }
     if (p->progress)
         fputc ('\n', stderr);
+    if (*p->cfg->checkpoint_dir)
+        s_checkpoint (p);
     gc_engine_evaluate (p->engine, &accuracy, &loss);
+    atomic_store (&p->accuracy, accuracy);
     s_report (p, true, accuracy, loss);
+    if (*p->cfg->final_model
+    &&  gc_model_file_write (p->cfg->final_model, gc_engine_params (p->engine),
+                             gc_engine_n_params (p->engine), &err))
+        gc_log_error ("node/final_model: %s", err.msg);
     gc_engine_stats_t s;
     gc_engine_stats (p->engine, &s);
     gc_log_info ("%s after %llu rounds: test accuracy %.4f, sent %llu bytes (%.1fx less than dense), "
-                 "%llu rejected", zsys_interrupted ? "stopped" : "done", (unsigned long long) s.round,
+                 "%llu rejected", zsys_interrupted || atomic_load (&p->stop) ? "stopped" : "done", (unsigned long long) s.round,
                  accuracy, (unsigned long long) s.bytes_sent,
                  s.bytes_sent ? (double) s.dense_equiv_bytes / (double) s.bytes_sent : 0.0,
                  (unsigned long long) s.rejected);
@@ -388,11 +559,11 @@ s_run (s_peer_t *p)
 int
 gc_cmd_run (int argc, char **argv)
 {
-    s_peer_t p = { .started = gc_now_s () };
+    s_peer_t p = { .started = gc_now_s (), .slow = 1.0 };
     p.cfg = gc_config_new ();
     if (!p.cfg)
         return gc_cli_failure (S_CMD, "out of memory");
-    int rc = s_parse (argc, argv, p.cfg);
+    int rc = s_parse (argc, argv, p.cfg, &p.resume);
     if (rc) {
         gc_config_destroy (&p.cfg);
         return rc < 0 ? GC_EXIT_OK : rc;
@@ -406,6 +577,8 @@ gc_cmd_run (int argc, char **argv)
     }
     else
     if (s_setup_transport (&p, &err))
+        rc = gc_cli_failure (S_CMD, "%s", err.msg);
+    if (rc == 0 && p.resume && s_resume (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && *p.cfg->metrics && !(p.metrics = fopen (p.cfg->metrics, "a")))
         rc = gc_cli_usage_error (S_CMD, "node/metrics: cannot open %s (%s)", p.cfg->metrics,

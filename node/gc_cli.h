@@ -24,6 +24,7 @@ void gc_cli_set_blas_threads (int n);
 
 int gc_cmd_train (int argc, char **argv);
 int gc_cmd_run (int argc, char **argv);
+int gc_cmd_control (int argc, char **argv);
 int gc_cmd_keygen (int argc, char **argv);
 int gc_cmd_id (int argc, char **argv);
 

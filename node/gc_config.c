@@ -42,6 +42,14 @@ static const s_key_t s_keys [] = {
          "rounds between test-set evaluations (0: only at the end)"),
     S_K ("node/status_file", S_STR, status_file, "", 0, 0,
          "file rewritten each round with the peer's state (for gcnode status)"),
+    S_K ("node/control", S_STR, control, "", 0, 0,
+         "ZeroMQ endpoint of the control channel (fault injection, status; empty: off)"),
+    S_K ("node/final_model", S_STR, final_model, "", 0, 0,
+         "file the final model is written to (GCMODEL1 format; empty: none)"),
+    S_K ("node/checkpoint_dir", S_STR, checkpoint_dir, "", 0, 0,
+         "directory of crash-safe checkpoints (empty: none); --resume continues from the newest"),
+    S_K ("node/checkpoint_every", S_LONG, checkpoint_every, "50", 1, 100000000,
+         "rounds between checkpoints (also written when the peer stops)"),
     S_K ("topology/kind", S_STR, topology, "ring", 0, 0,
          "ring, torus[:RxC], complete, exponential, regular:D, edges:A-B,..."),
     S_K ("train/data", S_STR, data, "", 0, 0,
@@ -267,6 +275,8 @@ gc_config_check (const gc_config_t *self, gc_err_t *err)
     }
     if (strcmp (self->role, "honest") && strcmp (self->role, "byzantine"))
         return gc_err_set (err, 1, "role/kind: '%s' (expected honest or byzantine)", self->role);
+    if (!strcmp (self->role, "byzantine") && !*self->attack)
+        return gc_err_set (err, 1, "role/attack: missing (role/kind is byzantine)");
     if (strcmp (self->progress, "auto") && strcmp (self->progress, "on") && strcmp (self->progress, "off"))
         return gc_err_set (err, 1, "node/progress: '%s' (expected auto, on or off)", self->progress);
     if (strcmp (self->log_to, "stderr") && strcmp (self->log_to, "syslog"))
@@ -310,7 +320,7 @@ gc_config_print (const gc_config_t *self, FILE *out)
         char value [512];
         s_format (self, k, value, sizeof value);
         fprintf (out, "    %s = %s\n", slash + 1, value);
-        if (!strcmp (k->path, "node/status_file")) {
+        if (!strcmp (k->path, "node/checkpoint_every")) {
             fprintf (out, "peers\n");
             for (long p = 0; p < self->n_peers; p++)
                 fprintf (out, "    %ld\n        endpoint = \"%s\"\n        key = \"%s\"\n", p,
@@ -329,7 +339,7 @@ gc_config_print_reference (FILE *out)
         const s_key_t *k = &s_keys [i];
         fprintf (out, "| `%s` | %s | `%s` | %s |\n", k->path, types [k->type],
                  !strcmp (k->def, "-1") ? "(required)" : *k->def ? k->def : "(empty)", k->help);
-        if (!strcmp (k->path, "node/status_file"))
+        if (!strcmp (k->path, "node/checkpoint_every"))
             fprintf (out, "| `peers/N/endpoint` | text | (required) | ZeroMQ endpoint of peer N, e.g. tcp://10.0.0.2:7100 |\n"
                           "| `peers/N/key` | text | (required) | public key file of peer N |\n");
     }

@@ -34,6 +34,10 @@ typedef struct {
     char     *progress;
     long      eval_every;
     char     *status_file;
+    char     *control;
+    char     *final_model;
+    char     *checkpoint_dir;
+    long      checkpoint_every;
     //  peers
     gc_config_peer_t *peers;
     long      n_peers;

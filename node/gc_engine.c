@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_attack.h"
 #include "gc_buf.h"
 #include "gc_compressor.h"
 #include "gc_ec.h"
@@ -43,7 +44,8 @@ typedef struct {
     uint32_t     peer;
     int          in;                /* index into replicas, -1 if not an in-neighbour */
     bool         out;               /* we send to it */
-    atomic_bool  keyframe_pending;  /* it asked (or said hello): serve next publish */
+    atomic_bool  keyframe_pending;  /* it asked: serve at the next publish */
+    atomic_bool  blocked;           /* partitioned away (fault injection) */
     int64_t      last_request_seen; /* network side: rate limit of its requests */
     uint32_t     failures;          /* authenticated rejections in the window */
     int64_t      window_start;
@@ -89,6 +91,7 @@ struct gc_engine_t {
     uint32_t          *contact_peers;
     size_t             n_contacts;
     uint32_t          *out_peers;
+    uint32_t          *dest_scratch;    /* dests left after the partition filter */
     size_t             n_out;
     s_counter_t        unknown_reasons [GC_ENGINE_NREASONS];
     //  scratch for mixing and waiting
@@ -97,6 +100,17 @@ struct gc_engine_t {
     int               *input_replica;
     bool              *fresh;
     int64_t           *arrivals;
+    //  Byzantine role (gc_attack.h)
+    gc_attack_t        attack;
+    double             alie_z;
+    float             *att_mean, *att_std, *att_prev, *att_z, *att_z2;
+    bool               att_have_prev;
+    gc_rng_t           att_rng;
+    gc_key_t          *att_key;         /* untrusted: a key no one trusts */
+    gc_dataset_t       att_data;        /* labelflip: the shard with flipped labels */
+    gc_buf_t           att_saved [4];   /* replay: old messages, header + payload */
+    size_t             att_n_saved;
+    uint64_t           att_count;
     //  peer-id lookup, sorted by id
     struct { uint8_t id [8]; uint32_t peer; } *by_id;
     uint32_t           n_peers;
@@ -106,9 +120,11 @@ struct gc_engine_t {
     //  statistics
     s_counter_t        msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                        keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
-                       gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos;
+                       gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
+                       partitioned;
     double             last_loss, last_wait_s, total_wait_s, wait_started;
     double             t_train, t_compress, t_sign, t_aggregate;
+    double             t_verify, t_decode;      /* written by the network side only */
     size_t             mixed_inputs;
 };
 
@@ -210,6 +226,7 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     self->n_out = gc_topology_out (self->cfg.topology, me, &out);
     self->replicas = calloc (self->n_in ? self->n_in : 1, sizeof *self->replicas);
     self->out_peers = calloc (self->n_out ? self->n_out : 1, sizeof *self->out_peers);
+    self->dest_scratch = calloc (self->n_in + self->n_out + 1, sizeof *self->dest_scratch);
     self->contacts = calloc (self->n_in + self->n_out + 1, sizeof *self->contacts);
     self->contact_peers = calloc (self->n_in + self->n_out + 1, sizeof *self->contact_peers);
     size_t k = self->n_in + 1;
@@ -218,10 +235,11 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     self->input_replica = calloc (k, sizeof *self->input_replica);
     self->fresh = calloc (k, sizeof *self->fresh);
     self->arrivals = calloc (k, sizeof *self->arrivals);
-    if (!self->replicas || !self->out_peers || !self->contacts || !self->contact_peers || !self->inputs
+    if (!self->replicas || !self->out_peers || !self->dest_scratch || !self->contacts || !self->contact_peers || !self->inputs
     ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals)
         return gc_err_set (err, 1, "engine: out of memory");
-    memcpy (self->out_peers, out, self->n_out * sizeof *out);
+    if (self->n_out)
+        memcpy (self->out_peers, out, self->n_out * sizeof *out);
     for (size_t i = 0; i < self->n_in; i++) {
         s_replica_t *r = &self->replicas [i];
         r->peer = in [i];
@@ -250,6 +268,10 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     return 0;
 }
 
+static const gc_dataset_t *s_flip_labels (gc_engine_t *self, const gc_dataset_t *shard,
+                                          gc_err_t *err);
+static int s_build_attack (gc_engine_t *self, gc_err_t *err);
+
 static int
 s_build_learning (gc_engine_t *self, gc_err_t *err)
 {
@@ -267,8 +289,14 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     if (!self->optim)
         return -1;
     if (cfg->train) {
+        const gc_dataset_t *data = cfg->train;
+        gc_attack_t attack;
+        if (gc_attack_parse (cfg->attack, &attack, err))
+            return gc_err_prefix (err, "role/attack: ");
+        if (attack.kind == GC_ATTACK_LABELFLIP && !(data = s_flip_labels (self, cfg->train, err)))
+            return gc_err_prefix (err, "labelflip: ");
         uint64_t seed = gc_seed_derive (cfg->seed, 0x5A3F00 + cfg->self);
-        self->sampler = gc_sampler_new (cfg->train, cfg->batch, seed, err);
+        self->sampler = gc_sampler_new (data, cfg->batch, seed, err);
         if (!self->sampler)
             return -1;
     }
@@ -354,7 +382,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
     pthread_cond_init (&self->arrived, NULL);
     if (cfg->self >= gc_topology_size (cfg->topology)
     ||  s_build_ids (self, err) || s_build_learning (self, err)
-    ||  s_build_neighbours (self, err) || s_build_gossip (self, err)) {
+    ||  s_build_neighbours (self, err) || s_build_gossip (self, err) || s_build_attack (self, err)) {
         if (cfg->self >= gc_topology_size (cfg->topology))
             gc_err_set (err, 1, "peer index %u outside the %u peers of the topology",
                         cfg->self, gc_topology_size (cfg->topology));
@@ -380,6 +408,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     free (self->contacts);
     free (self->contact_peers);
     free (self->out_peers);
+    free (self->dest_scratch);
     free (self->inputs);
     free (self->weights);
     free (self->input_replica);
@@ -397,6 +426,13 @@ gc_engine_destroy (gc_engine_t **self_p)
     float *bufs [] = { self->x, self->prev, self->pub, self->update, self->sent, self->agg };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
+    float *att [] = { self->att_mean, self->att_std, self->att_prev, self->att_z, self->att_z2 };
+    for (size_t i = 0; i < sizeof att / sizeof att [0]; i++)
+        gc_mem_free (att [i]);
+    gc_key_destroy (&self->att_key);
+    gc_dataset_free (&self->att_data);
+    for (size_t i = 0; i < self->att_n_saved; i++)
+        gc_buf_free (&self->att_saved [i]);
     gc_sampler_destroy (&self->sampler);
     gc_optim_destroy (&self->optim);
     gc_mlp_destroy (&self->mlp);
@@ -409,18 +445,46 @@ gc_engine_destroy (gc_engine_t **self_p)
 //  ---------------------------------------------------------------------------
 //  sending
 
+static int s_send_seq (gc_engine_t *self, const uint32_t *all_dests, size_t n_all, int type,
+                       uint8_t flags, uint64_t seq, uint64_t base_seq, const uint8_t *payload,
+                       size_t len, gc_key_t *signer, gc_err_t *err);
+
 static int
-s_send (gc_engine_t *self, const uint32_t *dests, size_t n_dests, int type, uint8_t flags,
+s_send (gc_engine_t *self, const uint32_t *dests, size_t n, int type, uint8_t flags,
         uint64_t base_seq, const uint8_t *payload, size_t len, gc_err_t *err)
 {
+    return s_send_seq (self, dests, n, type, flags, ++self->seq, base_seq, payload, len,
+                       self->cfg.key, err);
+}
+
+static void s_replay_capture (gc_engine_t *self, const uint8_t *payload, size_t len);
+
+//  Sign once (with signer: our key, or a Byzantine's untrusted one) and hand
+//  one message for all destinations to the transport.
+static int
+s_send_seq (gc_engine_t *self, const uint32_t *all_dests, size_t n_all, int type, uint8_t flags,
+            uint64_t seq, uint64_t base_seq, const uint8_t *payload, size_t len,
+            gc_key_t *signer, gc_err_t *err)
+{
+    size_t n_dests = 0;
+    uint32_t *dests = self->dest_scratch;
+    for (size_t i = 0; i < n_all; i++) {
+        s_contact_t *c = s_contact (self, all_dests [i]);
+        if (c && atomic_load_explicit (&c->blocked, memory_order_relaxed))
+            s_add (&self->partitioned, 1);
+        else
+            dests [n_dests++] = all_dests [i];
+    }
     if (n_dests == 0)
         return 0;
     gc_msg_header_t hdr = { .type = (uint8_t) type, .flags = flags, .round = self->round,
-                            .seq = ++self->seq, .base_seq = base_seq };
+                            .seq = seq, .base_seq = base_seq };
     double t0 = gc_now_s ();
-    if (gc_wire_encode (self->cfg.key, self->network_id, &hdr, payload, len, self->header, err))
+    if (gc_wire_encode (signer, self->network_id, &hdr, payload, len, self->header, err))
         return -1;
     self->t_sign += gc_now_s () - t0;
+    if (self->attack.kind == GC_ATTACK_REPLAY)
+        s_replay_capture (self, payload, len);
     if (self->io.send (self->io.ctx, dests, n_dests, self->header, GC_WIRE_HEADER_SIZE, payload, len))
         return gc_err_set (err, 1, "transport refused a %s message", gc_wire_type_name (type));
     s_add (&self->msgs_sent, n_dests);
@@ -446,6 +510,8 @@ int
 gc_engine_start (gc_engine_t *self, int64_t now)
 {
     (void) now;
+    if (self->attack.kind == GC_ATTACK_SILENT)
+        return 0;
     //  HELLO payload: the announcing peer's model spec, so a mismatch is
     //  visible in the receiver's log (it is not used for decisions).
     const char *spec = gc_mlp_spec (self->mlp);
@@ -542,9 +608,282 @@ s_request_keyframes (gc_engine_t *self, int64_t now, gc_err_t *err)
     return 0;
 }
 
+//  ---------------------------------------------------------------------------
+//  Byzantine roles (gc_attack.h): what the peer sends instead of its update
+
+static void
+s_replay_capture (gc_engine_t *self, const uint8_t *payload, size_t len)
+{
+    //  keep the first few messages, to be sent again later
+    if (self->att_n_saved >= 4)
+        return;
+    gc_buf_t *b = &self->att_saved [self->att_n_saved];
+    gc_buf_init (b);
+    if (gc_buf_append (b, self->header, GC_WIRE_HEADER_SIZE, NULL) || gc_buf_append (b, payload, len, NULL))
+        gc_buf_free (b);
+    else
+        self->att_n_saved++;
+}
+
+//  A model to dests as a keyframe of a fresh state: the victims' replicas of
+//  this peer become exactly `model`.
+static int
+s_send_model (gc_engine_t *self, const uint32_t *dests, size_t n, const float *model, gc_err_t *err)
+{
+    if (gc_compressor_compress (self->kf_comp, model, self->round, &self->kf_payload, err))
+        return -1;
+    uint64_t state = ++self->seq;
+    return s_send (self, dests, n, GC_MSG_KEYFRAME, 0, state, self->kf_payload.data,
+                   self->kf_payload.len, err);
+}
+
+//  mean and std of what the attacker observes: its own model and its synced
+//  replicas.
+static void
+s_observe (gc_engine_t *self)
+{
+    size_t k = 0;
+    self->inputs [k++] = self->x;
+    for (size_t i = 0; i < self->n_in; i++) {
+        pthread_mutex_lock (&self->replicas [i].lock);
+        if (self->replicas [i].synced)
+            self->inputs [k++] = self->replicas [i].x;
+    }
+    gc_attack_moments (self->inputs, k, self->n, self->att_mean, self->att_std);
+    for (size_t i = 0; i < self->n_in; i++)
+        pthread_mutex_unlock (&self->replicas [i].lock);
+    if (!self->att_have_prev) {
+        gc_vec_copy (self->att_prev, self->att_mean, self->n);
+        self->att_have_prev = true;
+    }
+}
+
+static const float *
+s_replica_of (gc_engine_t *self, uint32_t peer)
+{
+    s_contact_t *c = s_contact (self, peer);
+    if (!c || c->in < 0 || !self->replicas [c->in].synced)
+        return NULL;
+    return self->replicas [c->in].x;
+}
+
+static int
+s_attack_model (gc_engine_t *self, gc_err_t *err)
+{
+    s_observe (self);
+    const gc_attack_t *a = &self->attack;
+    int rc = 0;
+    if (a->kind == GC_ATTACK_DISSENSUS)
+        for (size_t i = 0; rc == 0 && i < self->n_out; i++) {
+            //  replicas are written by the network thread: read under the lock
+            s_contact_t *c = s_contact (self, self->out_peers [i]);
+            if (c && c->in >= 0)
+                pthread_mutex_lock (&self->replicas [c->in].lock);
+            const float *victim = s_replica_of (self, self->out_peers [i]);
+            gc_attack_dissensus (a->param, victim ? victim : self->att_mean, self->att_mean,
+                                 self->n, self->att_z);
+            if (c && c->in >= 0)
+                pthread_mutex_unlock (&self->replicas [c->in].lock);
+            rc = s_send_model (self, &self->out_peers [i], 1, self->att_z, err);
+        }
+    else
+    if (a->kind == GC_ATTACK_EQUIVOCATE) {
+        //  two different models under one seq: half the neighbours get each
+        gc_attack_target (a, 0, self->att_mean, self->att_std, self->att_prev, self->n,
+                          &self->att_rng, self->att_z);
+        for (size_t i = 0; i < self->n; i++)
+            self->att_z2 [i] = 2.0f * self->att_mean [i] - self->att_z [i];
+        uint64_t state = ++self->seq, seq = ++self->seq;
+        size_t half = (self->n_out + 1) / 2;
+        const float *models [2] = { self->att_z, self->att_z2 };
+        for (int part = 0; rc == 0 && part < 2; part++) {
+            rc = gc_compressor_compress (self->kf_comp, models [part], self->round, &self->kf_payload, err);
+            if (rc == 0)
+                rc = s_send_seq (self, self->out_peers + (part ? half : 0),
+                                 part ? self->n_out - half : half, GC_MSG_KEYFRAME, 0, seq, state,
+                                 self->kf_payload.data, self->kf_payload.len, self->cfg.key, err);
+        }
+    }
+    else {
+        const float *model = self->att_z;
+        if (a->kind == GC_ATTACK_MIMIC) {
+            pthread_mutex_lock (&self->replicas [0].lock);
+            model = self->n_in && self->replicas [0].synced ? self->replicas [0].x : self->att_mean;
+            gc_vec_copy (self->att_z, model, self->n);
+            pthread_mutex_unlock (&self->replicas [0].lock);
+            model = self->att_z;
+        }
+        else
+            gc_attack_target (a, self->alie_z, self->att_mean, self->att_std, self->att_prev,
+                              self->n, &self->att_rng, self->att_z);
+        rc = s_send_model (self, self->out_peers, self->n_out, model, err);
+    }
+    gc_vec_copy (self->att_prev, self->att_mean, self->n);
+    return rc;
+}
+
+//  Frames an honest decoder must refuse, a different kind each round.
+static int
+s_attack_malformed (gc_engine_t *self)
+{
+    size_t big = gc_engine_max_payload (self) + 1;
+    uint8_t *junk = malloc (big);
+    if (!junk)
+        return -1;
+    for (size_t i = 0; i < big; i++)
+        junk [i] = (uint8_t) gc_rng_next (&self->att_rng);
+    static const size_t lengths [4][2] = {
+        { GC_WIRE_HEADER_SIZE, 4096 },      /* random bytes */
+        { 50, 10 },                         /* truncated header */
+        { GC_WIRE_HEADER_SIZE + 7, 100 },   /* wrong header length */
+        { GC_WIRE_HEADER_SIZE, 0 },         /* oversized payload (below) */
+    };
+    size_t which = self->att_count++ % 4;
+    size_t plen = which == 3 ? big : lengths [which][1];
+    int rc = self->io.send (self->io.ctx, self->out_peers, self->n_out, junk, lengths [which][0],
+                            junk, plen);
+    free (junk);
+    return rc;
+}
+
+static int
+s_attack_flood (gc_engine_t *self, gc_err_t *err)
+{
+    uint8_t garbage [64];
+    for (size_t i = 0; i < sizeof garbage; i++)
+        garbage [i] = (uint8_t) gc_rng_next (&self->att_rng);
+    for (int i = 0; i < 50; i++) {
+        for (size_t j = 0; j < self->n_out; j++)
+            if (s_send (self, &self->out_peers [j], 1, GC_MSG_KEYFRAME_REQUEST, 0, 0,
+                        self->cfg.peer_ids [self->out_peers [j]], 8, err))
+                return -1;
+        if (s_send (self, self->out_peers, self->n_out, GC_MSG_DELTA, 0, self->state,
+                    garbage, sizeof garbage, err))
+            return -1;
+    }
+    return 0;
+}
+
+//  NaN in a payload (the decoder refuses it), then huge finite values whose
+//  sum overflows in the replica (the aggregator refuses that).
+static int
+s_attack_nan (gc_engine_t *self, gc_err_t *err)
+{
+    if (self->att_count++ % 2 == 0) {
+        gc_vec_zero (self->att_z, self->n);
+        if (gc_compressor_compress (self->kf_comp, self->att_z, self->round, &self->kf_payload, err))
+            return -1;
+        static const uint8_t nan_bytes [4] = { 0x00, 0x00, 0xC0, 0x7F };   /* quiet NaN, LE */
+        memcpy (self->kf_payload.data + self->kf_payload.len - 4, nan_bytes, 4);
+        return s_send (self, self->out_peers, self->n_out, GC_MSG_KEYFRAME, 0, ++self->seq,
+                       self->kf_payload.data, self->kf_payload.len, err);
+    }
+    for (size_t i = 0; i < self->n; i++)
+        self->att_z [i] = 3.0e38f;
+    if (s_send_model (self, self->out_peers, self->n_out, self->att_z, err))
+        return -1;
+    //  a delta of the same size on top: the replica overflows to Inf
+    uint64_t state = self->seq - 1;
+    if (gc_compressor_compress (self->kf_comp, self->att_z, self->round, &self->kf_payload, err))
+        return -1;
+    return s_send (self, self->out_peers, self->n_out, GC_MSG_DELTA, 0, state,
+                   self->kf_payload.data, self->kf_payload.len, err);
+}
+
+static int
+s_attack_untrusted (gc_engine_t *self, gc_err_t *err)
+{
+    gc_vec_sub (self->update, self->x, self->prev, self->n);
+    gc_vec_copy (self->prev, self->x, self->n);
+    if (gc_compressor_compress (self->comp, self->update, self->round, &self->payload, err))
+        return -1;
+    uint64_t seq = ++self->seq;
+    return s_send_seq (self, self->out_peers, self->n_out, GC_MSG_DELTA, 0, seq, seq - 1,
+                       self->payload.data, self->payload.len, self->att_key, err);
+}
+
+static int
+s_publish_byzantine (gc_engine_t *self, gc_err_t *err)
+{
+    switch (self->attack.kind) {
+        case GC_ATTACK_SILENT:
+            return 0;
+        case GC_ATTACK_UNTRUSTED:
+            return s_attack_untrusted (self, err);
+        case GC_ATTACK_MALFORMED:
+            return s_attack_malformed (self) ? gc_err_set (err, 1, "transport refused garbage") : 0;
+        case GC_ATTACK_FLOOD:
+            return s_attack_flood (self, err);
+        case GC_ATTACK_NAN:
+            return s_attack_nan (self, err);
+        case GC_ATTACK_REPLAY:
+            //  honest updates, and one of the first messages again
+            if (s_publish_delta (self, err))
+                return -1;
+            if (self->att_n_saved && self->round > 4) {
+                gc_buf_t *b = &self->att_saved [self->att_count++ % self->att_n_saved];
+                return self->io.send (self->io.ctx, self->out_peers, self->n_out, b->data,
+                                      GC_WIRE_HEADER_SIZE, b->data + GC_WIRE_HEADER_SIZE,
+                                      b->len - GC_WIRE_HEADER_SIZE);
+            }
+            return 0;
+        default:
+            return s_attack_model (self, err);
+    }
+}
+
+static int
+s_build_attack (gc_engine_t *self, gc_err_t *err)
+{
+    if (gc_attack_parse (self->cfg.attack, &self->attack, err))
+        return gc_err_prefix (err, "role/attack: ");
+    gc_rng_init (&self->att_rng, self->cfg.seed, 0xBAD0 + self->cfg.self);
+    //  ALIE's default z: a victim aggregates about as many inputs as we have
+    //  neighbours plus itself, one of them (us) Byzantine.
+    self->alie_z = gc_attack_alie_z (self->n_in + 1, 1);
+    if (gc_attack_is_model (self->attack.kind) || self->attack.kind == GC_ATTACK_NAN) {
+        float **bufs [] = { &self->att_mean, &self->att_std, &self->att_prev, &self->att_z, &self->att_z2 };
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
+            if (!(*bufs [i] = gc_falloc (self->n)))
+                return gc_err_set (err, 1, "engine: out of memory");
+    }
+    if (self->attack.kind == GC_ATTACK_UNTRUSTED) {
+        uint8_t seed [32];
+        for (int i = 0; i < 32; i++)
+            seed [i] = (uint8_t) gc_rng_next (&self->att_rng);
+        self->att_key = gc_key_from_seed (seed, err);
+        if (!self->att_key)
+            return -1;
+    }
+    return 0;
+}
+
+//  labelflip: train on a copy of the shard with labels c -> C-1-c.
+static const gc_dataset_t *
+s_flip_labels (gc_engine_t *self, const gc_dataset_t *shard, gc_err_t *err)
+{
+    uint32_t *all = malloc ((shard->n ? shard->n : 1) * sizeof *all);
+    if (!all)
+        return NULL;
+    for (size_t i = 0; i < shard->n; i++)
+        all [i] = (uint32_t) i;
+    int rc = gc_dataset_subset (shard, all, shard->n, &self->att_data, err);
+    free (all);
+    if (rc)
+        return NULL;
+    for (size_t i = 0; i < self->att_data.n; i++)
+        self->att_data.y [i] = (uint8_t) (self->att_data.n_classes - 1 - self->att_data.y [i]);
+    return &self->att_data;
+}
+
 int
 gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
+    if (self->attack.kind != GC_ATTACK_NONE && self->attack.kind != GC_ATTACK_LABELFLIP) {
+        if (s_publish_byzantine (self, err))
+            return -1;
+        return s_serve_keyframes (self, err) || s_request_keyframes (self, now, err) ? -1 : 0;
+    }
     if (self->fresh_state) {
         if (s_publish_fresh_state (self, err))
             return -1;
@@ -829,7 +1168,10 @@ s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
         return GC_DELIVER_OK;
     }
     gc_err_t perr = { 0 };
-    if (gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr)) {
+    double t0 = gc_now_s ();
+    int bad = gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr);
+    self->t_decode += gc_now_s () - t0;
+    if (bad) {
         pthread_mutex_unlock (&r->lock);
         return s_reject_authenticated (self, c, GC_REJECT_BAD_PAYLOAD, now);
     }
@@ -889,14 +1231,20 @@ s_on_keyframe_request (gc_engine_t *self, s_contact_t *c, int64_t now)
     return GC_DELIVER_OK;
 }
 
+//  Cheap checks on the claimed sender before any cryptography: a muted
+//  sender, or one on the other side of an emulated partition.
 static bool
-s_muted (gc_engine_t *self, const uint8_t *header, size_t header_len, size_t payload_len,
-         int64_t now)
+s_prefiltered (gc_engine_t *self, const uint8_t *header, size_t header_len, size_t payload_len,
+               int64_t now)
 {
     gc_msg_header_t h;
     if (gc_wire_parse (header, header_len, payload_len, gc_engine_max_payload (self), &h, NULL))
         return false;
     s_contact_t *c = s_contact (self, s_peer_of (self, h.sender));
+    if (c && atomic_load_explicit (&c->blocked, memory_order_relaxed)) {
+        s_add (&self->partitioned, 1);
+        return true;
+    }
     if (c && c->muted_until > now) {
         s_count (self, c, GC_REJECT_MUTED);
         return true;
@@ -910,11 +1258,13 @@ gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_le
 {
     s_add (&self->msgs_recv, 1);
     s_add (&self->bytes_recv, header_len + payload_len);
-    if (s_muted (self, header, header_len, payload_len, now))
+    if (s_prefiltered (self, header, header_len, payload_len, now))
         return GC_DELIVER_REJECTED;
     gc_msg_header_t h;
     gc_err_t err = { 0 };
+    double t0 = gc_now_s ();
     int reason = gc_wire_rx_decode (self->rx, header, header_len, payload, payload_len, &h, NULL, &err);
+    self->t_verify += gc_now_s () - t0;
     uint32_t peer = reason == GC_WIRE_OK || reason > GC_WIRE_BAD_FIELD ? s_peer_of (self, h.sender)
                                                                        : UINT32_MAX;
     s_contact_t *c = peer == UINT32_MAX ? NULL : s_contact (self, peer);
@@ -982,6 +1332,7 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->superseded = s_get (&self->superseded);
     out->mix_skipped = s_get (&self->mix_skipped);
     out->catchups = s_get (&self->catchups);
+    out->partitioned = s_get (&self->partitioned);
     out->rejected = s_get (&self->rejected);
     out->dense_equiv_bytes = s_get (&self->dense_equiv);
     out->last_loss = self->last_loss;
@@ -991,6 +1342,8 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->time_compress_s = self->t_compress;
     out->time_sign_s = self->t_sign;
     out->time_aggregate_s = self->t_aggregate;
+    out->time_verify_s = self->t_verify;
+    out->time_decode_s = self->t_decode;
     out->mixed_inputs = self->mixed_inputs;
     out->wait_target = gc_wait_target (self->wait);
 }
@@ -1002,6 +1355,51 @@ gc_engine_rejections (gc_engine_t *self, uint32_t peer, int reason)
         return s_get (&self->unknown_reasons [s_slot (reason)]);
     s_contact_t *c = s_contact (self, peer);
     return c ? s_get (&c->reasons [s_slot (reason)]) : 0;
+}
+
+void
+gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *seq, const float **x,
+                    const float **v)
+{
+    *round = self->round;
+    *seq = self->seq;
+    *x = self->x;
+    *v = gc_optim_velocity (self->optim);
+}
+
+void
+gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float *x, const float *v)
+{
+    gc_vec_copy (self->x, x, self->n);
+    gc_vec_copy (gc_optim_velocity (self->optim), v, self->n);
+    self->round = round;
+    if (seq > self->seq)
+        self->seq = seq;
+    self->fresh_state = true;
+    for (size_t i = 0; i < self->n_in; i++) {
+        s_replica_t *r = &self->replicas [i];
+        pthread_mutex_lock (&r->lock);
+        r->synced = false;
+        pthread_mutex_unlock (&r->lock);
+        atomic_store (&r->want_keyframe, true);
+    }
+}
+
+const char *
+gc_engine_model_spec (const gc_engine_t *self)
+{
+    return gc_mlp_spec (self->mlp);
+}
+
+void
+gc_engine_partition (gc_engine_t *self, const uint32_t *allowed, size_t n)
+{
+    for (size_t i = 0; i < self->n_contacts; i++) {
+        bool keep = n == 0;
+        for (size_t k = 0; k < n && !keep; k++)
+            keep = allowed [k] == self->contacts [i].peer;
+        atomic_store (&self->contacts [i].blocked, !keep);
+    }
 }
 
 size_t

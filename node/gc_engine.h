@@ -67,6 +67,8 @@ typedef struct {
     int64_t              keyframe_interval_ns;  /* per-neighbour rate limit, both ways */
     uint32_t             mute_after;        /* authenticated rejections that mute a peer */
     int64_t              mute_for_ns;
+    /*  role: NULL or "" = honest; otherwise a Byzantine attack spec (gc_attack.h) */
+    const char          *attack;
 } gc_engine_config_t;
 
 /*  Fill the defaults documented in docs/CONFIG.md. */
@@ -102,12 +104,13 @@ typedef struct {
     uint64_t msgs_recv, bytes_recv;             /* every message handed in */
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
-    uint64_t gaps, superseded, mix_skipped, catchups;
+    uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
     double   last_loss;
     double   last_wait_s, total_wait_s;
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
+    double   time_verify_s, time_decode_s;          /* network side */
     size_t   mixed_inputs;                      /* inputs of the last aggregation */
     size_t   wait_target;
 } gc_engine_stats_t;
@@ -134,6 +137,23 @@ bool         gc_engine_done (const gc_engine_t *self);
 /*  Network side (any one thread). */
 gc_deliver_t gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
                                    const uint8_t *payload, size_t payload_len, int64_t now);
+
+/*  Emulate a network partition (fault injection): exchange messages only
+    with the peers in allowed (n = 0 heals). Messages to others are not sent,
+    messages from others are dropped on arrival and counted as partitioned.
+    Thread-safe. */
+void         gc_engine_partition (gc_engine_t *self, const uint32_t *allowed, size_t n);
+
+/*  For checkpoints: the learning state to save (pointers into the engine,
+    valid until the next phase call; v is the momentum buffer in true scale). */
+void         gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *seq,
+                                 const float **x, const float **v);
+/*  Resume from a checkpoint: model, momentum, round. The peer announces its
+    model as a new state by keyframe at the next publish and asks every
+    neighbour for a keyframe (its replicas are out of date). */
+void         gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq,
+                                const float *x, const float *v);
+const char  *gc_engine_model_spec (const gc_engine_t *self);
 
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);

@@ -115,24 +115,31 @@ s_cmp_double (const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-//  Target = max(min_fresh, #{j : D_j <= rho * D_(min_fresh) + slack}): every
-//  neighbour not much slower than the min_fresh-th fastest is waited for;
-//  the slower ones contribute when their update happens to be fresh.
+//  Target = max(m, #{j : D_j <= rho * D_(m) + slack}), m = min(min_fresh,
+//  live neighbours): every neighbour not much slower than the m-th fastest is
+//  waited for; the slower ones contribute when their update happens to be
+//  fresh. A neighbour whose estimate sits at the cap (it has missed round
+//  after round: dead, frozen, partitioned away) is not waited for at all, so
+//  a dead neighbour costs one timeout, not one per round.
 static void
 s_adapt (gc_wait_t *self)
 {
-    if (self->n == 0)
-        return;
-    memcpy (self->scratch, self->estimate, self->n * sizeof (double));
-    qsort (self->scratch, self->n, sizeof (double), s_cmp_double);
-    size_t ref = self->min_fresh ? self->min_fresh - 1 : 0;
-    double limit = S_RHO * self->scratch [ref] + S_SLACK_NS;
-    size_t target = 0;
+    double cap = 2.0 * (double) self->timeout_ns;
+    size_t live = 0;
     for (size_t j = 0; j < self->n; j++)
-        target += self->estimate [j] <= limit;
-    self->quorum = target > self->min_fresh ? target : self->min_fresh;
-    if (self->quorum == 0)
-        self->quorum = 1;
+        if (self->estimate [j] < cap)
+            self->scratch [live++] = self->estimate [j];
+    size_t m = self->min_fresh < live ? self->min_fresh : live;
+    if (m == 0) {
+        self->quorum = 0;
+        return;
+    }
+    qsort (self->scratch, live, sizeof (double), s_cmp_double);
+    double limit = S_RHO * self->scratch [m - 1] + S_SLACK_NS;
+    size_t target = 0;
+    for (size_t j = 0; j < live; j++)
+        target += self->scratch [j] <= limit;
+    self->quorum = target > m ? target : m;
 }
 
 void

@@ -16,6 +16,7 @@ static const struct {
 } s_commands [] = {
     { "run", gc_cmd_run, "run one peer of a gossip training network" },
     { "train", gc_cmd_train, "train one model on one machine (the baseline)" },
+    { "control", gc_cmd_control, "send a command to a running peer's control channel" },
     { "keygen", gc_cmd_keygen, "generate an Ed25519 peer identity (NAME.key + NAME.pub)" },
     { "id", gc_cmd_id, "print the peer id of a key file" },
 };

@@ -11,6 +11,7 @@
 #include "gc_robust.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,36 +183,56 @@ s_rule_min_inputs (const s_rule_t *r)
     }
 }
 
+//  Append to the name, never past its end (names are far shorter anyway:
+//  at most 15 pre-aggregations of 12 characters and one rule).
+static void
+s_name_add (gc_robust_t *self, size_t *used, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void
+s_name_add (gc_robust_t *self, size_t *used, const char *fmt, ...)
+{
+    if (*used >= sizeof self->name)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (self->name + *used, sizeof self->name - *used, fmt, ap);
+    va_end (ap);
+    *used += n > 0 ? (size_t) n : 0;
+}
+
 static void
 s_make_name (gc_robust_t *self)
 {
-    char *p = self->name, *end = self->name + sizeof self->name;
+    size_t used = 0;
     for (size_t i = 0; i < self->n_pre; i++) {
         const s_pre_t *pre = &self->pre [i];
-        p += snprintf (p, (size_t) (end - p), pre->kind == S_NNM ? "nnm:%ld+" : "bucket:%ld+",
-                       pre->kind == S_NNM ? pre->f : pre->s);
+        if (pre->kind == S_NNM)
+            s_name_add (self, &used, "nnm:%ld+", pre->f);
+        else
+            s_name_add (self, &used, "bucket:%ld+", pre->s);
     }
     const s_rule_t *r = &self->rule;
     char a [32], b [32];
     switch (r->kind) {
-        case S_MEAN:   snprintf (p, (size_t) (end - p), "mean"); break;
-        case S_CWMED:  snprintf (p, (size_t) (end - p), "cwmed"); break;
-        case S_CWTM:   snprintf (p, (size_t) (end - p), "cwtm:%ld", r->f); break;
-        case S_KRUM:   snprintf (p, (size_t) (end - p), "krum:%ld", r->f); break;
-        case S_MKRUM:  snprintf (p, (size_t) (end - p), "mkrum:%ld:%ld", r->f, r->m); break;
-        case S_BULYAN: snprintf (p, (size_t) (end - p), "bulyan:%ld", r->f); break;
+        case S_MEAN:   s_name_add (self, &used, "mean"); break;
+        case S_CWMED:  s_name_add (self, &used, "cwmed"); break;
+        case S_CWTM:   s_name_add (self, &used, "cwtm:%ld", r->f); break;
+        case S_KRUM:   s_name_add (self, &used, "krum:%ld", r->f); break;
+        case S_MKRUM:  s_name_add (self, &used, "mkrum:%ld:%ld", r->f, r->m); break;
+        case S_BULYAN: s_name_add (self, &used, "bulyan:%ld", r->f); break;
         case S_GM:
             s_fmt_double (a, sizeof a, r->nu);
             s_fmt_double (b, sizeof b, r->tol);
-            snprintf (p, (size_t) (end - p), "gm:%s:%ld:%s", a, r->iters, b);
+            s_name_add (self, &used, "gm:%s:%ld:%s", a, r->iters, b);
             break;
         case S_CCLIP:
             s_fmt_double (a, sizeof a, r->tau);
-            snprintf (p, (size_t) (end - p), "cclip:%s:%ld", a, r->iters);
+            s_name_add (self, &used, "cclip:%s:%ld", a, r->iters);
             break;
         case S_SCCLIP:
             s_fmt_double (a, sizeof a, r->adaptive ? r->delta : r->tau);
-            snprintf (p, (size_t) (end - p), r->adaptive ? "scclip:auto:%s" : "scclip:%s", a);
+            s_name_add (self, &used, r->adaptive ? "scclip:auto:%s" : "scclip:%s", a);
             break;
     }
 }
@@ -362,7 +383,8 @@ gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k)
     ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->gram, k2) || !S_GROW (ws->scale, k)
     ||  !S_GROW (ws->lanes, 16 * k)
     ||  !S_GROW (ws->vw, k) || !S_GROW (ws->vec_a, k) || !S_GROW (ws->vec_b, k)
-    ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k))
+    ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k)
+    ||  !S_GROW (ws->rows, k) || !S_GROW (ws->coef, k + 1))
         return -1;
     if (!ws->acc && !S_GROW (ws->acc, GC_ROBUST_TB))
         return -1;
@@ -383,6 +405,18 @@ gc_robust_ws_reserve_tile (gc_robust_ws_t *ws, size_t rows)
 }
 
 int
+gc_robust_ws_reserve_dtile (gc_robust_ws_t *ws, size_t rows)
+{
+    if (rows <= ws->dtile_rows)
+        return 0;
+    ws->dtile_rows = 0;
+    if (!S_GROW (ws->dtile, rows * GC_ROBUST_TB))
+        return -1;
+    ws->dtile_rows = rows;
+    return 0;
+}
+
+int
 gc_robust_ws_reserve_vbuf (gc_robust_ws_t *ws, size_t floats)
 {
     if (floats <= ws->vbuf_cap)
@@ -397,9 +431,9 @@ gc_robust_ws_reserve_vbuf (gc_robust_ws_t *ws, size_t floats)
 void
 gc_robust_ws_free (gc_robust_ws_t *ws)
 {
-    void *bufs [] = { ws->tile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
+    void *bufs [] = { ws->tile, ws->dtile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
                       ws->mix, ws->mix2, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
-                      ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes };
+                      ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
     gc_robust_net_free (&ws->net);
@@ -477,30 +511,56 @@ s_ensure_mix (gc_robust_t *self, s_run_t *st)
     st->mixed = true;
 }
 
-//  Order idx[0..n) by (key, key2, index); key2 may be NULL.
+//  Order idx[0..n) by (key, key2, index); key2 may be NULL. A heapsort:
+//  glibc's qsort allocates a buffer for arrays over 1 KB, and aggregate
+//  must not allocate in steady state. The order is total, so the result
+//  is unique.
 typedef struct {
     const double *key, *key2;
 } s_keys_t;
 
-static int
-s_cmp_by_key (const void *a, const void *b, void *keys_p)
+static bool
+s_before (const s_keys_t *keys, size_t i, size_t j)
 {
-    const s_keys_t *keys = keys_p;
-    size_t i = *(const size_t *) a, j = *(const size_t *) b;
     if (keys->key [i] != keys->key [j])
-        return keys->key [i] < keys->key [j] ? -1 : 1;
+        return keys->key [i] < keys->key [j];
     if (keys->key2 && keys->key2 [i] != keys->key2 [j])
-        return keys->key2 [i] < keys->key2 [j] ? -1 : 1;
-    return (i > j) - (i < j);
+        return keys->key2 [i] < keys->key2 [j];
+    return i < j;
+}
+
+static void
+s_sift_down (size_t *idx, size_t root, size_t n, const s_keys_t *keys)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && s_before (keys, idx [child], idx [child + 1]))
+            child++;
+        if (!s_before (keys, idx [root], idx [child]))
+            return;
+        size_t t = idx [root];
+        idx [root] = idx [child];
+        idx [child] = t;
+        root = child;
+    }
 }
 
 static void
 s_order2 (size_t *idx, size_t n, const double *key, const double *key2)
 {
+    s_keys_t keys = { key, key2 };
     for (size_t i = 0; i < n; i++)
         idx [i] = i;
-    s_keys_t keys = { key, key2 };
-    qsort_r (idx, n, sizeof *idx, s_cmp_by_key, &keys);
+    for (size_t i = n / 2; i-- > 0; )
+        s_sift_down (idx, i, n, &keys);
+    for (size_t end = n; end-- > 1; ) {
+        size_t t = idx [0];
+        idx [0] = idx [end];
+        idx [end] = t;
+        s_sift_down (idx, 0, end, &keys);
+    }
 }
 
 static void
@@ -688,13 +748,12 @@ s_rule_bulyan (gc_robust_t *self, s_run_t *st, size_t f, float *out)
         if (gc_robust_ws_reserve_vbuf (ws, theta * st->d))
             return -1;
         for (size_t t = 0; t < theta; t++) {
-            float *row = ws->vbuf + t * st->d;
-            rc = gc_robust_combine (ws, st->in, ws->mix + self->info.selected [t] * st->k,
-                                    st->k, st->d, row);
-            if (rc)
-                return rc;
-            rows [t] = row;
+            memcpy (ws->mix2 + t * st->k, ws->mix + self->info.selected [t] * st->k,
+                    st->k * sizeof *ws->mix2);
+            rows [t] = ws->rows [t] = ws->vbuf + t * st->d;
         }
+        if ((rc = gc_robust_mix (ws, st->in, st->k, st->d, ws->mix2, theta, ws->rows)))
+            return rc;
     }
     return gc_robust_cw_closest (ws, rows, theta, st->d, beta, out);
 }
@@ -853,17 +912,10 @@ s_rule_coords (gc_robust_t *self, s_run_t *st, float *out)
     if (st->mixed) {
         if (gc_robust_ws_reserve_vbuf (ws, n * d))
             return -1;
-        double *cover = ws->vec_b;
-        memset (cover, 0, st->k * sizeof *cover);
-        for (size_t a = 0; a < n; a++) {
-            ws->ptrs [a] = ws->vbuf + a * d;
-            if ((rc = gc_robust_combine (ws, st->in, ws->mix + a * st->k, st->k, d, ws->vbuf + a * d)))
-                return rc;
-            for (size_t j = 0; j < st->k; j++)
-                cover [j] += fabs (ws->mix [a * st->k + j]);
-        }
-        if (!st->have_dist && s_check_unread (st->in, cover, st->k, d))
-            return 1;
+        for (size_t a = 0; a < n; a++)
+            ws->ptrs [a] = ws->rows [a] = ws->vbuf + a * d;
+        if ((rc = gc_robust_mix (ws, st->in, st->k, d, ws->mix, n, ws->rows)))
+            return rc;
         x = ws->ptrs;
     }
     double *w = ws->mix2;       /* free after the pre-aggregations */

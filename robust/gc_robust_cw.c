@@ -263,36 +263,68 @@ gc_robust_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_
 
 //  --- Bulyan's coordinate phase -------------------------------------------
 
-//  Grow a window around the median of the sorted column s[0..k), taking
-//  the nearer neighbour each time (the lower one on a tie).
-static float
-s_closest_mean (const float *s, size_t stride, size_t k, size_t beta)
+//  On each sorted column s[0..k) the mean of the beta values closest to the
+//  median m, defined by growing a window from the median and taking the
+//  nearer neighbour each time, the lower one on a tie. That greedy merge of
+//  two sorted distance lists takes j values below and n - j above for the
+//  unique j with
+//      j == 0      or  m - s[L] <= s[R] - m      (the last one below won)
+//      j == n      or  s[R-1] - m < m - s[L-1]   (the last one above won)
+//  where [L, R) is the window (s[-1] = -inf, s[k] = +inf, kept in two spare
+//  tile rows), so every lane tests the 2f+1 candidate windows branch-free.
+static void
+s_closest_block (float *tile, size_t k, size_t beta, double *restrict acc,
+                 float *restrict out, size_t n)
 {
-    double med = k % 2 ? (double) s [(k - 1) / 2 * stride]
-                       : ((double) s [(k / 2 - 1) * stride] + (double) s [k / 2 * stride]) * 0.5;
-    size_t lo = k / 2, hi = k / 2;     /* window [lo, hi) */
-    double sum = 0;
+    size_t lo0 = k / 2, hi0 = k / 2;
     if (k % 2) {
-        lo = (k - 1) / 2;
-        hi = lo + 1;
-        sum = s [lo * stride];
+        lo0 = (k - 1) / 2;
+        hi0 = lo0 + 1;
     }
-    for (size_t taken = hi - lo; taken < beta; taken++) {
-        double below = lo > 0 ? med - (double) s [(lo - 1) * stride] : INFINITY;
-        double above = hi < k ? (double) s [hi * stride] - med : INFINITY;
-        if (below <= above)
-            sum += s [--lo * stride];
-        else
-            sum += s [hi++ * stride];
+    size_t take = beta - (hi0 - lo0);
+    float *plus_inf = tile + k * TB, *minus_inf = tile + (k + 1) * TB;
+    double med [TB], found [TB], wsum [TB];
+    for (size_t c = 0; c < TB; c++) {
+        plus_inf [c] = INFINITY;
+        minus_inf [c] = -INFINITY;
+        med [c] = k % 2 ? (double) tile [lo0 * TB + c]
+                        : ((double) tile [(lo0 - 1) * TB + c] + (double) tile [lo0 * TB + c]) * 0.5;
+        acc [c] = 0;
+        found [c] = 0;
     }
-    return (float) (sum * (1.0 / (double) beta));
+    for (size_t j = 0; j <= take; j++) {
+        if (j > lo0 || hi0 + take - j > k)
+            continue;
+        size_t L = lo0 - j, R = hi0 + take - j;
+        const float *restrict sl = tile + L * TB, *restrict last = tile + (R - 1) * TB;
+        const float *restrict next_above = R < k ? tile + R * TB : plus_inf;
+        const float *restrict next_below = L > 0 ? tile + (L - 1) * TB : minus_inf;
+        bool first = j == 0, final = j == take;
+        for (size_t c = 0; c < TB; c++)
+            wsum [c] = 0;
+        for (size_t r = L; r < R; r++) {
+            const float *restrict row = tile + r * TB;
+            for (size_t c = 0; c < TB; c++)
+                wsum [c] += (double) row [c];
+        }
+        for (size_t c = 0; c < TB; c++) {
+            bool ok1 = first || med [c] - (double) sl [c] <= (double) next_above [c] - med [c];
+            bool ok2 = final || (double) last [c] - med [c] < med [c] - (double) next_below [c];
+            double hit = ok1 && ok2 ? 1.0 - found [c] : 0.0;
+            found [c] += hit;
+            acc [c] += hit * wsum [c];
+        }
+    }
+    double inv = 1.0 / (double) beta;
+    for (size_t c = 0; c < n; c++)
+        out [c] = (float) (acc [c] * inv);
 }
 
 int
 gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                       size_t beta, float *out)
 {
-    if (gc_robust_ws_reserve_tile (ws, k))
+    if (gc_robust_ws_reserve_tile (ws, k + 2))
         return -1;
     const gc_robust_net_t *net = s_net (ws, k, 0, k - 1, true);
     if (!net)
@@ -301,33 +333,80 @@ gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size
         size_t n = d - c0 < TB ? d - c0 : TB;
         if (s_tile_block (ws, net, in, k, c0, n))
             return 1;
-        for (size_t c = 0; c < n; c++)
-            out [c0 + c] = s_closest_mean (ws->tile + c, TB, k, beta);
+        s_closest_block (ws->tile, k, beta, ws->acc, out + c0, n);
+    }
+    return 0;
+}
+
+//  --- Mixing -------------------------------------------------------------------
+
+//  One mixed row of a block: sum over the non-zero coefficients in double,
+//  multiply then add (no FMA) in both versions so they agree bit for bit.
+static void
+s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable)
+{
+    float obuf [TB];
+#ifdef S_WD
+    if (!portable) {
+        //  Four vector accumulators stay in registers across the k rows.
+        for (size_t c = 0; c < TB; c += 4 * S_WD) {
+            s_vd a0 = s_vd_zero (), a1 = s_vd_zero (), a2 = s_vd_zero (), a3 = s_vd_zero ();
+            for (size_t j = 0; j < k; j++) {
+                if (m [j] == 0)
+                    continue;
+                s_vd mj = s_vd_set1 (m [j]);
+                const double *x = dt + j * TB + c;
+                a0 = s_vd_add (a0, s_vd_mul (mj, s_vd_load (x)));
+                a1 = s_vd_add (a1, s_vd_mul (mj, s_vd_load (x + S_WD)));
+                a2 = s_vd_add (a2, s_vd_mul (mj, s_vd_load (x + 2 * S_WD)));
+                a3 = s_vd_add (a3, s_vd_mul (mj, s_vd_load (x + 3 * S_WD)));
+            }
+            s_vd_store_ps (obuf + c, a0);
+            s_vd_store_ps (obuf + c + S_WD, a1);
+            s_vd_store_ps (obuf + c + 2 * S_WD, a2);
+            s_vd_store_ps (obuf + c + 3 * S_WD, a3);
+        }
+        memcpy (out, obuf, n * sizeof *out);
+        return;
+    }
+#endif
+    double acc [TB];
+    for (size_t c = 0; c < TB; c++)
+        acc [c] = 0;
+    for (size_t j = 0; j < k; j++) {
+        if (m [j] == 0)
+            continue;
+        const double *restrict x = dt + j * TB;
+        for (size_t c = 0; c < TB; c++)
+            acc [c] += m [j] * x [c];
+    }
+    for (size_t c = 0; c < n; c++)
+        obuf [c] = (float) acc [c];
+    memcpy (out, obuf, n * sizeof *out);
+}
+
+int
+gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+               const double *mix, size_t kv, float *const *rows)
+{
+    if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k))
+        return -1;
+    double *dt = ws->dtile;
+    for (size_t c0 = 0; c0 < d; c0 += TB) {
+        size_t n = d - c0 < TB ? d - c0 : TB;
+        //  Each input block is read from memory once, into the tile, and
+        //  widened to double once.
+        if (s_tile_load_portable (ws->tile, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
+            return 1;
+        for (size_t i = 0; i < k * TB; i++)
+            dt [i] = ws->tile [i];
+        for (size_t a = 0; a < kv; a++)
+            s_mix_row (mix + a * k, dt, k, rows [a] + c0, n, ws->portable);
     }
     return 0;
 }
 
 //  --- Weighted sums ----------------------------------------------------------
-
-//  ||x - y||^2 over n <= TB floats, in double (no overflow for any finite
-//  floats), with 8 partial sums so that the loop vectorises without
-//  reassociating anything the compiler is not allowed to.
-static double
-s_dist2_block (const float *restrict x, const float *restrict y, size_t n)
-{
-    double part [8] = { 0 };
-    size_t c = 0;
-    for (; c + 8 <= n; c += 8)
-        for (size_t j = 0; j < 8; j++) {
-            double diff = (double) x [c + j] - (double) y [c + j];
-            part [j] += diff * diff;
-        }
-    for (; c < n; c++) {
-        double diff = (double) x [c] - (double) y [c];
-        part [c & 7] += diff * diff;
-    }
-    return ((part [0] + part [4]) + (part [1] + part [5])) + ((part [2] + part [6]) + (part [3] + part [7]));
-}
 
 int
 gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
@@ -358,42 +437,84 @@ gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *coe
     return 0;
 }
 
+//  Copy, check and widen one block of the k inputs (rows 0..k-1 of the
+//  double tile); the rows of one block sit at the same offsets modulo 4 KB
+//  when the inputs are large allocations, so they are read once, in place.
+static int
+s_dtile_block (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, size_t n)
+{
+    uint32_t big;
+#ifdef S_W
+    if (!ws->portable)
+        big = s_tile_load_simd (ws->tile, in, k, c0, n);
+    else
+#endif
+        big = s_tile_load_portable (ws->tile, in, k, c0, n);
+    if (big >= GC_ROBUST_NONFINITE_BITS)
+        return 1;
+    for (size_t i = 0; i < k * TB; i++)
+        ws->dtile [i] = ws->tile [i];
+    return 0;
+}
+
+//  ||x - y||^2 over a block (x, y widened to double: no overflow for any
+//  finite floats), with independent partial sums in a fixed order.
+static double
+s_dist2_block (const double *x, const double *y, size_t n, bool portable)
+{
+#ifdef S_WD
+    if (!portable && n == TB) {
+        s_vd a0 = s_vd_zero (), a1 = s_vd_zero ();
+        for (size_t c = 0; c < TB; c += 2 * S_WD) {
+            s_vd d0 = s_vd_sub (s_vd_load (x + c), s_vd_load (y + c));
+            s_vd d1 = s_vd_sub (s_vd_load (x + c + S_WD), s_vd_load (y + c + S_WD));
+            a0 = s_vd_add (a0, s_vd_mul (d0, d0));
+            a1 = s_vd_add (a1, s_vd_mul (d1, d1));
+        }
+        return s_vd_sum (s_vd_add (a0, a1));
+    }
+#endif
+    double sum = 0;
+    for (size_t c = 0; c < n; c++)
+        sum += (x [c] - y [c]) * (x [c] - y [c]);
+    return sum;
+}
+
+//  One block of centre + sum_i a_i (x_i - centre), written as the mixture
+//  sum_i a_i x_i + (1 - sum_i a_i) centre so that it runs on the mixing
+//  kernel (register accumulators); both forms are exact to double rounding.
 int
 gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
                 size_t k, size_t d, const float *centre, float *out, double *d2)
 {
-    double *acc = ws->acc;
-    uint32_t big = 0;
+    if (gc_robust_ws_reserve_tile (ws, k + 1) || gc_robust_ws_reserve_dtile (ws, k + 2))
+        return -1;
+    double *coef = ws->coef, rest = 1;
+    for (size_t i = 0; i < k; i++) {
+        coef [i] = a [i];
+        rest -= a [i];
+    }
+    coef [k] = rest;
+    double *dt = ws->dtile, *centre_row = dt + k * TB, *new_row = dt + (k + 1) * TB;
     if (d2)
         for (size_t i = 0; i < k; i++)
             d2 [i] = 0;
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
-        //  centre may be out itself (cclip iterates in place): read the
-        //  block before it is written.
-        for (size_t c = 0; c < n; c++)
-            acc [c] = centre [c0 + c];
-        double base [TB];
-        memcpy (base, acc, n * sizeof *acc);
-        for (size_t i = 0; i < k; i++) {
-            const float *restrict x = in [i] + c0;
-            double ai = a [i];
-            for (size_t c = 0; c < n; c++) {
-                uint32_t u = s_absbits (x [c]);
-                big = u > big ? u : big;
-                acc [c] += ai * ((double) x [c] - base [c]);
-            }
-        }
-        if (big >= GC_ROBUST_NONFINITE_BITS)
+        if (s_dtile_block (ws, in, k, c0, n))
             return 1;
-        float *restrict o = out + c0;
+        //  centre may be out itself (cclip iterates in place): copied
+        //  before the block is written.
         for (size_t c = 0; c < n; c++)
-            o [c] = (float) acc [c];
+            centre_row [c] = centre [c0 + c];
+        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable);
         if (!d2)
             continue;
-        //  Distances to the new point while the block is still in L1.
+        //  Distances to the new point while the block is in L1.
+        for (size_t c = 0; c < n; c++)
+            new_row [c] = out [c0 + c];
         for (size_t i = 0; i < k; i++)
-            d2 [i] += s_dist2_block (in [i] + c0, o, n);
+            d2 [i] += s_dist2_block (dt + i * TB, new_row, n, ws->portable);
     }
     return 0;
 }
@@ -402,23 +523,19 @@ int
 gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                    const float *z, double *d2)
 {
-    uint32_t big = 0;
+    if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k + 1))
+        return -1;
+    double *zrow = ws->dtile + k * TB;
     for (size_t i = 0; i < k; i++)
         d2 [i] = 0;
-    //  Blocked over coordinates so that z's block is reused from L1 by all k.
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
-        const float *restrict zb = z + c0;
-        for (size_t i = 0; i < k; i++) {
-            const float *restrict x = in [i] + c0;
-            for (size_t c = 0; c < n; c++) {
-                uint32_t u = s_absbits (x [c]);
-                big = u > big ? u : big;
-            }
-            d2 [i] += s_dist2_block (x, zb, n);
-        }
-        if (big >= GC_ROBUST_NONFINITE_BITS)
+        if (s_dtile_block (ws, in, k, c0, n))
             return 1;
+        for (size_t c = 0; c < n; c++)
+            zrow [c] = z [c0 + c];
+        for (size_t i = 0; i < k; i++)
+            d2 [i] += s_dist2_block (ws->dtile + i * TB, zrow, n, ws->portable);
     }
     return 0;
 }

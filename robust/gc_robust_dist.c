@@ -16,6 +16,7 @@
     input (smallest median distance to the others) is more than S_RECENTRE
     times its median distance away from z, the centre was an outlier and one
     more pass recentres on the medoid. */
+#include "gc_mem.h"
 #include "gc_robust_internal.h"
 #include "gc_robust_simd.h"
 
@@ -162,11 +163,39 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
     return 0;
 }
 
-static int
-s_cmp_double (const void *a, const void *b)
+//  The kth smallest of a[0..n) (a is reordered): quickselect, so that no
+//  call allocates (glibc's qsort does for arrays over 1 KB).
+static double
+s_select (double *a, size_t n, size_t kth)
 {
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = a [lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a [i] < pivot)
+                i++;
+            while (a [j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = a [i];
+                a [i] = a [j];
+                a [j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (kth <= j)
+            hi = j;
+        else
+        if (kth >= i)
+            lo = i;
+        else
+            return a [kth];
+    }
+    return a [kth];
 }
 
 //  The input whose median distance to the others is smallest (lowest index
@@ -181,8 +210,7 @@ s_medoid (const double *dist, size_t k, double *scratch, double *med)
         for (size_t j = 0; j < k; j++)
             if (j != i)
                 scratch [n++] = dist [i * k + j];
-        qsort (scratch, n, sizeof *scratch, s_cmp_double);
-        double m = scratch [(n - 1) / 2];
+        double m = s_select (scratch, n, (n - 1) / 2);
         if (m < best_med) {
             best_med = m;
             best = i;
@@ -196,13 +224,15 @@ int
 gc_robust_distances (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                      const float *centre, double *dist, int *passes)
 {
+    //  k * gblock(k) peaks at 32768 floats (k = 8) below k = 512: reserve
+    //  that much at once, so that a smaller k later never grows the tile.
     size_t need = k * s_gblock (k);
+    need = need > 32768 ? need : 32768;
     if (need > ws->gtile_cap) {
-        float *t = aligned_alloc (64, (need * sizeof (float) + 63) / 64 * 64);
-        if (!t)
+        gc_mem_free (ws->gtile);
+        ws->gtile_cap = 0;
+        if (!(ws->gtile = gc_falloc (need)))
             return -1;
-        free (ws->gtile);
-        ws->gtile = t;
         ws->gtile_cap = need;
     }
     double *norm2 = ws->vec_a;

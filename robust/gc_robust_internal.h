@@ -22,6 +22,8 @@ typedef struct {
     //  Coordinate-wise: the tile and the last network built.
     float  *tile;           /* tile_rows x GC_ROBUST_TB */
     size_t  tile_rows;
+    double *dtile;          /* dtile_rows x GC_ROBUST_TB, the tile widened */
+    size_t  dtile_rows;
     gc_robust_net_t net;
     bool    net_valid;
 
@@ -39,9 +41,11 @@ typedef struct {
     double *mix, *mix2;     /* kv x k mixing matrices (virtual = mix . originals) */
     double *vw;             /* kv weights of the virtual inputs */
     double *vec_a, *vec_b;  /* k scratch */
+    double *coef;           /* k + 1 */
     double *acc;            /* GC_ROBUST_TB doubles for block sums */
     size_t *idx, *idx2;     /* k scratch */
     const float **ptrs;     /* k pointers to materialised vectors */
+    float **rows;           /* the same, writable */
 
     //  Materialised virtual inputs (pre-aggregation output).
     float  *vbuf;
@@ -50,6 +54,7 @@ typedef struct {
 
 int  gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k);
 int  gc_robust_ws_reserve_tile (gc_robust_ws_t *ws, size_t rows);
+int  gc_robust_ws_reserve_dtile (gc_robust_ws_t *ws, size_t rows);
 int  gc_robust_ws_reserve_vbuf (gc_robust_ws_t *ws, size_t floats);
 void gc_robust_ws_free (gc_robust_ws_t *ws);
 
@@ -70,8 +75,13 @@ int gc_robust_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k,
 int gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k,
                           size_t d, size_t beta, float *out);
 
-/*  out = sum_i c[i] * in[i], accumulated in double (c may hold zeros; those
-    inputs are still checked but not read twice). */
+/*  rows[a] = sum_j mix[a * k + j] * in[j] for a < kv (double accumulation),
+    reading every input once, block by block (and checking all of them). */
+int gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                   const double *mix, size_t kv, float *const *rows);
+
+/*  out = sum_i c[i] * in[i], accumulated in double. Inputs with c[i] == 0
+    are neither read nor checked: the caller covers them. */
 int gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *c,
                        size_t k, size_t d, float *out);
 

@@ -68,9 +68,13 @@ s_extraction (gc_robust_net_t *self, size_t n, size_t lo, size_t hi, bool emit, 
 static int
 s_prune (gc_robust_net_t *self)
 {
-    bool *live = calloc (self->n, sizeof *live);
+    //  On the stack for every k the library accepts: rebuilding a network
+    //  when k changes should not allocate.
+    bool stack_live [1024];
+    bool *live = self->n <= 1024 ? stack_live : malloc (self->n * sizeof *live);
     if (!live)
         return -1;
+    memset (live, 0, self->n * sizeof *live);
     for (size_t w = self->lo; w <= self->hi; w++)
         live [w] = true;
     size_t e = self->n_ce;
@@ -84,7 +88,8 @@ s_prune (gc_robust_net_t *self)
         if (la || lb)
             live [ce->a] = live [ce->b] = true;
     }
-    free (live);
+    if (live != stack_live)
+        free (live);
     size_t kept = 0;
     for (size_t i = 0; i < self->n_ce; i++)
         if (self->ce [i].op != 0xffff)
@@ -102,6 +107,13 @@ gc_robust_net_cost (const gc_robust_net_t *self)
     return cost;
 }
 
+static int
+s_build_batcher (gc_robust_net_t *self)
+{
+    self->n_ce = 0;
+    return s_batcher (self, self->n) || s_prune (self) ? -1 : 0;
+}
+
 int
 gc_robust_net_build (gc_robust_net_t *self, size_t n, size_t lo, size_t hi, bool ordered)
 {
@@ -111,8 +123,7 @@ gc_robust_net_build (gc_robust_net_t *self, size_t n, size_t lo, size_t hi, bool
     self->lo = lo;
     self->hi = hi;
     self->ordered = ordered;
-    self->n_ce = 0;
-    if (s_batcher (self, n) || s_prune (self))
+    if (s_build_batcher (self))
         return -1;
     if (ordered)
         return 0;
@@ -123,20 +134,14 @@ gc_robust_net_build (gc_robust_net_t *self, size_t n, size_t lo, size_t hi, bool
     //  it cannot win, and is not worth building.
     if (s_extraction (self, n, lo, hi, false, &rc) >= batcher_cost)
         return 0;
-    gc_robust_net_t alt = { .n = n, .lo = lo, .hi = hi, .ordered = false };
-    s_extraction (&alt, n, lo, hi, true, &rc);
-    if (rc || s_prune (&alt)) {
-        free (alt.ce);
+    //  Build the alternative in the same buffer; rebuild Batcher's if it
+    //  loses (cheap, and no second buffer to allocate).
+    self->n_ce = 0;
+    s_extraction (self, n, lo, hi, true, &rc);
+    if (rc || s_prune (self))
         return -1;
-    }
-    if (gc_robust_net_cost (&alt) < batcher_cost) {
-        free (self->ce);
-        self->ce = alt.ce;
-        self->cap = alt.cap;
-        self->n_ce = alt.n_ce;
-    }
-    else
-        free (alt.ce);
+    if (gc_robust_net_cost (self) >= batcher_cost)
+        return s_build_batcher (self);
     return 0;
 }
 

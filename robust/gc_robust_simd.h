@@ -37,6 +37,16 @@ typedef __m512i s_vi;
 #   define s_vi_absmax(acc, v) \
         _mm512_max_epu32 (acc, _mm512_and_si512 (_mm512_castps_si512 (v), _mm512_set1_epi32 (0x7fffffff)))
 #   define s_vi_reduce(acc) ((uint32_t) _mm512_reduce_max_epu32 (acc))
+#   define S_WD 8
+typedef __m512d s_vd;
+#   define s_vd_zero()        _mm512_setzero_pd ()
+#   define s_vd_set1(x)       _mm512_set1_pd (x)
+#   define s_vd_load(p)       _mm512_load_pd (p)
+#   define s_vd_add(a, b)     _mm512_add_pd (a, b)
+#   define s_vd_sub(a, b)     _mm512_sub_pd (a, b)
+#   define s_vd_mul(a, b)     _mm512_mul_pd (a, b)
+#   define s_vd_store_ps(p, v) _mm256_storeu_ps (p, _mm512_cvtpd_ps (v))
+#   define s_vd_sum(v)        _mm512_reduce_add_pd (v)
 #elif defined (__AVX2__)
 #   define S_W 8
 typedef __m256 s_vf;
@@ -52,6 +62,22 @@ typedef __m256i s_vi;
 #   define s_vi_store(p, v) _mm256_storeu_si256 ((__m256i *) (p), v)
 #   define s_vi_absmax(acc, v) \
         _mm256_max_epu32 (acc, _mm256_and_si256 (_mm256_castps_si256 (v), _mm256_set1_epi32 (0x7fffffff)))
+#   define S_WD 4
+typedef __m256d s_vd;
+#   define s_vd_zero()        _mm256_setzero_pd ()
+#   define s_vd_set1(x)       _mm256_set1_pd (x)
+#   define s_vd_load(p)       _mm256_load_pd (p)
+#   define s_vd_add(a, b)     _mm256_add_pd (a, b)
+#   define s_vd_sub(a, b)     _mm256_sub_pd (a, b)
+#   define s_vd_mul(a, b)     _mm256_mul_pd (a, b)
+#   define s_vd_store_ps(p, v) _mm_storeu_ps (p, _mm256_cvtpd_ps (v))
+static inline double
+s_vd_sum (__m256d v)
+{
+    double lane [4];
+    _mm256_storeu_pd (lane, v);
+    return (lane [0] + lane [2]) + (lane [1] + lane [3]);
+}
 static inline uint32_t
 s_vi_reduce (__m256i acc)
 {

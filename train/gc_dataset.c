@@ -111,6 +111,14 @@ gc_dataset_open (const char *source, uint64_t seed, gc_dataset_t *train,
                  gc_dataset_t *test, bool *fell_back, gc_err_t *err)
 {
     *fell_back = false;
+    //  synthetic[:TRAIN:TEST:FEATURES]
+    if (source && !strncmp (source, "synthetic:", 10)) {
+        unsigned long n_train, n_test, dim;
+        char extra;
+        if (sscanf (source + 10, "%lu:%lu:%lu%c", &n_train, &n_test, &dim, &extra) != 3)
+            return gc_err_set (err, 1, "data '%s': expected synthetic or synthetic:TRAIN:TEST:FEATURES", source);
+        return gc_dataset_synthetic (seed, n_train, n_test, dim, 10, train, test, err);
+    }
     bool synthetic = source && !strcmp (source, "synthetic");
     if (!source) {
         source = GC_DEFAULT_DATA_DIR;

@@ -36,8 +36,8 @@ int  gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t 
                            int n_classes, gc_dataset_t *train, gc_dataset_t *test,
                            gc_err_t *err);
 
-/*  The usual way a program gets its data: source is an MNIST-format directory
-    or "synthetic". When source is NULL the default directory is used if it
+/*  The usual way a program gets its data: source is an MNIST-format directory,
+    "synthetic", or "synthetic:TRAIN:TEST:FEATURES" (10 classes). When source is NULL the default directory is used if it
     holds the dataset, otherwise the synthetic task (60000 + 10000 samples of
     784 features, 10 classes) and *fell_back is set so that the caller says
     so on screen. An explicit directory that is missing is an error. */

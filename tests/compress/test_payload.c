@@ -512,6 +512,8 @@ s_sign_case (gc_buf_t *b, uint32_t bucket)
 }
 
 static int b_sign_valid (gc_buf_t *b) { s_sign_case (b, 2); return 0; }
+//  Found by the fuzzer: scale - 2 * scale overflowed for scales near FLT_MAX.
+static int b_sign_huge_scale (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 4, 3e38f); return 0; }
 static int b_sign_bucket (gc_buf_t *b) { s_sign_case (b, 4); return GC_PAYLOAD_ERR_PARAM; }
 static int b_sign_length (gc_buf_t *b) { s_sign_case (b, 1); return GC_PAYLOAD_ERR_LENGTH; }
 static int b_sign_scale (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 8, -0.25f); return GC_PAYLOAD_ERR_RANGE; }
@@ -589,7 +591,7 @@ test_corrupt_payloads_are_rejected (void **state)
         { "qsgd code > 2s", b_qsgd_code }, { "qsgd padding", b_qsgd_padding },
         { "qsgd negative norm", b_qsgd_norm_neg }, { "qsgd nan norm", b_qsgd_norm_nan },
         { "qsgd fp16", b_qsgd_fp16 },
-        { "sign valid", b_sign_valid }, { "sign bucket", b_sign_bucket }, { "sign length", b_sign_length },
+        { "sign valid", b_sign_valid }, { "sign huge scale", b_sign_huge_scale }, { "sign bucket", b_sign_bucket }, { "sign length", b_sign_length },
         { "sign negative scale", b_sign_scale }, { "sign inf scale", b_sign_scale_inf },
         { "sign padding", b_sign_padding },
         { "lowrank valid", b_lowrank_valid }, { "lowrank on vector", b_lowrank_vector },
@@ -613,6 +615,9 @@ test_corrupt_payloads_are_rejected (void **state)
         if (want == 0) {
             if (rc)
                 fail_msg ("%s: rejected (%s)", cases [c].name, err.msg);
+            for (int i = 0; i < 57; i++)
+                if (!isfinite (into [i]))
+                    fail_msg ("%s: entry %d decodes to %g", cases [c].name, i, (double) into [i]);
             continue;
         }
         if (rc != -1 || err.code != want)

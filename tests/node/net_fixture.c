@@ -52,7 +52,8 @@ s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header,
 }
 
 net_t *
-net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg)
+net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
+         const char *const *attacks)
 {
     assert_true (n <= NET_MAX_PEERS);
     net_t *self = calloc (1, sizeof *self);
@@ -90,6 +91,8 @@ net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg)
         c.peer_ids = (const uint8_t (*) [8]) self->ids;
         c.train = &self->shards [i];
         c.test = &self->test;
+        c.attack = attacks ? attacks [i] : NULL;
+        self->byzantine [i] = c.attack && *c.attack;
         self->io_ctx [i].net = self;
         self->io_ctx [i].peer = i;
         gc_engine_io_t io = { .ctx = &self->io_ctx [i], .send = s_send };
@@ -172,16 +175,33 @@ net_round (net_t *self)
     }
 }
 
-double
-net_mean_accuracy (net_t *self)
+static double
+s_accuracy (net_t *self, bool want_min)
 {
-    double total = 0;
+    double total = 0, low = 1;
+    uint32_t honest = 0;
     for (uint32_t i = 0; i < self->n; i++) {
+        if (self->byzantine [i])
+            continue;
         double acc = 0;
         assert_int_equal (gc_engine_evaluate (self->engines [i], &acc, NULL), 0);
         total += acc;
+        low = acc < low ? acc : low;
+        honest++;
     }
-    return total / self->n;
+    return want_min ? low : total / honest;
+}
+
+double
+net_mean_accuracy (net_t *self)
+{
+    return s_accuracy (self, false);
+}
+
+double
+net_min_accuracy (net_t *self)
+{
+    return s_accuracy (self, true);
 }
 
 double
@@ -189,10 +209,16 @@ net_consensus_distance (net_t *self)
 {
     size_t d = gc_engine_n_params (self->engines [0]);
     float *mean = gc_falloc (d);
+    uint32_t honest = 0;
     for (uint32_t i = 0; i < self->n; i++)
-        gc_vec_axpy (mean, 1.0f / (float) self->n, gc_engine_params (self->engines [i]), d);
+        honest += !self->byzantine [i];
+    for (uint32_t i = 0; i < self->n; i++)
+        if (!self->byzantine [i])
+            gc_vec_axpy (mean, 1.0f / (float) honest, gc_engine_params (self->engines [i]), d);
     double worst = 0, norm = sqrt (gc_vec_norm2sq (mean, d));
     for (uint32_t i = 0; i < self->n; i++) {
+        if (self->byzantine [i])
+            continue;
         double dist = sqrt (gc_vec_dist2sq (mean, gc_engine_params (self->engines [i]), d));
         worst = dist > worst ? dist : worst;
     }

@@ -37,6 +37,7 @@ struct net_t {
     gc_dataset_t        shards [NET_MAX_PEERS];
     gc_engine_t        *engines [NET_MAX_PEERS];
     net_io_t            io_ctx [NET_MAX_PEERS];
+    bool                byzantine [NET_MAX_PEERS];
     net_msg_t          *queue;
     size_t              queued, cap;
     net_filter_fn       filter;
@@ -45,17 +46,21 @@ struct net_t {
     uint64_t            delivered, dropped;
 };
 
-/*  cfg: engine settings to use (self, topology, keys, data are filled in). */
-net_t *net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg);
+/*  cfg: engine settings to use (self, topology, keys, data are filled in);
+    attacks: NULL, or per peer NULL (honest) or an attack spec. */
+net_t *net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
+                const char *const *attacks);
 void   net_destroy (net_t **self_p);
 /*  One lock-step round of every peer. */
 void   net_round (net_t *self);
 /*  Deliver one message from outside (e.g. garbage) to peer `to`. */
 gc_deliver_t net_inject (net_t *self, uint32_t to, const uint8_t *header, size_t hlen,
                          const uint8_t *payload, size_t plen);
-/*  Mean test accuracy of the peers, and the largest distance of a peer's
-    model from the peers' average, relative to the average's norm. */
+/*  Mean and minimum test accuracy of the honest peers, and the largest
+    distance of an honest peer's model from the honest average, relative to
+    the average's norm. */
 double net_mean_accuracy (net_t *self);
+double net_min_accuracy (net_t *self);
 double net_consensus_distance (net_t *self);
 /*  Engine defaults scaled down for tests (synthetic 64-feature task). */
 void   net_config_defaults (gc_engine_config_t *cfg);

@@ -15,7 +15,7 @@ test_honest_peers_learn_and_agree (void **state)
 {
     gc_engine_config_t cfg;
     net_config_defaults (&cfg);
-    net_t *net = net_new (6, "ring", &cfg);
+    net_t *net = net_new (6, "ring", &cfg, NULL);
     double before = net_mean_accuracy (net);
     for (int r = 0; r < 60; r++)
         net_round (net);
@@ -42,7 +42,7 @@ test_stranger_is_refused_and_counted (void **state)
 {
     gc_engine_config_t cfg;
     net_config_defaults (&cfg);
-    net_t *net = net_new (4, "ring", &cfg);
+    net_t *net = net_new (4, "ring", &cfg, NULL);
     uint8_t seed [32] = { 0xEE };
     gc_key_t *stranger = gc_key_from_seed (seed, NULL);
     uint8_t network [16], header [GC_WIRE_HEADER_SIZE], payload [64] = { 0 };
@@ -71,7 +71,7 @@ test_garbage_is_refused_and_peer_continues (void **state)
 {
     gc_engine_config_t cfg;
     net_config_defaults (&cfg);
-    net_t *net = net_new (4, "ring", &cfg);
+    net_t *net = net_new (4, "ring", &cfg, NULL);
     gc_rng_t rng;
     gc_rng_init (&rng, 99, 0);
     size_t big = gc_engine_max_payload (net->engines [2]) + 1;
@@ -116,7 +116,7 @@ test_gap_triggers_keyframe (void **state)
 {
     gc_engine_config_t cfg;
     net_config_defaults (&cfg);
-    net_t *net = net_new (4, "ring", &cfg);
+    net_t *net = net_new (4, "ring", &cfg, NULL);
     for (int r = 0; r < 5; r++)
         net_round (net);
     int budget = 3;
@@ -146,7 +146,7 @@ test_deterministic (void **state)
     float *models [2];
     size_t d = 0;
     for (int run = 0; run < 2; run++) {
-        net_t *net = net_new (4, "complete", &cfg);
+        net_t *net = net_new (4, "complete", &cfg, NULL);
         for (int r = 0; r < 10; r++)
             net_round (net);
         d = gc_engine_n_params (net->engines [3]);

@@ -63,6 +63,29 @@ test_adaptive_drops_and_readmits_a_straggler (void **state)
     gc_wait_destroy (&w);
 }
 
+//  Two neighbours, the rule wants both, one is dead: after a few timeouts the
+//  dead one is no longer waited for, so rounds stop costing a timeout each.
+static void
+test_adaptive_stops_waiting_for_the_dead (void **state)
+{
+    gc_wait_t *w = gc_wait_new ("adaptive", 2, 2, 100 * MS, NULL);
+    int64_t t = 0;
+    int timeouts = 0;
+    for (int round = 0; round < 20; round++) {
+        gc_wait_begin (w, t);
+        bool fresh [2] = { true, false };
+        //  when does this round end?
+        int64_t end = gc_wait_ready (w, fresh, t + 5 * MS) ? t + 5 * MS : gc_wait_deadline (w);
+        timeouts += end == gc_wait_deadline (w);
+        int64_t arrival [2] = { t + 5 * MS, -1 };
+        gc_wait_end (w, arrival, end);
+        t = end + MS;
+    }
+    assert_int_equal (gc_wait_target (w), 1);
+    assert_true (timeouts <= 3);
+    gc_wait_destroy (&w);
+}
+
 static void
 test_bad_specs (void **state)
 {
@@ -80,6 +103,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_sync_and_quorum),
         cmocka_unit_test (test_adaptive_drops_and_readmits_a_straggler),
+        cmocka_unit_test (test_adaptive_stops_waiting_for_the_dead),
         cmocka_unit_test (test_bad_specs),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -1,0 +1,169 @@
+#include "gc_attack.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "gc_parse.h"
+#include "gc_vec.h"
+
+static const struct {
+    const char      *name;
+    gc_attack_kind_t kind;
+    double           default_param;
+    bool             takes_param;
+} s_attacks [] = {
+    { "none", GC_ATTACK_NONE, 0, false },
+    { "signflip", GC_ATTACK_SIGNFLIP, 1.0, true },
+    { "noise", GC_ATTACK_NOISE, 10.0, true },
+    { "alie", GC_ATTACK_ALIE, 0.0, true },
+    { "ipm", GC_ATTACK_IPM, 0.5, true },
+    { "labelflip", GC_ATTACK_LABELFLIP, 0, false },
+    { "dissensus", GC_ATTACK_DISSENSUS, 1.0, true },
+    { "mimic", GC_ATTACK_MIMIC, 0, false },
+    { "equivocate", GC_ATTACK_EQUIVOCATE, 1.0, true },
+    { "replay", GC_ATTACK_REPLAY, 0, false },
+    { "untrusted", GC_ATTACK_UNTRUSTED, 0, false },
+    { "malformed", GC_ATTACK_MALFORMED, 0, false },
+    { "flood", GC_ATTACK_FLOOD, 0, false },
+    { "nan", GC_ATTACK_NAN, 0, false },
+    { "silent", GC_ATTACK_SILENT, 0, false },
+};
+#define S_N (sizeof s_attacks / sizeof s_attacks [0])
+
+int
+gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
+{
+    memset (out, 0, sizeof *out);
+    if (!spec || !*spec)
+        return 0;
+    gc_spec_t s;
+    if (gc_spec_split (&s, spec, ':', "attack", err))
+        return -1;
+    for (size_t i = 0; i < S_N; i++) {
+        if (strcmp (s.tok [0], s_attacks [i].name))
+            continue;
+        out->kind = s_attacks [i].kind;
+        out->param = s_attacks [i].default_param;
+        if (s.n == 1)
+            return 0;
+        if (s.n > 2 || !s_attacks [i].takes_param)
+            return gc_err_set (err, 1, "attack '%s': %s takes %s", spec, s_attacks [i].name,
+                               s_attacks [i].takes_param ? "one parameter" : "no parameter");
+        out->param_given = true;
+        return gc_parse_double (s.tok [1], 0, 1e6, &out->param, "attack parameter", err);
+    }
+    return gc_err_set (err, 1, "attack '%s': unknown (signflip, noise, alie, ipm, labelflip, dissensus, "
+                       "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent)", spec);
+}
+
+const char *
+gc_attack_name (gc_attack_kind_t kind)
+{
+    for (size_t i = 0; i < S_N; i++)
+        if (s_attacks [i].kind == kind)
+            return s_attacks [i].name;
+    return "unknown";
+}
+
+bool
+gc_attack_is_model (gc_attack_kind_t kind)
+{
+    return kind == GC_ATTACK_SIGNFLIP || kind == GC_ATTACK_NOISE || kind == GC_ATTACK_ALIE
+        || kind == GC_ATTACK_IPM || kind == GC_ATTACK_DISSENSUS || kind == GC_ATTACK_MIMIC
+        || kind == GC_ATTACK_EQUIVOCATE;
+}
+
+//  Phi^-1 by bisection on Phi(x) = erfc(-x / sqrt 2) / 2: slow but plainly
+//  right, and it runs once.
+static double
+s_normal_quantile (double p)
+{
+    double lo = -10, hi = 10;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (0.5 * erfc (-mid / M_SQRT2) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+double
+gc_attack_alie_z (size_t n, size_t f)
+{
+    if (n == 0)
+        return 0;
+    double s = floor ((double) n / 2.0 + 1.0) - (double) f;
+    double p = ((double) n - s) / (double) n;
+    if (p <= 0.0 || p >= 1.0)
+        return 0;
+    double z = s_normal_quantile (p);
+    return z > 0 ? z : 0;
+}
+
+void
+gc_attack_moments (const float *const *models, size_t k, size_t d, float *mean, float *std)
+{
+    gc_vec_zero (mean, d);
+    for (size_t j = 0; j < k; j++)
+        gc_vec_axpy (mean, 1.0f / (float) k, models [j], d);
+    gc_vec_zero (std, d);
+    for (size_t j = 0; j < k; j++) {
+        const float *m = models [j];
+        for (size_t i = 0; i < d; i++) {
+            float diff = m [i] - mean [i];
+            std [i] += diff * diff;
+        }
+    }
+    float inv = k > 1 ? 1.0f / (float) (k - 1) : 0.0f;
+    for (size_t i = 0; i < d; i++)
+        std [i] = sqrtf (std [i] * inv);
+}
+
+static float
+s_rms (const float *x, size_t d)
+{
+    return d ? (float) sqrt (gc_vec_norm2sq (x, d) / (double) d) : 0.0f;
+}
+
+void
+gc_attack_target (const gc_attack_t *attack, double alie_z, const float *mean, const float *std,
+                  const float *prev_mean, size_t d, gc_rng_t *rng, float *z)
+{
+    float p = (float) attack->param;
+    switch (attack->kind) {
+        case GC_ATTACK_SIGNFLIP:
+            for (size_t i = 0; i < d; i++)
+                z [i] = -p * mean [i];
+            break;
+        case GC_ATTACK_NOISE:
+        case GC_ATTACK_EQUIVOCATE: {
+            float scale = p * s_rms (mean, d);
+            for (size_t i = 0; i < d; i++)
+                z [i] = mean [i] + scale * (float) gc_rng_normal (rng);
+            break;
+        }
+        case GC_ATTACK_ALIE: {
+            float zz = (float) (attack->param_given ? attack->param : alie_z);
+            for (size_t i = 0; i < d; i++)
+                z [i] = mean [i] - zz * std [i];
+            break;
+        }
+        case GC_ATTACK_IPM:
+            for (size_t i = 0; i < d; i++)
+                z [i] = prev_mean [i] - p * (mean [i] - prev_mean [i]);
+            break;
+        default:
+            gc_vec_copy (z, mean, d);
+            break;
+    }
+}
+
+void
+gc_attack_dissensus (double eps, const float *victim, const float *mean, size_t d, float *z)
+{
+    float e = (float) eps;
+    for (size_t i = 0; i < d; i++)
+        z [i] = victim [i] - e * (mean [i] - victim [i]);
+}

@@ -1,0 +1,86 @@
+/*  gc_attack — what a Byzantine peer sends instead of its honest update.
+
+    Attacks are computed only from what the attacker itself observes: its own
+    (honestly trained) model and the replicas it holds of its in-neighbours
+    (the simulator may grant an omniscient view instead). Model attacks pick
+    a target model z (per victim for dissensus and equivocation) and send it
+    exactly, as a keyframe with a fresh state id, so the victims' replicas of
+    the attacker become z. Protocol attacks send what an honest decoder must
+    refuse. docs/ALGORITHMS.md defines each one exactly.
+
+      signflip[:S]     z = -S * mu                         (S = 1)
+      noise[:SIGMA]    z = mu + SIGMA * rms(mu) * N(0, I)   (SIGMA = 10)
+      alie[:Z]         z = mu - Z * sigma (per coordinate)  (Z from n and f, below)
+      ipm[:EPS]        z = mu_prev - EPS * (mu - mu_prev)   (EPS = 0.5)
+      labelflip        trains on labels c -> C-1-c, sends honestly
+      dissensus[:EPS]  z_i = x_i - EPS * (mu - x_i) for each victim i (EPS = 1)
+      mimic            z = the replica of the attacker's first in-neighbour
+      equivocate[:S]   mu + S * rms(mu) * N to half the neighbours, mu - ... to the
+                       other half, both signed with the same seq  (S = 1)
+      replay           honest updates, plus each round one of its own old messages
+      untrusted        messages signed with a key no one trusts
+      malformed        random bytes, truncated, wrong lengths, oversized frames
+      flood            per round 50 times: a keyframe request to each neighbour and
+                       a validly signed delta with an undecodable payload
+      nan              payloads with NaN, and finite values that overflow to Inf
+                       in the replica
+      silent           sends nothing, not even HELLO
+    mu, sigma: coordinate-wise mean and standard deviation of the observed
+    models (own + synced replicas); mu_prev: mu of the previous round. */
+#ifndef GC_ATTACK_H
+#define GC_ATTACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gc_err.h"
+#include "gc_rng.h"
+
+typedef enum {
+    GC_ATTACK_NONE = 0,
+    GC_ATTACK_SIGNFLIP,
+    GC_ATTACK_NOISE,
+    GC_ATTACK_ALIE,
+    GC_ATTACK_IPM,
+    GC_ATTACK_LABELFLIP,
+    GC_ATTACK_DISSENSUS,
+    GC_ATTACK_MIMIC,
+    GC_ATTACK_EQUIVOCATE,
+    GC_ATTACK_REPLAY,
+    GC_ATTACK_UNTRUSTED,
+    GC_ATTACK_MALFORMED,
+    GC_ATTACK_FLOOD,
+    GC_ATTACK_NAN,
+    GC_ATTACK_SILENT
+} gc_attack_kind_t;
+
+typedef struct {
+    gc_attack_kind_t kind;
+    double           param;         /* S, SIGMA, Z, EPS; NAN-free */
+    bool             param_given;   /* alie: false = z from the formula */
+} gc_attack_t;
+
+/*  "" or "none" parse to GC_ATTACK_NONE. */
+int         gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err);
+const char *gc_attack_name (gc_attack_kind_t kind);
+/*  Model attacks send a target model; the others change the protocol. */
+bool        gc_attack_is_model (gc_attack_kind_t kind);
+
+/*  ALIE's z for n inputs of which f are Byzantine (Baruch et al.):
+    s = floor(n/2 + 1) - f, z = Phi^-1((n - s) / n); 0 when that is not > 0. */
+double      gc_attack_alie_z (size_t n, size_t f);
+
+/*  Coordinate-wise mean and standard deviation of k models. */
+void        gc_attack_moments (const float *const *models, size_t k, size_t d,
+                               float *mean, float *std);
+/*  Target model z for the non-per-victim model attacks. mean/std/prev_mean
+    as above (prev_mean may equal mean on the first round); models[0..k) are
+    the observation (for mimic, models[1] is the first neighbour). */
+void        gc_attack_target (const gc_attack_t *attack, double alie_z,
+                              const float *mean, const float *std, const float *prev_mean,
+                              size_t d, gc_rng_t *rng, float *z);
+/*  Dissensus target for one victim. */
+void        gc_attack_dissensus (double eps, const float *victim, const float *mean,
+                                 size_t d, float *z);
+
+#endif

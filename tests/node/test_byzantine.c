@@ -1,0 +1,149 @@
+/*  Byzantine roles against honest engines on the in-memory network.
+    Protocol attacks: every bad message is refused with its reason and the
+    honest peers learn anyway. Model attacks: a robust rule keeps the honest
+    peers learning, and the plain mean does not (so the attacks bite). */
+#include "gc_test.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gc_attack.h"
+#include "gc_wire_reason.h"
+#include "net_fixture.h"
+
+#define S_PEERS 6
+#define S_BYZ   0       /* the attacker's index; on a ring its victims are 1 and 5 */
+
+static net_t *
+s_run (const char *attack, const char *aggregator, int rounds)
+{
+    gc_engine_config_t cfg;
+    net_config_defaults (&cfg);
+    cfg.aggregator = aggregator;
+    cfg.keyframe_interval_ns = 100 * 1000000LL;
+    const char *attacks [S_PEERS] = { NULL };
+    attacks [S_BYZ] = attack;
+    net_t *net = net_new (S_PEERS, "ring", &cfg, attacks);
+    for (int r = 0; r < rounds; r++)
+        net_round (net);
+    return net;
+}
+
+//  Rejections the victims counted against the attacker (or unattributed).
+static uint64_t
+s_rejected (net_t *net, int reason, bool attributed)
+{
+    uint64_t total = 0;
+    for (uint32_t v = 1; v < S_PEERS; v++)
+        total += gc_engine_rejections (net->engines [v], attributed ? S_BYZ : UINT32_MAX, reason);
+    return total;
+}
+
+static void
+test_protocol_attacks_are_refused (void **state)
+{
+    static const struct {
+        const char *attack;
+        int         reason;         /* counted by the victims */
+        bool        attributed;     /* against the attacker's index */
+    } cases [] = {
+        { "untrusted", GC_WIRE_UNKNOWN_SENDER, false },
+        { "malformed", GC_WIRE_TRUNCATED, false },
+        { "malformed", GC_WIRE_OVERSIZE, false },
+        { "malformed", GC_WIRE_BAD_MAGIC, false },
+        { "flood", GC_REJECT_BAD_PAYLOAD, true },
+        { "flood", GC_REJECT_RATE_LIMITED, true },
+        { "flood", GC_REJECT_MUTED, true },
+        { "nan", GC_REJECT_BAD_PAYLOAD, true },
+        { "nan", GC_REJECT_NONFINITE, true },
+        { "replay", GC_WIRE_REPLAY, true },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        net_t *net = s_run (cases [c].attack, "cwtm:1", 40);
+        uint64_t n = s_rejected (net, cases [c].reason, cases [c].attributed);
+        double acc = net_mean_accuracy (net);
+        print_message ("%-10s %-16s %6llu rejected, honest accuracy %.3f\n", cases [c].attack,
+                       gc_engine_reason_name (cases [c].reason), (unsigned long long) n, acc);
+        if (n == 0)
+            fail_msg ("%s: no %s rejections counted", cases [c].attack,
+                      gc_engine_reason_name (cases [c].reason));
+        assert_true (acc > 0.85);
+        net_destroy (&net);
+    }
+}
+
+//  Silence: nothing arrives from the attacker, the honest peers carry on.
+static void
+test_silent_peer (void **state)
+{
+    net_t *net = s_run ("silent", "cwtm:1", 40);
+    gc_engine_stats_t s;
+    gc_engine_stats (net->engines [S_BYZ], &s);
+    assert_int_equal (s.msgs_sent, 0);
+    //  the victims cannot mix safely (cwtm:1 needs 3 inputs, they have 2)
+    //  and say so, yet learn from their own data
+    gc_engine_stats (net->engines [1], &s);
+    assert_true (s.mix_skipped > 0);
+    assert_true (net_mean_accuracy (net) > 0.85);
+    net_destroy (&net);
+}
+
+static void
+test_model_attacks_against_robust_and_plain_rules (void **state)
+{
+    static const struct {
+        const char *attack;
+        bool        breaks_mean;    /* the plain mean must visibly suffer */
+    } cases [] = {
+        { "signflip", true }, { "noise:10", true }, { "alie", false }, { "ipm:0.5", false },
+        { "dissensus:2", true }, { "mimic", false }, { "equivocate:10", true }, { "labelflip", false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        net_t *robust = s_run (cases [c].attack, "cwtm:1", 60);
+        double acc = net_mean_accuracy (robust), low = net_min_accuracy (robust);
+        double spread = net_consensus_distance (robust);
+        net_destroy (&robust);
+        net_t *plain = s_run (cases [c].attack, "mean", 60);
+        double plain_acc = net_mean_accuracy (plain);
+        net_destroy (&plain);
+        print_message ("%-14s cwtm:1 mean %.3f min %.3f spread %.3f | mean rule %.3f\n",
+                       cases [c].attack, acc, low, spread, plain_acc);
+        if (low < 0.85)
+            fail_msg ("%s: an honest peer fell to %.3f under cwtm:1", cases [c].attack, low);
+        if (cases [c].breaks_mean && plain_acc > acc - 0.1)
+            fail_msg ("%s: the plain mean kept %.3f (robust %.3f): the attack does not bite",
+                      cases [c].attack, plain_acc, acc);
+    }
+}
+
+static void
+test_attack_specs (void **state)
+{
+    static const struct { const char *spec; int ok; } cases [] = {
+        { "alie", 1 }, { "alie:1.5", 1 }, { "noise:0.1", 1 }, { "labelflip", 1 },
+        { "labelflip:2", 0 }, { "alie:x", 0 }, { "sybil", 0 }, { "noise:1:2", 0 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        gc_attack_t a;
+        gc_err_t err = { 0 };
+        assert_int_equal (gc_attack_parse (cases [c].spec, &a, &err), cases [c].ok ? 0 : -1);
+    }
+    //  ALIE's z for the usual example: n = 50, f = 24 -> s = 2, Phi^-1(48/50) = 1.75
+    double z = gc_attack_alie_z (50, 24);
+    assert_true (z > 1.74 && z < 1.76);
+    z = gc_attack_alie_z (3, 1);                      /* s = 1: Phi^-1(2/3) = 0.4307 */
+    assert_true (z > 0.430 && z < 0.431);
+    assert_true (gc_attack_alie_z (4, 0) == 0);       /* s = 3, p = 1/4: no shift */
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_attack_specs),
+        cmocka_unit_test (test_protocol_attacks_are_refused),
+        cmocka_unit_test (test_silent_peer),
+        cmocka_unit_test (test_model_attacks_against_robust_and_plain_rules),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
