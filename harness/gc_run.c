@@ -455,7 +455,7 @@ s_write_configs (s_run_t *run, gc_err_t *err)
             .private_key = key, .bind = bind, .metrics = p->metrics,
             .control = run->has_control ? p->control : NULL,
             .final_model = run->has_final_model ? p->model : NULL,
-            .checkpoint_dir = run->has_checkpoint ? p->ckpt : NULL
+            .checkpoint_dir = run->has_checkpoint && run->sc->uses_resume ? p->ckpt : NULL
         };
         FILE *f = fopen (p->config, "w");
         int rc = f ? gc_scenario_write_config (run->sc, i, &env, f, err)
@@ -466,7 +466,7 @@ s_write_configs (s_run_t *run, gc_err_t *err)
         free (bind);
         if (rc)
             return -1;
-        if (run->has_checkpoint)
+        if (run->has_checkpoint && run->sc->uses_resume)
             mkdir (p->ckpt, 0755);
     }
     return 0;

@@ -307,9 +307,9 @@ gc_scenario_peers (const gc_scenario_t *self, const char *text, gc_peerset_t *ou
     if (!copy)
         return gc_err_set (err, 1, "%s: out of memory", what);
     int rc = 0;
-    char *save = NULL;
     bool any = false;
-    for (char *item = strtok_r (copy, ",", &save); item && rc == 0; item = strtok_r (NULL, ",", &save)) {
+    char *rest = copy;
+    for (char *item = strsep (&rest, ","); item && rc == 0; item = strsep (&rest, ",")) {
         while (*item == ' ')
             item++;
         char *end = item + strlen (item);
@@ -667,15 +667,21 @@ s_parse_asserts (s_ctx_t *ctx, zconfig_t *section)
     return 0;
 }
 
-static void
-s_compute_roles (gc_scenario_t *self)
+static int
+s_compute_roles (s_ctx_t *ctx)
 {
+    gc_scenario_t *self = ctx->self;
     gc_peerset_clear (&self->byzantine);
     for (uint32_t i = 0; i < self->n_peers; i++) {
         const char *kind = gc_scenario_value (self, i, "role/kind");
-        if (kind && !strcmp (kind, "byzantine"))
-            gc_peerset_add (&self->byzantine, i);
+        if (!kind || strcmp (kind, "byzantine"))
+            continue;
+        gc_peerset_add (&self->byzantine, i);
+        const char *attack = gc_scenario_value (self, i, "role/attack");
+        if (!attack || !*attack)
+            return s_error (ctx, "role/attack", "missing for peer %u (role/kind is byzantine)", i);
     }
+    return 0;
 }
 
 static int
@@ -711,7 +717,8 @@ s_parse (s_ctx_t *ctx, zconfig_t *root)
     zconfig_t *groups = zconfig_locate (root, "group");
     if (groups && s_parse_groups (ctx, groups))
         return -1;
-    s_compute_roles (self);
+    if (s_compute_roles (ctx))
+        return -1;
     if (gc_peerset_count (&self->byzantine) == self->n_peers)
         return s_error (ctx, "role/kind", "every peer is Byzantine: there is nobody to measure");
     zconfig_t *timeline = zconfig_locate (root, "timeline");

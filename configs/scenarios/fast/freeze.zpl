@@ -12,9 +12,8 @@ node
 topology
     kind = "torus:2x3"
 train
-    data = "synthetic"
+    data = "synthetic:12000:2000:784"
     rounds = 200
-    test_samples = 2000
 gossip
     aggregator = "cwtm:1"
     timeout_ms = 500
