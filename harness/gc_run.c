@@ -66,7 +66,7 @@ typedef struct {
     long          rounds;               /* train/rounds, for the progress line */
     char          last [160];           /* the last event, for the progress line */
     bool          line_shown;
-    double        next_plain;
+    double        next_plain;           /* next progress line (plain: every 5 s, live: 4 Hz) */
     struct sigaction old_int, old_term;
 } s_run_t;
 
@@ -177,9 +177,9 @@ s_progress (s_run_t *run, bool force)
     if (!log)
         return;
     double t = s_elapsed (run);
-    if (!run->opts->live && !force && t < run->next_plain)
+    if (!force && t < run->next_plain)
         return;
-    run->next_plain = t + S_PLAIN_EVERY_S;
+    run->next_plain = t + (run->opts->live ? 0.25 : S_PLAIN_EVERY_S);
     double sum = 0, min = INFINITY;
     int with_acc = 0, up = 0;
     for (uint32_t i = 0; i < run->n; i++) {
@@ -195,7 +195,8 @@ s_progress (s_run_t *run, bool force)
     if (with_acc)
         snprintf (acc, sizeof acc, "honest acc %.4f (min %.4f)", sum / with_acc, min);
     char line [400];
-    snprintf (line, sizeof line, "%7.1f s  round %.0f/%ld  %s  up %d/%u%s%s", t, s_median_round (run),
+    //  (the last event cut short: the live line must fit a terminal line)
+    snprintf (line, sizeof line, "%7.1f s  round %.0f/%ld  %s  up %d/%u%s%.60s", t, s_median_round (run),
               run->rounds, acc, up, run->n, *run->last ? "  last: " : "", run->last);
     if (run->opts->live) {
         fprintf (log, "\r\033[K%s", line);
