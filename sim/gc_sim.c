@@ -648,6 +648,12 @@ s_fire (gc_sim_t *sim, size_t e)
     if (sim->fired [e])
         return;
     sim->fired [e] = true;
+    //  events timed "after" this one are due now + their delay
+    for (size_t a = 0; a < sim->sc->n_events; a++) {
+        const gc_event_t *later = &sim->sc->events [a];
+        if (later->at_kind == GC_AT_AFTER && later->after == e && !sim->fired [a])
+            gc_evq_push (sim->q, sim->now + llround (later->at * 1e9), GC_SIM_EV_TIMELINE, 0, a, NULL);
+    }
     char who [512], text [1024];
     gc_peerset_format (&ev->peers, who, sizeof who);
     if (ev->action == GC_ACT_PARTITION)
