@@ -86,7 +86,10 @@ gc_sim_peer_compute_ns (gc_sim_peer_t *p)
 {
     double steps = p->ecfg.local_steps ? (double) p->ecfg.local_steps : 1.0;
     double jitter = p->sp->compute_jitter > 0 ? 1.0 + p->sp->compute_jitter * gc_rng_double (&p->compute_rng) : 1.0;
-    return llround ((double) p->step_ns * steps * p->sp->slow * p->ctl_slow * jitter);
+    long cores = p->sim->scfg->cores;
+    double shared = cores > 0 && (long) p->sim->n > cores ? (double) p->sim->n / (double) cores : 1.0;
+    double ns = ((double) p->step_ns * steps + p->sp->round_ms * 1e6) * p->sp->slow * p->ctl_slow * jitter * shared;
+    return llround (ns);
 }
 
 //  One metrics line, as gcnode writes it, fed to the peer's gc_peerstat (and

@@ -7,8 +7,8 @@
 #include "gc_parse.h"
 
 static const char *s_keys [] = {
-    "latency_ms", "jitter_ms", "bandwidth", "slow", "compute_jitter", "start_ms", "step_ms", "gflops", "omniscient",
-    "skip_crypto", "threads"
+    "latency_ms", "jitter_ms", "bandwidth", "slow", "compute_jitter", "start_ms", "round_ms", "step_ms", "gflops", "omniscient",
+    "skip_crypto", "threads", "cores"
 };
 
 int
@@ -70,6 +70,8 @@ s_apply (gc_simcfg_t *self, gc_simpeer_t *p, const char *name, const char *value
         return gc_parse_double (value, 0, 100, &p->compute_jitter, key, err);
     if (!strcmp (name, "start_ms"))
         return gc_parse_double (value, 0, 3600e3, &p->start_ms, key, err);
+    if (!strcmp (name, "round_ms"))
+        return gc_parse_double (value, 0, 1e6, &p->round_ms, key, err);
     if (!strcmp (name, "step_ms"))
         return gc_parse_double (value, 0, 1e6, &p->step_ms, key, err);
     if (!strcmp (name, "gflops"))
@@ -80,6 +82,8 @@ s_apply (gc_simcfg_t *self, gc_simpeer_t *p, const char *name, const char *value
         return gc_err_set (err, 1, "%s: only the top-level sim section may set it", key);
     if (!strcmp (name, "skip_crypto"))
         return s_bool (value, &self->skip_crypto, key, err);
+    if (!strcmp (name, "cores"))
+        return gc_parse_long (value, 0, 1 << 20, &self->cores, key, err);
     long threads;
     if (gc_parse_long (value, 1, 2, &threads, key, err))
         return -1;
@@ -101,7 +105,7 @@ s_section (gc_simcfg_t *self, zconfig_t *section, const char *file, const char *
             known |= !strcmp (name, s_keys [k]);
         if (!known || zconfig_child (c))
             return gc_err_set (err, 1, "%s: unknown simulator key (latency_ms, jitter_ms, bandwidth, "
-                               "slow, compute_jitter, start_ms, step_ms, gflops, omniscient, skip_crypto, threads)", key);
+                               "slow, compute_jitter, start_ms, round_ms, step_ms, gflops, omniscient, skip_crypto, threads, cores)", key);
         for (uint32_t i = 0; i < self->n_peers; i++) {
             if (peers && !gc_peerset_has (peers, i))
                 continue;

@@ -10,6 +10,9 @@
           slow = 1                compute slow-down factor (stragglers)
           compute_jitter = 0      each round's compute x (1 + uniform [0, jitter))
           start_ms = 0            the peer's first round starts after uniform [0, start_ms)
+          round_ms = 0            virtual time of a round's gossip work (added to the compute)
+          cores = 0               (sim section only) the peers share this many cores, as
+                                  gcnet's processes share this machine's: compute x peers / cores
           step_ms = 0             virtual time of one local SGD step (0: from gflops)
           gflops = 100            6 * params * batch / gflops = one step's time
           omniscient = 0          a Byzantine peer sees every honest model
@@ -31,6 +34,7 @@ typedef struct {
     double slow;
     double compute_jitter;
     double start_ms;
+    double round_ms;
     double step_ms;         /* 0: derived from gflops */
     double gflops;
     bool   omniscient;
@@ -41,6 +45,7 @@ typedef struct {
     gc_simpeer_t *peers;
     bool          skip_crypto;
     int           threads;
+    long          cores;        /* 0: one per peer */
 } gc_simcfg_t;
 
 /*  Read the sim keys of path for the peers of sc. */
