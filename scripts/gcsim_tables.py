@@ -211,7 +211,9 @@ def table1(args):
         "dense gossip (`compress none`, `ec none`), `wait sync`, simulator without signatures (`skip_crypto`,",
         "no protocol attack here). Cell: honest peers' final test accuracy, mean / min, on the 10 000 test",
         "images. *omniscient*: the attackers compute their attack from every honest model (the simulator",
-        "grants it) instead of what they receive from their neighbours.",
+        "grants it) instead of what they receive from their neighbours. *crashed*: honest peers whose",
+        "model became non-finite: their next publish fails and the peer stops, as gcnode exits",
+        "(docs/RESULTS.md, findings below).",
         ""]
     for split in ["iid", "dirichlet:0.5"]:
         title = "iid" if split == "iid" else "Dirichlet α = 0.5"
@@ -224,7 +226,12 @@ def table1(args):
             cells = []
             for aggregator in AGGREGATORS:
                 r = res[t1_key(split, aggregator, attack, omn)]
-                cells.append(f"{fmt(honest(r, 'mean_accuracy'))} / {fmt(honest(r, 'min_accuracy'))}")
+                h = r["report"]["honest"]
+                if h["crashes"] == h["peers"]:
+                    cells.append("all crashed")
+                else:
+                    cell = f"{fmt(honest(r, 'mean_accuracy'))} / {fmt(honest(r, 'min_accuracy'))}"
+                    cells.append(cell + (f" ({h['crashes']} crashed)" if h["crashes"] else ""))
             body.append(f"| {label} | " + " | ".join(cells) + " |")
         body.append("")
     write_table(1, "scripts/results.sh 1", "\n".join(body))

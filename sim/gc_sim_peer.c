@@ -193,8 +193,9 @@ s_down (gc_sim_peer_t *p)
 
 //  The process failed (gcnode would exit non-zero).
 static void
-s_crash (gc_sim_peer_t *p, const char *why)
+s_crash (gc_sim_t *sim, gc_sim_peer_t *p, const char *why)
 {
+    s_feed (sim, p, false, NAN, NAN);       /* the process's last metrics line */
     snprintf (p->res->detail, sizeof p->res->detail, "%.150s", why);
     p->res->crashes++;
     p->res->state = GC_PEER_CRASHED;
@@ -355,7 +356,7 @@ s_compute (gc_sim_t *sim, gc_sim_peer_t *p)
     if (gc_engine_publish (p->engine, p->now, &err)) {
         char why [GC_ERR_MSG_MAX + 64];
         snprintf (why, sizeof why, "round %llu: %s", (unsigned long long) p->round, err.msg);
-        s_crash (p, why);
+        s_crash (sim, p, why);
         return;
     }
     gc_engine_trim (p->engine);
