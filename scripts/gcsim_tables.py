@@ -267,7 +267,11 @@ def speed(args):
 COMPRESSORS = [("none", "none"), ("fp16", "fp16"), ("top-k 1 %", "topk:0.01"), ("top-k 0.1 %", "topk:0.001"),
                ("random-k 1 %", "randk:0.01"), ("QSGD 16 levels", "qsgd:16"), ("sign", "sign"),
                ("PowerSGD rank 2", "powersgd:2"), ("LBS over top-k 1 %", "lbs:topk:0.01")]
-EC_MODES = [("none", "none"), ("ef", "ef"), ("liec:100", "liec:100")]
+EC_MODES = [("none", "none", 1.0), ("ef", "ef", 1.0), ("ef, γ = 0.3", "ef", 0.3), ("liec:100", "liec:100", 1.0)]
+
+
+def t2_key(comp, ec, gamma):
+    return f"{comp.replace(':', '')}-{ec.replace(':', '')}" + ("" if gamma == 1.0 else f"-g{gamma}")
 T2_ROUNDS = 150
 
 
@@ -291,9 +295,11 @@ def table2(args):
     runner = Runner(2, args.jobs, args.threads, args.force)
     runs = {}
     for _, comp in COMPRESSORS:
-        for _, ec in EC_MODES:
+        for _, ec, gamma in EC_MODES:
             gossip = {"compress": t2_compressor(comp, ec), "ec": ec, "aggregator": "mean", "wait": "sync"}
-            key = f"{comp.replace(':', '')}-{ec.replace(':', '')}"
+            if gamma != 1.0:
+                gossip["gamma"] = gamma
+            key = t2_key(comp, ec, gamma)
             runs[key] = (zpl("t2", 16, base_sections(T2_ROUNDS, 5, gossip), None, {"skip_crypto": 1}), [])
     res = runner.run_all(runs)
     body = ["16 honest peers on a 4x4 torus, Fashion-MNIST, MLP 784-256-128-10, 4 local steps of 32 per",
@@ -301,30 +307,36 @@ def table2(args):
             "test images. *MB to 0.85*: megabytes each peer sent (headers included) until the honest mean",
             "accuracy first reached 0.85 (– never); *final*: honest mean accuracy after the last round;",
             "*MB total*: per peer over the run. Random-k is rescaled (unbiased) without EC and plain under",
-            "ef / liec. Dense fp32 costs 0.94 MB per message.", "",
-            "| compressor | " + " | ".join(f"EC `{e}`: final / MB to 0.85 / MB total" for _, e in EC_MODES) + " |",
+            "ef / liec. Dense fp32 costs 0.94 MB per message. Mixing step γ = 1 (gcnode's default) but in",
+            "the column *ef, γ = 0.3*: error feedback in the replica scheme is CHOCO-SGD, whose consensus",
+            "step must be below 1 under strong compression (at γ = 1 it diverges). *crashed*: honest peers",
+            "whose model went non-finite (their publish fails and the peer stops, as gcnode exits); the",
+            "accuracy is then their last evaluation.", "",
+            "| compressor | " + " | ".join(f"EC {e}: final / MB to 0.85 / MB total" for e, _, _ in EC_MODES) + " |",
             "| --- |" + " --- |" * len(EC_MODES)]
     data = {}
     for label, comp in COMPRESSORS:
         cells = []
-        for _, ec in EC_MODES:
-            r = res[f"{comp.replace(':', '')}-{ec.replace(':', '')}"]
+        for _, ec, gamma in EC_MODES:
+            r = res[t2_key(comp, ec, gamma)]
+            crashed = r["report"]["honest"]["crashes"]
             cells.append(f"{fmt(honest(r, 'mean_accuracy'))} / {fmt(sim_value(r, 'mb_sent_per_peer_to_target'), '{:.2f}')}"
-                         f" / {fmt(sim_value(r, 'honest_mb_sent_per_peer'), '{:.1f}')}")
-            data[(comp, ec)] = r
+                         f" / {fmt(sim_value(r, 'honest_mb_sent_per_peer'), '{:.1f}')}"
+                         + (f" ({crashed} crashed)" if crashed else ""))
+            data[(comp, ec, gamma)] = r
         body.append(f"| {label} | " + " | ".join(cells) + " |")
     plots = []
-    for _, ec in EC_MODES:
-        name = f"table2_{ec.replace(':', '')}"
+    for label_ec, ec, gamma in EC_MODES:
+        name = "table2_" + t2_key("", ec, gamma).lstrip("-").replace(".", "")
         with open(os.path.join(DOCS, name + ".dat"), "w") as f:
             for label, comp in COMPRESSORS:
                 f.write(f'"{label}"\n')
-                for row in data[(comp, ec)]["series"]:
+                for row in data[(comp, ec, gamma)]["series"]:
                     f.write(f"{row[4]:.6f} {row[1]:.6f}\n")
                 f.write("\n\n")
         gnuplot(f"""set terminal pngcairo size 900,560
 set output "{name}.png"
-set title "Table 2, EC {ec}: honest mean accuracy against MB sent per peer"
+set title "Table 2, EC {label_ec}: honest mean accuracy against MB sent per peer"
 set xlabel "MB sent per peer (log scale)"
 set ylabel "honest mean test accuracy"
 set logscale x
@@ -333,7 +345,7 @@ set key bottom right
 set grid
 plot for [i=0:{len(COMPRESSORS) - 1}] "{name}.dat" index i using 1:2 with linespoints pt 7 ps 0.4 title columnheader(1)
 """, name)
-        plots.append(f"![table 2, EC {ec}](results/{name}.png)")
+        plots.append(f"![table 2, EC {label_ec}](results/{name}.png)")
     body += ["", "Accuracy against megabytes sent, one plot per EC mode:", ""] + plots
     write_table(2, "scripts/results.sh 2", "\n".join(body))
 
