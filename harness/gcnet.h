@@ -1,0 +1,45 @@
+/*  gcnet — the local multi-peer network and fault-injection harness.
+    One binary, subcommands from a table in gcnet.c; each lives in
+    gcnet_<name>.c (harness/CMakeLists.txt picks up every gcnet*.c). */
+#ifndef GCNET_H
+#define GCNET_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define GCNET_EXIT_OK          0
+#define GCNET_EXIT_FAIL        1    /* an assertion failed, the run timed out or could not run */
+#define GCNET_EXIT_USAGE       2    /* bad option or scenario */
+#define GCNET_EXIT_INTERRUPTED 130
+
+/*  Subcommands: int fn (argc, argv) with argv [0] = the subcommand's name. */
+int gcnet_cmd_run (int argc, char **argv);
+int gcnet_cmd_suite (int argc, char **argv);
+int gcnet_cmd_check (int argc, char **argv);
+
+/*  "gcnet CMD: message" on stderr; returns code. */
+int gcnet_error (const char *cmd, int code, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+/*  Shared by run and suite: one scenario from file to report. */
+typedef struct {
+    const char *out_dir;        /* NULL: runs/NAME-YYYYmmdd-HHMMSS */
+    const char *gcnode;         /* NULL: next to gcnet */
+    bool        netns;
+    const char *progress;       /* auto, on, off */
+    bool        quiet;          /* no progress, only the results */
+} gcnet_args_t;
+
+typedef struct {
+    char   name [128];
+    char   out_dir [4096];
+    int    exit_code;
+    bool   passed;
+    char   status [32];
+    char   failed [256];       /* the first failing assertion */
+    double mean, min, consensus, min_rounds, elapsed_s, mb_sent;
+} gcnet_outcome_t;
+
+int gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args,
+                        gcnet_outcome_t *outcome);
+
+#endif
