@@ -17,6 +17,7 @@ int gc_bench_train (const gc_bench_opts_t *opts);
 int gc_bench_crypto (const gc_bench_opts_t *opts);
 int gc_bench_robust (const gc_bench_opts_t *opts);
 int gc_bench_compress (const gc_bench_opts_t *opts);
+int gc_bench_gossip (const gc_bench_opts_t *opts);
 
 static const struct {
     const char        *name;
@@ -26,6 +27,7 @@ static const struct {
     { "train", gc_bench_train, "training step throughput vs. the sgemm rate on the same shapes" },
     { "crypto", gc_bench_crypto, "per-message sign/verify cost vs. raw Ed25519 and direct signing" },
     { "robust", gc_bench_robust, "robust aggregation rules in input GB/s vs. memory bandwidth and the Gram sgemm" },
+    { "gossip", gc_bench_gossip, "time per round of one peer with 4 neighbours, by phase" },
     { "compress", gc_bench_compress, "compressors and payload decoding (GB/s, bytes per entry) vs. memory bandwidth" },
 };
 #define S_NSUITES (sizeof s_suites / sizeof s_suites [0])

@@ -226,8 +226,10 @@ gc_topology_new (const char *spec, uint32_t n, uint64_t seed, gc_err_t *err)
         return NULL;
     }
     for (uint32_t i = 0; i < n; i++) {
-        qsort (self->out [i].items, self->out [i].count, sizeof (uint32_t), s_cmp_u32);
-        qsort (self->in [i].items, self->in [i].count, sizeof (uint32_t), s_cmp_u32);
+        if (self->out [i].count)
+            qsort (self->out [i].items, self->out [i].count, sizeof (uint32_t), s_cmp_u32);
+        if (self->in [i].count)
+            qsort (self->in [i].items, self->in [i].count, sizeof (uint32_t), s_cmp_u32);
     }
     self->undirected = true;
     for (uint32_t i = 0; i < n; i++) {
@@ -276,7 +278,7 @@ bool
 gc_topology_has_edge (const gc_topology_t *self, uint32_t from, uint32_t to)
 {
     const s_list_t *l = &self->out [from];
-    return bsearch (&to, l->items, l->count, sizeof (uint32_t), s_cmp_u32) != NULL;
+    return l->count && bsearch (&to, l->items, l->count, sizeof (uint32_t), s_cmp_u32) != NULL;
 }
 
 bool

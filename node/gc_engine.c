@@ -124,6 +124,7 @@ struct gc_engine_t {
                        partitioned;
     double             last_loss, last_wait_s, total_wait_s, wait_started;
     double             t_train, t_compress, t_sign, t_aggregate;
+    double             t_verify, t_decode;      /* written by the network side only */
     size_t             mixed_inputs;
 };
 
@@ -237,7 +238,8 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     if (!self->replicas || !self->out_peers || !self->dest_scratch || !self->contacts || !self->contact_peers || !self->inputs
     ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals)
         return gc_err_set (err, 1, "engine: out of memory");
-    memcpy (self->out_peers, out, self->n_out * sizeof *out);
+    if (self->n_out)
+        memcpy (self->out_peers, out, self->n_out * sizeof *out);
     for (size_t i = 0; i < self->n_in; i++) {
         s_replica_t *r = &self->replicas [i];
         r->peer = in [i];
@@ -276,7 +278,7 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     const gc_engine_config_t *cfg = &self->cfg;
     self->mlp = gc_mlp_new (cfg->model, err);
     if (!self->mlp)
-        return gc_err_prefix (err, "model: ");
+        return gc_err_prefix (err, "train/model: ");
     if (cfg->train && (cfg->train->dim != gc_mlp_input_dim (self->mlp)
                    ||  cfg->train->n_classes > gc_mlp_n_classes (self->mlp)))
         return gc_err_set (err, 1, "model %s takes %zu features and %d classes, the data has %zu and %d",
@@ -316,24 +318,24 @@ s_build_gossip (gc_engine_t *self, gc_err_t *err)
     uint64_t id_seed = gc_seed_derive (cfg->seed, 0xC0DE00 + cfg->self);
     self->comp = gc_compressor_new (cfg->compress, layout, id_seed, err);
     if (!self->comp)
-        return gc_err_prefix (err, "compress: ");
+        return gc_err_prefix (err, "gossip/compress: ");
     self->kf_comp = gc_compressor_new (cfg->keyframe_fp16 ? "fp16" : "none", layout, id_seed, err);
     if (!self->kf_comp)
         return -1;
     self->ec = gc_ec_new (cfg->ec, self->comp, err);
     if (!self->ec)
-        return gc_err_prefix (err, "ec: ");
+        return gc_err_prefix (err, "gossip/ec: ");
     self->centre_pub = !strcmp (cfg->ec, "ef");
     self->robust = gc_robust_new (cfg->aggregator, err);
     if (!self->robust)
-        return gc_err_prefix (err, "aggregator: ");
+        return gc_err_prefix (err, "gossip/aggregator: ");
     size_t need = gc_robust_min_inputs (self->robust);
     self->wait = gc_wait_new (cfg->wait, self->n_in, need > 1 ? need - 1 : 1,
                               cfg->wait_timeout_ns, err);
     if (!self->wait)
-        return -1;
+        return gc_err_prefix (err, "gossip/wait: ");
     if (gc_wire_network_id (cfg->network, self->network_id, err))
-        return gc_err_prefix (err, "network: ");
+        return gc_err_prefix (err, "node/network: ");
     self->rx = gc_wire_rx_new (self->network_id, cfg->trust, gc_engine_max_payload (self),
                                GC_REPLAY_DEFAULT_WINDOW, err);
     if (!self->rx)
@@ -1166,7 +1168,10 @@ s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
         return GC_DELIVER_OK;
     }
     gc_err_t perr = { 0 };
-    if (gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr)) {
+    double t0 = gc_now_s ();
+    int bad = gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr);
+    self->t_decode += gc_now_s () - t0;
+    if (bad) {
         pthread_mutex_unlock (&r->lock);
         return s_reject_authenticated (self, c, GC_REJECT_BAD_PAYLOAD, now);
     }
@@ -1257,7 +1262,9 @@ gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_le
         return GC_DELIVER_REJECTED;
     gc_msg_header_t h;
     gc_err_t err = { 0 };
+    double t0 = gc_now_s ();
     int reason = gc_wire_rx_decode (self->rx, header, header_len, payload, payload_len, &h, NULL, &err);
+    self->t_verify += gc_now_s () - t0;
     uint32_t peer = reason == GC_WIRE_OK || reason > GC_WIRE_BAD_FIELD ? s_peer_of (self, h.sender)
                                                                        : UINT32_MAX;
     s_contact_t *c = peer == UINT32_MAX ? NULL : s_contact (self, peer);
@@ -1335,6 +1342,8 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->time_compress_s = self->t_compress;
     out->time_sign_s = self->t_sign;
     out->time_aggregate_s = self->t_aggregate;
+    out->time_verify_s = self->t_verify;
+    out->time_decode_s = self->t_decode;
     out->mixed_inputs = self->mixed_inputs;
     out->wait_target = gc_wait_target (self->wait);
 }

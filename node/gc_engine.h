@@ -110,6 +110,7 @@ typedef struct {
     double   last_loss;
     double   last_wait_s, total_wait_s;
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
+    double   time_verify_s, time_decode_s;          /* network side */
     size_t   mixed_inputs;                      /* inputs of the last aggregation */
     size_t   wait_target;
 } gc_engine_stats_t;

@@ -63,7 +63,8 @@ int gc_robust_aggregate (gc_robust_t *self, const float *const *inputs,
 
 /*  The same with an explicit centre (d finite floats, or NULL): the start of
     cclip's iterations and scclip's reference point, instead of
-    inputs[self_index]. Other rules ignore it. */
+    inputs[self_index]. The distance rules (krum, mkrum, bulyan, nnm) use it
+    only as the numerical centre of their Gram matrix; the others ignore it. */
 int gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
                                   const double *weights, size_t k, size_t d,
                                   int self_index, const float *centre,

@@ -1,0 +1,151 @@
+/*  gcbench gossip — where a round's time goes, for one peer with 4
+    neighbours and the default model (784-256-128-10), over an in-memory
+    network of 5 engines (complete graph), with the default algorithms
+    (top-k 1 % fp16 + liec, trimmed mean, 4 local steps of batch 32).
+
+    round_overhead_ratio = (compress + sign + verify + decode + aggregate)
+                           / train: below 1 means gossip costs less than
+    the learning it carries. Waiting is 0 here (no network delay). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_bench.h"
+#include "gc_dataset.h"
+#include "gc_engine.h"
+#include "gc_key.h"
+#include "gc_partition.h"
+#include "gc_time.h"
+#include "gc_topology.h"
+#include "gc_trust.h"
+
+#define S_PEERS 5
+
+typedef struct { uint32_t to; uint8_t *header, *payload; size_t hlen, plen; } s_msg_t;
+
+typedef struct {
+    s_msg_t  *queue;
+    size_t    queued, cap;
+} s_net_t;
+
+typedef struct { s_net_t *net; } s_io_t;
+
+static int
+s_send (void *ctx, const uint32_t *dests, size_t n, const uint8_t *h, size_t hlen,
+        const uint8_t *p, size_t plen)
+{
+    s_net_t *net = ((s_io_t *) ctx)->net;
+    for (size_t i = 0; i < n; i++) {
+        if (net->queued == net->cap) {
+            net->cap = net->cap ? 2 * net->cap : 64;
+            net->queue = realloc (net->queue, net->cap * sizeof *net->queue);
+        }
+        s_msg_t *m = &net->queue [net->queued++];
+        m->to = dests [i];
+        m->header = malloc (hlen);
+        m->payload = malloc (plen ? plen : 1);
+        memcpy (m->header, h, hlen);
+        memcpy (m->payload, p, plen);
+        m->hlen = hlen;
+        m->plen = plen;
+    }
+    return 0;
+}
+
+int
+gc_bench_gossip (const gc_bench_opts_t *opts)
+{
+    gc_err_t err = { 0 };
+    gc_topology_t *topo = gc_topology_new ("complete", S_PEERS, 1, &err);
+    gc_trust_t *trust = gc_trust_new ();
+    gc_key_t *keys [S_PEERS];
+    uint8_t ids [S_PEERS][8];
+    for (int i = 0; i < S_PEERS; i++) {
+        uint8_t seed [32] = { (uint8_t) (i + 1) };
+        keys [i] = gc_key_from_seed (seed, &err);
+        memcpy (ids [i], gc_key_peer_id (keys [i]), 8);
+        gc_trust_add_raw (trust, gc_key_public_raw (keys [i]), "bench", &err);
+    }
+    gc_dataset_t train, test, shards [S_PEERS];
+    if (gc_dataset_synthetic (1, 2000 * S_PEERS, 100, 784, 10, &train, &test, &err)) {
+        fprintf (stderr, "gcbench gossip: %s\n", err.msg);
+        return 1;
+    }
+    gc_split_t split = { .kind = GC_SPLIT_IID };
+    s_net_t net = { 0 };
+    s_io_t io_ctx = { &net };
+    gc_engine_t *engines [S_PEERS];
+    for (int i = 0; i < S_PEERS; i++) {
+        uint32_t *idx;
+        size_t count;
+        gc_partition_peer (train.y, train.n, 10, &split, S_PEERS, 1, (uint32_t) i, &idx, &count, NULL);
+        gc_dataset_subset (&train, idx, count, &shards [i], NULL);
+        free (idx);
+        gc_engine_config_t cfg;
+        gc_engine_config_defaults (&cfg);
+        cfg.self = (uint32_t) i;
+        cfg.topology = topo;
+        cfg.key = keys [i];
+        cfg.trust = trust;
+        cfg.peer_ids = (const uint8_t (*) [8]) ids;
+        cfg.train = &shards [i];
+        cfg.rounds = 1000000;
+        gc_engine_io_t io = { .ctx = &io_ctx, .send = s_send };
+        engines [i] = gc_engine_new (&cfg, &io, &err);
+        if (!engines [i]) {
+            fprintf (stderr, "gcbench gossip: %s\n", err.msg);
+            return 1;
+        }
+    }
+    int rounds = opts->quick ? 20 : 200;
+    int64_t now = 0;
+    for (int r = 0; r < rounds; r++) {
+        now += 1000000;
+        for (int i = 0; i < S_PEERS; i++) {
+            gc_engine_train (engines [i]);
+            gc_engine_publish (engines [i], now, NULL);
+            gc_engine_wait_begin (engines [i], now);
+        }
+        for (size_t m = 0; m < net.queued; m++) {
+            s_msg_t *msg = &net.queue [m];
+            gc_engine_on_message (engines [msg->to], msg->header, msg->hlen, msg->payload, msg->plen, now);
+            free (msg->header);
+            free (msg->payload);
+        }
+        net.queued = 0;
+        for (int i = 0; i < S_PEERS; i++)
+            gc_engine_mix (engines [i], now, NULL);
+    }
+    gc_engine_stats_t s;
+    gc_engine_stats (engines [0], &s);
+    const char *extra = "\"peer\":0,\"neighbours\":4,\"model\":\"784-256-128-10\","
+                        "\"compress\":\"topk:0.01:fp16\",\"ec\":\"liec:100\",\"aggregator\":\"cwtm:1\"";
+    struct { const char *name; double seconds; } parts [] = {
+        { "gossip_round_train_ms", s.time_train_s },
+        { "gossip_round_compress_ms", s.time_compress_s },
+        { "gossip_round_sign_ms", s.time_sign_s },
+        { "gossip_round_verify_ms", s.time_verify_s },
+        { "gossip_round_decode_ms", s.time_decode_s },
+        { "gossip_round_aggregate_ms", s.time_aggregate_s },
+        { "gossip_round_wait_ms", s.total_wait_s },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts [0]; i++)
+        gc_bench_emit (opts, parts [i].name, parts [i].seconds * 1e3 / rounds, "ms", extra);
+    double overhead = s.time_compress_s + s.time_sign_s + s.time_verify_s + s.time_decode_s
+                    + s.time_aggregate_s;
+    gc_bench_emit (opts, "round_overhead_ratio", overhead / s.time_train_s, "ratio", extra);
+    gc_bench_emit (opts, "gossip_bytes_per_round", (double) s.bytes_sent / rounds, "B", extra);
+    gc_bench_emit (opts, "gossip_dense_over_sent", (double) s.dense_equiv_bytes / (double) s.bytes_sent,
+                   "ratio", extra);
+    for (int i = 0; i < S_PEERS; i++) {
+        gc_engine_destroy (&engines [i]);
+        gc_key_destroy (&keys [i]);
+        gc_dataset_free (&shards [i]);
+    }
+    free (net.queue);
+    gc_trust_destroy (&trust);
+    gc_topology_destroy (&topo);
+    gc_dataset_free (&train);
+    gc_dataset_free (&test);
+    return 0;
+}
