@@ -95,19 +95,24 @@ gc_peerstat_feed (gc_peerstat_t *self, const char *line, size_t len)
         return false;
     }
     self->lines++;
-    snprintf (self->id, sizeof self->id, "%s", gc_json_str (obj, "id", self->id));
+    const char *id = gc_json_str (obj, "id", NULL);
+    if (id)
+        snprintf (self->id, sizeof self->id, "%s", id);
     self->round = s_count (gc_json_num (obj, "round", 0));
     self->t = gc_json_num (obj, "t", self->t);
     self->bytes_sent = s_count (gc_json_num (obj, "bytes_sent", 0));
     self->bytes_recv = s_count (gc_json_num (obj, "bytes_recv", 0));
-    //  Rejections are cumulative per process: recount from this line.
-    for (size_t i = 0; i < self->n_reasons; i++)
-        self->reasons [i].now = 0;
+    //  Rejections are cumulative per process: recount from this line (when
+    //  it has them).
     const gc_json_t *by_peer = gc_json_get (obj, "rejections_by_peer");
+    const gc_json_t *unattributed = gc_json_get (obj, "rejections_unattributed");
+    if (by_peer || unattributed)
+        for (size_t i = 0; i < self->n_reasons; i++)
+            self->reasons [i].now = 0;
     if (by_peer && by_peer->type == GC_JSON_OBJECT)
         for (const gc_json_t *c = by_peer->child; c; c = c->next)
             s_add_reasons (self, c);
-    s_add_reasons (self, gc_json_get (obj, "rejections_unattributed"));
+    s_add_reasons (self, unattributed);
     self->n_stale = 0;
     const gc_json_t *stale = gc_json_get (obj, "staleness");
     if (stale && stale->type == GC_JSON_OBJECT)

@@ -60,12 +60,13 @@ typedef struct {
     FILE         *events, *pids;
     double        t0;
     bool         *fired;
+    double       *fired_at;             /* seconds since the start */
     bool          has_control, has_final_model, has_checkpoint, has_resume;
     char        **endpoints, **pubkeys;
     long          rounds;               /* train/rounds, for the progress line */
     char          last [160];           /* the last event, for the progress line */
     bool          line_shown;
-    double        next_plain;
+    double        next_plain;           /* next progress line (plain: every 5 s, live: 4 Hz) */
     struct sigaction old_int, old_term;
 } s_run_t;
 
@@ -176,9 +177,9 @@ s_progress (s_run_t *run, bool force)
     if (!log)
         return;
     double t = s_elapsed (run);
-    if (!run->opts->live && !force && t < run->next_plain)
+    if (!force && t < run->next_plain)
         return;
-    run->next_plain = t + S_PLAIN_EVERY_S;
+    run->next_plain = t + (run->opts->live ? 0.25 : S_PLAIN_EVERY_S);
     double sum = 0, min = INFINITY;
     int with_acc = 0, up = 0;
     for (uint32_t i = 0; i < run->n; i++) {
@@ -194,7 +195,8 @@ s_progress (s_run_t *run, bool force)
     if (with_acc)
         snprintf (acc, sizeof acc, "honest acc %.4f (min %.4f)", sum / with_acc, min);
     char line [400];
-    snprintf (line, sizeof line, "%7.1f s  round %.0f/%ld  %s  up %d/%u%s%s", t, s_median_round (run),
+    //  (the last event cut short: the live line must fit a terminal line)
+    snprintf (line, sizeof line, "%7.1f s  round %.0f/%ld  %s  up %d/%u%s%.60s", t, s_median_round (run),
               run->rounds, acc, up, run->n, *run->last ? "  last: " : "", run->last);
     if (run->opts->live) {
         fprintf (log, "\r\033[K%s", line);
@@ -454,7 +456,7 @@ s_write_configs (s_run_t *run, gc_err_t *err)
             .private_key = key, .bind = bind, .metrics = p->metrics,
             .control = run->has_control ? p->control : NULL,
             .final_model = run->has_final_model ? p->model : NULL,
-            .checkpoint_dir = run->has_checkpoint ? p->ckpt : NULL
+            .checkpoint_dir = run->has_checkpoint && run->sc->uses_resume ? p->ckpt : NULL
         };
         FILE *f = fopen (p->config, "w");
         int rc = f ? gc_scenario_write_config (run->sc, i, &env, f, err)
@@ -465,7 +467,7 @@ s_write_configs (s_run_t *run, gc_err_t *err)
         free (bind);
         if (rc)
             return -1;
-        if (run->has_checkpoint)
+        if (run->has_checkpoint && run->sc->uses_resume)
             mkdir (p->ckpt, 0755);
     }
     return 0;
@@ -804,8 +806,10 @@ s_timeline (s_run_t *run)
         const gc_event_t *ev = &run->sc->events [e];
         if (run->fired [e])
             continue;
-        if ((ev->at_kind == GC_AT_TIME && t >= ev->at) || (ev->at_kind == GC_AT_ROUND && round >= ev->at)) {
+        if ((ev->at_kind == GC_AT_TIME && t >= ev->at) || (ev->at_kind == GC_AT_ROUND && round >= ev->at)
+        ||  (ev->at_kind == GC_AT_AFTER && run->fired [ev->after] && t >= run->fired_at [ev->after] + ev->at)) {
             run->fired [e] = true;
+            run->fired_at [e] = t;
             s_fire (run, ev);
         }
     }
@@ -996,6 +1000,7 @@ s_teardown (s_run_t *run)
     free (run->endpoints);
     free (run->pubkeys);
     free (run->fired);
+    free (run->fired_at);
     free (run->out);
 }
 
@@ -1076,6 +1081,7 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
     run.endpoints = calloc (sc->n_peers, sizeof *run.endpoints);
     run.pubkeys = calloc (sc->n_peers, sizeof *run.pubkeys);
     run.fired = calloc (sc->n_events + 1, sizeof *run.fired);
+    run.fired_at = calloc (sc->n_events + 1, sizeof *run.fired_at);
     if (run.res) {
         run.res->peers = calloc (sc->n_peers, sizeof *run.res->peers);
         run.res->scenario = sc;
@@ -1083,7 +1089,8 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
         run.res->netns = opts->netns;
         run.res->gcnode = strdup (opts->gcnode);
     }
-    if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.fired || !run.res->peers) {
+    if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.fired || !run.fired_at
+    ||  !run.res->peers) {
         gc_err_set (err, 1, "out of memory");
         s_teardown (&run);
         gc_result_destroy (&run.res);

@@ -307,9 +307,9 @@ gc_scenario_peers (const gc_scenario_t *self, const char *text, gc_peerset_t *ou
     if (!copy)
         return gc_err_set (err, 1, "%s: out of memory", what);
     int rc = 0;
-    char *save = NULL;
     bool any = false;
-    for (char *item = strtok_r (copy, ",", &save); item && rc == 0; item = strtok_r (NULL, ",", &save)) {
+    char *rest = copy;
+    for (char *item = strsep (&rest, ","); item && rc == 0; item = strsep (&rest, ",")) {
         while (*item == ' ')
             item++;
         char *end = item + strlen (item);
@@ -391,7 +391,7 @@ s_parse_at (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *text)
     char word [16];
     int used = 0;
     if (sscanf (text, " %15s %n", word, &used) != 1)
-        return s_error (ctx, key, "missing (expected \"round N\" or \"time SECONDS\")");
+        return s_error (ctx, key, "missing (expected \"round N\", \"time SECONDS\" or \"after EVENT SECONDS\")");
     gc_err_t perr = { 0 };
     if (!strcmp (word, "round")) {
         ev->at_kind = GC_AT_ROUND;
@@ -406,7 +406,27 @@ s_parse_at (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *text)
             return gc_err_set (ctx->err, 1, "%s: %s", ctx->file, perr.msg);
     }
     else
-        return s_error (ctx, key, "'%s' (expected \"round N\" or \"time SECONDS\")", text);
+    if (!strcmp (word, "after")) {
+        //  "after NAME SECONDS": NAME is an earlier event of the timeline
+        char name [128];
+        int more = 0;
+        if (sscanf (text + used, "%127s %n", name, &more) != 1)
+            return s_error (ctx, key, "'%s' (expected \"after EVENT SECONDS\")", text);
+        gc_scenario_t *self = ctx->self;
+        size_t e;
+        for (e = 0; e + 1 < self->n_events; e++)
+            if (!strcmp (self->events [e].name, name))
+                break;
+        if (e + 1 >= self->n_events)
+            return s_error (ctx, key, "'%s' is not an earlier event of the timeline", name);
+        ev->at_kind = GC_AT_AFTER;
+        ev->after = e;
+        if (gc_parse_double (text + used + more, 0, 7 * 86400, &ev->at, key, &perr))
+            return gc_err_set (ctx->err, 1, "%s: %s", ctx->file, perr.msg);
+    }
+    else
+        return s_error (ctx, key, "'%s' (expected \"round N\", \"time SECONDS\" or "
+                        "\"after EVENT SECONDS\")", text);
     return 0;
 }
 
@@ -555,7 +575,7 @@ s_parse_timeline (s_ctx_t *ctx, zconfig_t *section)
         }
         char key [S_PATH_MAX + 8];
         if (!at)
-            return s_error (ctx, epath, "missing at = \"round N\" or \"time SECONDS\"");
+            return s_error (ctx, epath, "missing at = \"round N\", \"time SECONDS\" or \"after EVENT SECONDS\"");
         if (!act)
             return s_error (ctx, epath, "missing do = \"ACTION [ARGS]\"");
         snprintf (key, sizeof key, "%s/at", epath);
@@ -647,15 +667,21 @@ s_parse_asserts (s_ctx_t *ctx, zconfig_t *section)
     return 0;
 }
 
-static void
-s_compute_roles (gc_scenario_t *self)
+static int
+s_compute_roles (s_ctx_t *ctx)
 {
+    gc_scenario_t *self = ctx->self;
     gc_peerset_clear (&self->byzantine);
     for (uint32_t i = 0; i < self->n_peers; i++) {
         const char *kind = gc_scenario_value (self, i, "role/kind");
-        if (kind && !strcmp (kind, "byzantine"))
-            gc_peerset_add (&self->byzantine, i);
+        if (!kind || strcmp (kind, "byzantine"))
+            continue;
+        gc_peerset_add (&self->byzantine, i);
+        const char *attack = gc_scenario_value (self, i, "role/attack");
+        if (!attack || !*attack)
+            return s_error (ctx, "role/attack", "missing for peer %u (role/kind is byzantine)", i);
     }
+    return 0;
 }
 
 static int
@@ -691,7 +717,8 @@ s_parse (s_ctx_t *ctx, zconfig_t *root)
     zconfig_t *groups = zconfig_locate (root, "group");
     if (groups && s_parse_groups (ctx, groups))
         return -1;
-    s_compute_roles (self);
+    if (s_compute_roles (ctx))
+        return -1;
     if (gc_peerset_count (&self->byzantine) == self->n_peers)
         return s_error (ctx, "role/kind", "every peer is Byzantine: there is nobody to measure");
     zconfig_t *timeline = zconfig_locate (root, "timeline");

@@ -36,13 +36,15 @@ typedef enum {
     GC_ACT_RATE         /* control: rate BYTES_PER_S (tc under --netns) */
 } gc_action_t;
 
-typedef enum { GC_AT_TIME, GC_AT_ROUND } gc_at_t;
+typedef enum { GC_AT_TIME, GC_AT_ROUND, GC_AT_AFTER } gc_at_t;
 
 typedef struct {
     char         *name;             /* timeline/NAME */
     char         *text;             /* the `do` value as written, for logs */
     gc_at_t       at_kind;
-    double        at;               /* seconds since start / median honest round */
+    double        at;               /* seconds since start / median honest round /
+                                       seconds after event `after` fired */
+    size_t        after;            /* GC_AT_AFTER: index of an earlier event */
     gc_action_t   action;
     gc_peerset_t  peers;            /* whom it acts on (partition: everyone) */
     double        value;            /* drop: P; delay: MS; slow: F; rate: bytes/s */

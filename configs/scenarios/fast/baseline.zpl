@@ -10,9 +10,8 @@ node
 topology
     kind = "ring"
 train
-    data = "synthetic"
+    data = "synthetic:12000:2000:784"
     rounds = 40
-    test_samples = 2000
 gossip
     aggregator = "cwtm:1"
     timeout_ms = 1000
@@ -21,3 +20,4 @@ assert
     honest_min_accuracy = ">= 0.80"
     honest_crashes = "== 0"
     min_rounds = ">= 40"
+    consensus_distance = "<= 0.05"

@@ -1,0 +1,33 @@
+#   Attack (role/attack = dissensus:1): each Byzantine peer pushes each neighbour away
+#   from its neighbourhood (dissensus, eps 1).
+#   4 of 16 peers (0, 1, 10, 11) are Byzantine on the 4x4 torus: every honest peer
+#   has at most one Byzantine in-neighbour, which cwtm:1 (5 inputs) tolerates.
+#   The honest peers must keep learning.
+scenario
+    name = "attack-dissensus"
+    description = "4 of 16 Byzantine (dissensus:1) on a 4x4 torus; cwtm:1"
+    peers = 16
+    timeout_s = 900
+node
+    eval_every = 25
+topology
+    kind = "torus:4x4"
+train
+    split = "iid"
+    rounds = 300
+gossip
+    compress = "topk:0.01:fp16"
+    ec = "liec:100"
+    aggregator = "cwtm:1"
+    wait = "adaptive"
+group
+    attackers
+        peers = "0,1,10,11"
+        role
+            attack = "dissensus:1"
+assert
+    honest_mean_accuracy = ">= 0.78"
+    honest_min_accuracy = ">= 0.70"
+    consensus_distance = "<= 0.2"
+    honest_crashes = "== 0"
+    min_rounds = ">= 300"

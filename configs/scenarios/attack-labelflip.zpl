@@ -1,0 +1,33 @@
+#   Attack (role/attack = labelflip): each Byzantine peer trains on flipped labels (c ->
+#   9 - c) and publishes honestly.
+#   4 of 16 peers (0, 1, 10, 11) are Byzantine on the 4x4 torus: every honest peer
+#   has at most one Byzantine in-neighbour, which cwtm:1 (5 inputs) tolerates.
+#   The honest peers must keep learning.
+scenario
+    name = "attack-labelflip"
+    description = "4 of 16 Byzantine (labelflip) on a 4x4 torus; cwtm:1"
+    peers = 16
+    timeout_s = 900
+node
+    eval_every = 25
+topology
+    kind = "torus:4x4"
+train
+    split = "iid"
+    rounds = 300
+gossip
+    compress = "topk:0.01:fp16"
+    ec = "liec:100"
+    aggregator = "cwtm:1"
+    wait = "adaptive"
+group
+    attackers
+        peers = "0,1,10,11"
+        role
+            attack = "labelflip"
+assert
+    honest_mean_accuracy = ">= 0.78"
+    honest_min_accuracy = ">= 0.70"
+    consensus_distance = "<= 0.2"
+    honest_crashes = "== 0"
+    min_rounds = ">= 300"
