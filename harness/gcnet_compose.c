@@ -285,9 +285,9 @@ s_parse_subnet (s_opts_t *o, uint32_t n, gc_err_t *err)
     unsigned b [4], len;
     char tail;
     if (sscanf (o->subnet, "%u.%u.%u.%u/%u%c", &b [0], &b [1], &b [2], &b [3], &len, &tail) != 5
-    ||  b [0] > 255 || b [1] > 255 || b [2] > 255 || b [3] > 255 || len < 8 || len > 29)
+    ||  b [0] > 255 || b [1] > 255 || b [2] > 255 || b [3] > 255 || len < 8 || len > 30)
         return gc_err_set (err, 1, "--subnet '%s': expected an IPv4 CIDR such as 172.30.77.0/24 "
-                           "(prefix 8 to 29)", o->subnet);
+                           "(prefix 8 to 30)", o->subnet);
     o->net = b [0] << 24 | b [1] << 16 | b [2] << 8 | b [3];
     o->prefix = len;
     uint32_t hosts = 1u << (32 - len);
