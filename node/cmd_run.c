@@ -18,6 +18,7 @@
 #include "gc_log.h"
 #include "gc_metrics.h"
 #include "gc_model_file.h"
+#include "gc_ops.h"
 #include "gc_parse.h"
 #include "gc_partition.h"
 #include "gc_time.h"
@@ -44,6 +45,7 @@ typedef struct {
     _Atomic double slow;            /* training takes `slow` times as long */
     atomic_int     stop;            /* end the run as on SIGTERM */
     _Atomic double accuracy;        /* last evaluation, for status */
+    gc_ops_t      *ops;             /* discovery, CURVE, status, HTTP, systemd */
 } s_peer_t;
 
 static void
@@ -394,6 +396,7 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
                            .control = *p->cfg->control ? p->cfg->control : NULL,
                            .control_fn = s_control,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
+    gc_ops_transport (p->ops, &zc);
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
         return -1;
@@ -409,6 +412,7 @@ static void
 s_teardown (s_peer_t *p)
 {
     gc_zmq_destroy (&p->zmq);           /* stops the network thread first */
+    gc_ops_destroy (&p->ops);           /* after the sockets it secured */
     gc_engine_destroy (&p->engine);
     gc_topology_destroy (&p->topology);
     gc_dataset_free (&p->shard);
@@ -430,6 +434,7 @@ s_report (s_peer_t *p, bool evaluated, double accuracy, double loss)
         .role = p->cfg->role, .elapsed_s = gc_now_s () - p->started,
         .evaluated = evaluated, .accuracy = accuracy, .test_loss = loss, .transport = &zs
     };
+    gc_ops_round (p->ops, &m);
     if (p->metrics)
         gc_metrics_write_json (p->engine, &m, p->metrics);
     if (p->progress)
@@ -582,7 +587,11 @@ gc_cmd_run (int argc, char **argv)
         rc = gc_cli_usage_error (S_CMD, "%s", err.msg);
     }
     else
-    if (s_setup_transport (&p, &err))
+    if (!(p.ops = gc_ops_new (&(gc_ops_config_t) { p.cfg, p.key, p.trust, (const uint8_t (*) [8]) p.ids,
+                                                   p.engine }, &err)))
+        rc = gc_ops_fail (S_CMD, &err);
+    else
+    if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && p.resume && s_resume (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
