@@ -54,6 +54,7 @@ typedef struct {
     const char *subnet;
     uint32_t    net, prefix;        /* the subnet parsed: network address, prefix length */
     long        port;
+    long        metrics_port;       /* node/metrics_http inside each container; 0: off */
     long        uid, gid;           /* -1: chosen from who runs gcnet */
 } s_opts_t;
 
@@ -73,6 +74,9 @@ s_help (void)
         "      --image NAME      image of every peer (default gcnode:latest)\n"
         "      --project NAME    compose project name (default: the scenario's name)\n"
         "      --port N          port every peer listens on in its container (default 7100)\n"
+        "      --metrics-port N  each peer's HTTP endpoint (Prometheus /metrics, /status) on\n"
+        "                        0.0.0.0:N in its container, on the compose network only\n"
+        "                        (default 9100; 0: off; a scenario's node/metrics_http wins)\n"
         "      --restart POLICY  no, on-failure, always or unless-stopped (default on-failure:\n"
         "                        a crashed peer restarts and resumes from its checkpoint,\n"
         "                        a peer that finished its rounds stays down)\n"
@@ -321,6 +325,10 @@ s_write_service (FILE *f, const gc_scenario_t *sc, const s_opts_t *o, uint32_t p
                 "      org.gcnode.role: \"%s\"\n", peer, byz ? "byzantine" : "honest");
     if (byz && *attack)
         fprintf (f, "      org.gcnode.attack: \"%s\"\n", attack);
+    if (o->metrics_port && !gc_scenario_value (sc, peer, "node/metrics_http"))
+        fprintf (f, "    environment:\n"
+                    "      GCNODE__NODE__METRICS_HTTP: \"0.0.0.0:%ld\"\n"
+                    "    expose: [\"%ld\"]\n", o->metrics_port, o->metrics_port);
     fprintf (f, "    volumes:\n"
                 "      - \"./peer%u/gcnode.zpl:/etc/gcnode/gcnode.zpl:ro\"\n"
                 "      - \"./keys/peer%u:/etc/gcnode/keys:ro\"\n"
@@ -393,11 +401,11 @@ s_parse (int argc, char **argv, s_opts_t *o)
         { "port", required_argument, NULL, 'p' }, { "restart", required_argument, NULL, 'r' },
         { "profile", required_argument, NULL, 'f' }, { "uid", required_argument, NULL, 'u' },
         { "gcnode", required_argument, NULL, 'g' }, { "help", no_argument, NULL, 'h' },
-        { "subnet", required_argument, NULL, 'N' },
+        { "subnet", required_argument, NULL, 'N' }, { "metrics-port", required_argument, NULL, 'M' },
         { NULL, 0, NULL, 0 }
     };
     *o = (s_opts_t) { .image = "gcnode:latest", .restart = "on-failure", .profile = "byzantine",
-                      .subnet = "172.30.77.0/24", .port = 7100, .uid = -1, .gid = -1 };
+                      .subnet = "172.30.77.0/24", .port = 7100, .metrics_port = 9100, .uid = -1, .gid = -1 };
     gc_err_t err = { 0 };
     int c;
     opterr = 0;
@@ -414,6 +422,10 @@ s_parse (int argc, char **argv, s_opts_t *o)
             case 'N': o->subnet = optarg; break;
             case 'p':
                 if (gc_parse_long (optarg, 1, 65535, &o->port, "--port", &err))
+                    return gcnet_error (S_CMD, GCNET_EXIT_USAGE, "%s", err.msg);
+                break;
+            case 'M':
+                if (gc_parse_long (optarg, 0, 65535, &o->metrics_port, "--metrics-port", &err))
                     return gcnet_error (S_CMD, GCNET_EXIT_USAGE, "%s", err.msg);
                 break;
             case 'u': {

@@ -6,10 +6,13 @@
 #      peer 3 Byzantine, signing with a key no one trusts, in the `byzantine` profile)
 #   3. brings it up on its user-defined network and waits until every honest peer has
 #      passed $SMOKE_ROUNDS rounds; checks their test accuracy and that each counted
-#      the Byzantine peer's messages as rejected (unknown_sender)
+#      the Byzantine peer's messages as rejected (unknown_sender); waits until all 4
+#      containers are healthy; asks peer 0 with `gcnode status` and its HTTP endpoint
+#      (/metrics) when the gcnode in the image has them
 #   4. kills one honest container (docker kill) and checks that the other peers go on
 #      for $SMOKE_AFTER more rounds and still meet the accuracy bar
-#   5. tears everything down: containers, network, generated files (also on failure
+#   5. starts the killed container again and checks it resumes from its checkpoint
+#   6. tears everything down: containers, network, generated files (also on failure
 #      or Ctrl-C)
 #
 # Needs a reachable Docker engine (scripts/docker-engine.sh starts one as root) and
@@ -45,6 +48,7 @@ else
   fail "neither 'docker compose' nor docker-compose is installed"
 fi
 command -v python3 >/dev/null || fail "python3 is needed to read the metrics"
+command -v curl >/dev/null || fail "curl is needed to read a peer's HTTP endpoint"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/gcnode-smoke.XXXXXX")
 project=gcsmoke$$
@@ -191,7 +195,18 @@ done
 say "every honest peer rejected the untrusted Byzantine peer's messages (unknown_sender > 0)"
 [ "$(running $BYZANTINE)" = true ] || fail "the Byzantine peer's container is not running"
 wait_healthy "${HONEST[@]}" "$BYZANTINE"
-say "all 4 containers healthy (HEALTHCHECK: metrics advancing)"
+say "all 4 containers healthy (the image's HEALTHCHECK)"
+# The peer's own view: gcnode status on its status file, and its HTTP endpoint's
+# Prometheus metrics on the compose network (peer 0 is host 2 of the subnet).
+if docker exec "$(dc ps -q peer0)" gcnode status --help >/dev/null 2>&1; then
+  st=$(docker exec "$(dc ps -q peer0)" gcnode status --file /var/lib/gcnode/metrics/status) \
+    || fail "gcnode status in peer0: $st"
+  say "  gcnode status (peer0): $st"
+  ip=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$(dc ps -q peer0)")
+  prom=$(curl -sf --max-time 5 "http://$ip:9100/metrics") || fail "no answer from http://$ip:9100/metrics"
+  grep -q '^gcnode_rejected_total' <<<"$prom" || fail "http://$ip:9100/metrics has no gcnode_rejected_total"
+  say "  http://$ip:9100/metrics: $(grep -c '^gcnode_' <<<"$prom") samples, e.g. $(grep -m1 '^gcnode_rejected_total' <<<"$prom")"
+fi
 
 # --- 4. kill one container ----------------------------------------------------------
 victim_id=$(dc ps -q "peer$VICTIM")
