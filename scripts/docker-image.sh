@@ -119,7 +119,7 @@ t=$(now)
 log "docker build -t $TAG -f docker/Dockerfile (network host)"
 # The classic builder: it works with every engine and client here (BuildKit would need
 # the buildx plugin with newer clients) and keeps a layer cache of its own.
-DOCKER_BUILDKIT=0 docker build --network host -t "$TAG" -f "$GC_ROOT/docker/Dockerfile" \
+DOCKER_BUILDKIT=0 docker build --force-rm --network host -t "$TAG" -f "$GC_ROOT/docker/Dockerfile" \
   "${extra[@]}" "$GC_ROOT"
 echo "image $TAG built in $(took "$t")"
 # Keep the build stage as the layer cache of the next build (a tag: all cache hits, no
