@@ -113,6 +113,11 @@ gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint, gc_err_t *
     //  Reconnect quickly after a neighbour restarts, backing off to 1 s.
     zsock_set_reconnect_ivl (link->dealer, 100);
     zsock_set_reconnect_ivl_max (link->dealer, 1000);
+    if (self->cfg.secure && self->cfg.secure (self->cfg.secure_ctx, link->dealer, peer, err)) {
+        free (link->endpoint);
+        zsock_destroy (&link->dealer);
+        return gc_err_prefix (err, "transport: peer %u: ", peer);
+    }
     if (zsock_connect (link->dealer, "%s", endpoint) != 0) {
         free (link->endpoint);
         zsock_destroy (&link->dealer);
@@ -457,6 +462,8 @@ gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
     zsock_set_rcvhwm (self->inbox, self->cfg.recv_hwm);
     zsock_set_maxmsgsize (self->inbox, (int) (self->cfg.max_frame > INT32_MAX ? INT32_MAX
                                                                                : self->cfg.max_frame));
+    if (self->cfg.secure && self->cfg.secure (self->cfg.secure_ctx, self->inbox, UINT32_MAX, err))
+        return gc_err_prefix (err, "transport: inbox: ");
     if (zsock_bind (self->inbox, "%s", self->bind) < 0)
         return gc_err_set (err, 1, "transport: cannot bind %s (%s)", self->bind, zmq_strerror (zmq_errno ()));
     if (self->cfg.control) {

@@ -48,6 +48,11 @@ typedef struct {
     int                recv_hwm;        /* per connection, messages (default 16) */
     gc_zmq_deliver_fn  deliver;
     void              *ctx;
+    /*  Optional: called with every socket (a zsock_t *) before it binds or
+        connects, e.g. CURVE (gc_curve_apply); peer is the neighbour of a
+        DEALER, or UINT32_MAX for the inbox. Nonzero fails the bind/connect. */
+    int              (*secure) (void *secure_ctx, void *zsock, uint32_t peer, gc_err_t *err);
+    void              *secure_ctx;
     const char        *control;         /* REP endpoint for the control channel, or NULL */
     gc_zmq_control_fn  control_fn;      /* called with ctx */
     uint64_t           seed;            /* for the fault layer's random drops */

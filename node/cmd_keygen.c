@@ -2,7 +2,10 @@
 
     keygen writes DIR/NAME.key (PKCS#8 PEM, mode 0600) and DIR/NAME.pub
     (SubjectPublicKeyInfo PEM): the .pub file is what other peers put in
-    their trust directory. id prints the peer id of either file. */
+    their trust directory. Alongside, the optional transport encryption key:
+    DIR/NAME.curve (ZeroMQ CURVE certificate with the secret key, mode 0600)
+    and DIR/NAME.curve.pub (its public key, for the neighbours' config).
+    id prints the peer id of either Ed25519 file. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -11,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "gc_cli.h"
+#include "gc_curve.h"
 #include "gc_hex.h"
 #include "gc_key.h"
 
@@ -23,11 +27,14 @@ s_keygen_help (void)
         "usage: gcnode keygen --out DIR [--name NAME] [--force]\n\n"
         "Generate an Ed25519 peer identity: DIR/NAME.key (private, PEM PKCS#8, mode 0600)\n"
         "and DIR/NAME.pub (public, PEM SubjectPublicKeyInfo, for other peers' trust\n"
-        "directories). Both are readable by `openssl pkey`. DIR is created (mode 0700)\n"
-        "if it does not exist. Prints private_key=, public_key= and peer_id= lines.\n\n"
+        "directories). Both are readable by `openssl pkey`. Also a CURVE key pair for\n"
+        "optional link encryption (node/curve): DIR/NAME.curve (secret, mode 0600) and\n"
+        "DIR/NAME.curve.pub (ZeroMQ certificate format). DIR is created (mode 0700)\n"
+        "if it does not exist. Prints private_key=, public_key=, peer_id=, curve_secret=\n"
+        "and curve_public= lines.\n\n"
         "  --out DIR      directory for the key files (required)\n"
         "  --name NAME    file name stem: letters, digits, '.', '_', '-' (default node)\n"
-        "  --force        replace existing NAME.key / NAME.pub\n"
+        "  --force        replace existing NAME.key, NAME.pub, NAME.curve, NAME.curve.pub\n"
         "  -h, --help     this text\n");
 }
 
@@ -103,16 +110,18 @@ gc_cmd_keygen (int argc, char **argv)
     if (!s_name_ok (name))
         return gc_cli_usage_error ("keygen", "--name '%s': use 1 to %d letters, digits, '.', "
                                    "'_' or '-', not starting with '.'", name, S_NAME_MAX);
-    char key_path [4096], pub_path [4096];
+    char key_path [4096], pub_path [4096], curve_path [4096], curve_pub [4096 + 4];
     if ((size_t) snprintf (key_path, sizeof key_path, "%s/%s.key", dir, name) >= sizeof key_path
-    ||  (size_t) snprintf (pub_path, sizeof pub_path, "%s/%s.pub", dir, name) >= sizeof pub_path)
+    ||  (size_t) snprintf (pub_path, sizeof pub_path, "%s/%s.pub", dir, name) >= sizeof pub_path
+    ||  (size_t) snprintf (curve_path, sizeof curve_path, "%s/%s.curve", dir, name) >= sizeof curve_path)
         return gc_cli_usage_error ("keygen", "--out %s: path too long", dir);
+    snprintf (curve_pub, sizeof curve_pub, "%s.pub", curve_path);
     int rc = s_prepare_dir (dir);
     if (rc)
         return rc;
     struct stat st;
-    const char *paths [2] = { key_path, pub_path };
-    for (int i = 0; i < 2 && !force; i++)
+    const char *paths [4] = { key_path, pub_path, curve_path, curve_pub };
+    for (int i = 0; i < 4 && !force; i++)
         if (lstat (paths [i], &st) == 0)
             return gc_cli_usage_error ("keygen", "%s exists; use --force to replace it", paths [i]);
 
@@ -126,6 +135,14 @@ gc_cmd_keygen (int argc, char **argv)
     else
         printf ("private_key=%s\npublic_key=%s\npeer_id=%s\n", key_path, pub_path,
                 gc_key_peer_id_hex (key));
+    if (rc == 0 && !gc_curve_available ())
+        fprintf (stderr, "gcnode keygen: no CURVE key written (this libzmq has no CURVE support)\n");
+    else
+    if (rc == 0 && gc_curve_keygen (curve_path, gc_key_peer_id_hex (key), &err))
+        rc = gc_cli_failure ("keygen", "%s", err.msg);
+    else
+    if (rc == 0)
+        printf ("curve_secret=%s\ncurve_public=%s\n", curve_path, curve_pub);
     gc_key_destroy (&key);
     return rc;
 }

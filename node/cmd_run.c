@@ -18,6 +18,7 @@
 #include "gc_log.h"
 #include "gc_metrics.h"
 #include "gc_model_file.h"
+#include "gc_ops.h"
 #include "gc_parse.h"
 #include "gc_partition.h"
 #include "gc_time.h"
@@ -44,6 +45,7 @@ typedef struct {
     _Atomic double slow;            /* training takes `slow` times as long */
     atomic_int     stop;            /* end the run as on SIGTERM */
     _Atomic double accuracy;        /* last evaluation, for status */
+    gc_ops_t      *ops;             /* discovery, CURVE, status, HTTP, systemd */
 } s_peer_t;
 
 static void
@@ -394,6 +396,7 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
                            .control = *p->cfg->control ? p->cfg->control : NULL,
                            .control_fn = s_control,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
+    gc_ops_transport (p->ops, &zc);
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
         return -1;
@@ -409,6 +412,7 @@ static void
 s_teardown (s_peer_t *p)
 {
     gc_zmq_destroy (&p->zmq);           /* stops the network thread first */
+    gc_ops_destroy (&p->ops);           /* after the sockets it secured */
     gc_engine_destroy (&p->engine);
     gc_topology_destroy (&p->topology);
     gc_dataset_free (&p->shard);
@@ -430,6 +434,7 @@ s_report (s_peer_t *p, bool evaluated, double accuracy, double loss)
         .role = p->cfg->role, .elapsed_s = gc_now_s () - p->started,
         .evaluated = evaluated, .accuracy = accuracy, .test_loss = loss, .transport = &zs
     };
+    gc_ops_round (p->ops, &m);
     if (p->metrics)
         gc_metrics_write_json (p->engine, &m, p->metrics);
     if (p->progress)
@@ -438,17 +443,23 @@ s_report (s_peer_t *p, bool evaluated, double accuracy, double loss)
 
 //  Messages to a neighbour that is not connected yet are dropped (not
 //  queued), so give the neighbours a bounded moment to come up first: what is
-//  lost after that is repaired by keyframes.
+//  lost after that is repaired by keyframes. All of them within 10 s, or, once
+//  some are there, whoever is there after 2 s (a neighbour may be down for good).
 static void
 s_wait_for_neighbours (s_peer_t *p)
 {
     const uint32_t *peers;
     int total = (int) gc_engine_neighbours (p->engine, &peers), connected = 0;
-    double deadline = gc_now_s () + 10.0;
-    while (!zsys_interrupted && (connected = gc_zmq_connected (p->zmq)) < total && gc_now_s () < deadline)
+    double start = gc_now_s ();
+    while (!zsys_interrupted && (connected = gc_zmq_connected (p->zmq)) < total) {
+        double waited = gc_now_s () - start;
+        if (waited > 10.0 || (connected > 0 && waited > 2.0))
+            break;
         zclock_sleep (20);
+    }
     if (connected < total)
-        gc_log_warning ("%d of %d neighbours reachable after 10 s; starting anyway", connected, total);
+        gc_log_warning ("%d of %d neighbours reachable after %.0f s; starting anyway", connected,
+                        total, gc_now_s () - start);
     else
         gc_log_info ("connected to all %d neighbours", total);
 }
@@ -576,7 +587,11 @@ gc_cmd_run (int argc, char **argv)
         rc = gc_cli_usage_error (S_CMD, "%s", err.msg);
     }
     else
-    if (s_setup_transport (&p, &err))
+    if (!(p.ops = gc_ops_new (&(gc_ops_config_t) { p.cfg, p.key, p.trust, (const uint8_t (*) [8]) p.ids,
+                                                   p.engine }, &err)))
+        rc = gc_ops_fail (S_CMD, &err);
+    else
+    if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && p.resume && s_resume (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);

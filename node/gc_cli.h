@@ -27,5 +27,6 @@ int gc_cmd_run (int argc, char **argv);
 int gc_cmd_control (int argc, char **argv);
 int gc_cmd_keygen (int argc, char **argv);
 int gc_cmd_id (int argc, char **argv);
+int gc_cmd_status (int argc, char **argv);
 
 #endif

@@ -40,6 +40,12 @@ static const s_key_t s_keys [] = {
          "live progress line: auto (when stderr is a terminal), on, off"),
     S_K ("node/eval_every", S_LONG, eval_every, "10", 0, 1000000,
          "rounds between test-set evaluations (0: only at the end)"),
+    S_K ("node/metrics_http", S_STR, metrics_http, "", 0, 0,
+         "HOST:PORT of the Prometheus /metrics and /status endpoint, e.g. 127.0.0.1:9100 (empty: off)"),
+    S_K ("node/curve", S_BOOL, curve, "0", 0, 0,
+         "encrypt and allowlist links with ZeroMQ CURVE (in addition to signatures)"),
+    S_K ("node/curve_key", S_STR, curve_key, "", 0, 0,
+         "own CURVE secret certificate (empty: node/key with .key replaced by .curve)"),
     S_K ("node/status_file", S_STR, status_file, "", 0, 0,
          "file rewritten each round with the peer's state (for gcnode status)"),
     S_K ("node/control", S_STR, control, "", 0, 0,
@@ -50,6 +56,15 @@ static const s_key_t s_keys [] = {
          "directory of crash-safe checkpoints (empty: none); --resume continues from the newest"),
     S_K ("node/checkpoint_every", S_LONG, checkpoint_every, "50", 1, 100000000,
          "rounds between checkpoints (also written when the peer stops)"),
+    S_K ("discovery/enabled", S_BOOL, discovery, "0", 0, 0,
+         "announce this peer and find peers whose endpoint is 'discover' by UDP beacons"),
+    S_K ("discovery/port", S_LONG, discovery_port, "7099", 1, 65535, "UDP port of the beacons"),
+    S_K ("discovery/interval_ms", S_LONG, discovery_interval_ms, "1000", 100, 60000,
+         "time between own beacons"),
+    S_K ("discovery/interface", S_STR, discovery_interface, "", 0, 0,
+         "network interface for beacons, e.g. eth0 (empty: the first broadcast-capable one)"),
+    S_K ("discovery/wait_s", S_LONG, discovery_wait_s, "120", 1, 86400,
+         "how long to look for the 'discover' neighbours before giving up (exit 1)"),
     S_K ("topology/kind", S_STR, topology, "ring", 0, 0,
          "ring, torus[:RxC], complete, exponential, regular:D, edges:A-B,..."),
     S_K ("train/data", S_STR, data, "", 0, 0,
@@ -180,25 +195,27 @@ gc_config_destroy (gc_config_t **self_p)
     for (long i = 0; i < GC_CONFIG_MAX_PEERS; i++) {
         free (self->peers [i].endpoint);
         free (self->peers [i].key);
+        free (self->peers [i].curve_key);
     }
     free (self->peers);
     free (self);
     *self_p = NULL;
 }
 
-//  peers/N/endpoint, peers/N/key
+//  peers/N/endpoint, peers/N/key, peers/N/curve_key
 static int
 s_set_peer (gc_config_t *self, const char *rest, const char *value, gc_err_t *err)
 {
     char *end;
     long index = strtol (rest, &end, 10);
     if (end == rest || *end != '/' || index < 0 || index >= GC_CONFIG_MAX_PEERS)
-        return gc_err_set (err, 1, "peers/%s: expected peers/INDEX/endpoint or peers/INDEX/key "
-                           "with INDEX in 0..%d", rest, GC_CONFIG_MAX_PEERS - 1);
+        return gc_err_set (err, 1, "peers/%s: expected peers/INDEX/endpoint, peers/INDEX/key or "
+                           "peers/INDEX/curve_key with INDEX in 0..%d", rest, GC_CONFIG_MAX_PEERS - 1);
     char **field = !strcmp (end + 1, "endpoint") ? &self->peers [index].endpoint
-                 : !strcmp (end + 1, "key") ? &self->peers [index].key : NULL;
+                 : !strcmp (end + 1, "key") ? &self->peers [index].key
+                 : !strcmp (end + 1, "curve_key") ? &self->peers [index].curve_key : NULL;
     if (!field)
-        return gc_err_set (err, 1, "peers/%s: unknown key (expected endpoint or key)", rest);
+        return gc_err_set (err, 1, "peers/%s: unknown key (expected endpoint, key or curve_key)", rest);
     free (*field);
     *field = strdup (value);
     if (index + 1 > self->n_peers)
@@ -272,7 +289,14 @@ gc_config_check (const gc_config_t *self, gc_err_t *err)
             return gc_err_set (err, 1, "peers/%ld/endpoint: missing", i);
         if (!self->peers [i].key || !*self->peers [i].key)
             return gc_err_set (err, 1, "peers/%ld/key: missing (the peer's public key file)", i);
+        if (!strcmp (self->peers [i].endpoint, GC_CONFIG_DISCOVER) && !self->discovery)
+            return gc_err_set (err, 1, "peers/%ld/endpoint: '%s' needs discovery/enabled = 1", i,
+                               GC_CONFIG_DISCOVER);
     }
+    if (!strcmp (self->peers [self->index].endpoint, GC_CONFIG_DISCOVER) && !*self->bind)
+        return gc_err_set (err, 1, "peers/%ld/endpoint: this peer's own endpoint is '%s': "
+                           "set node/bind (e.g. tcp://*:7100); its port is announced", self->index,
+                           GC_CONFIG_DISCOVER);
     if (strcmp (self->role, "honest") && strcmp (self->role, "byzantine"))
         return gc_err_set (err, 1, "role/kind: '%s' (expected honest or byzantine)", self->role);
     if (!strcmp (self->role, "byzantine") && !*self->attack)
@@ -322,10 +346,13 @@ gc_config_print (const gc_config_t *self, FILE *out)
         fprintf (out, "    %s = %s\n", slash + 1, value);
         if (!strcmp (k->path, "node/checkpoint_every")) {
             fprintf (out, "peers\n");
-            for (long p = 0; p < self->n_peers; p++)
+            for (long p = 0; p < self->n_peers; p++) {
                 fprintf (out, "    %ld\n        endpoint = \"%s\"\n        key = \"%s\"\n", p,
                          self->peers [p].endpoint ? self->peers [p].endpoint : "",
                          self->peers [p].key ? self->peers [p].key : "");
+                if (self->peers [p].curve_key)
+                    fprintf (out, "        curve_key = \"%s\"\n", self->peers [p].curve_key);
+            }
         }
     }
 }
@@ -341,6 +368,36 @@ gc_config_print_reference (FILE *out)
                  !strcmp (k->def, "-1") ? "(required)" : *k->def ? k->def : "(empty)", k->help);
         if (!strcmp (k->path, "node/checkpoint_every"))
             fprintf (out, "| `peers/N/endpoint` | text | (required) | ZeroMQ endpoint of peer N, e.g. tcp://10.0.0.2:7100 |\n"
-                          "| `peers/N/key` | text | (required) | public key file of peer N |\n");
+                          "| `peers/N/key` | text | (required) | public key file of peer N |\n"
+                          "| `peers/N/curve_key` | text | (derived) | CURVE public certificate of peer N "
+                          "(empty: peers/N/key with .pub replaced by .curve.pub) |\n");
     }
+}
+
+//  path with `from` at its end replaced by `to` (or `to` appended).
+static int
+s_derive (const char *path, const char *from, const char *to, char *out, size_t size)
+{
+    size_t len = strlen (path), flen = strlen (from);
+    if (len >= flen && !strcmp (path + len - flen, from))
+        len -= flen;
+    int n = snprintf (out, size, "%.*s%s", (int) len, path, to);
+    return n > 0 && (size_t) n < size ? 0 : -1;
+}
+
+int
+gc_config_curve_secret (const gc_config_t *self, char *out, size_t size)
+{
+    if (*self->curve_key)
+        return snprintf (out, size, "%s", self->curve_key) < (int) size ? 0 : -1;
+    return s_derive (self->key, ".key", ".curve", out, size);
+}
+
+int
+gc_config_curve_public (const gc_config_t *self, long peer, char *out, size_t size)
+{
+    const gc_config_peer_t *p = &self->peers [peer];
+    if (p->curve_key && *p->curve_key)
+        return snprintf (out, size, "%s", p->curve_key) < (int) size ? 0 : -1;
+    return s_derive (p->key ? p->key : "", ".pub", ".curve.pub", out, size);
 }

@@ -17,6 +17,7 @@
 typedef struct {
     char *endpoint;     /* tcp://host:port */
     char *key;          /* public key file */
+    char *curve_key;    /* CURVE public certificate (NULL: derived from key) */
 } gc_config_peer_t;
 
 typedef struct {
@@ -33,6 +34,9 @@ typedef struct {
     char     *metrics;
     char     *progress;
     long      eval_every;
+    char     *metrics_http;
+    bool      curve;
+    char     *curve_key;
     char     *status_file;
     char     *control;
     char     *final_model;
@@ -41,6 +45,12 @@ typedef struct {
     //  peers
     gc_config_peer_t *peers;
     long      n_peers;
+    //  discovery
+    bool      discovery;
+    long      discovery_port;
+    long      discovery_interval_ms;
+    char     *discovery_interface;
+    long      discovery_wait_s;
     //  topology
     char     *topology;
     //  train
@@ -87,6 +97,13 @@ int          gc_config_set (gc_config_t *self, const char *path, const char *val
 int          gc_config_check (const gc_config_t *self, gc_err_t *err);
 /*  The reference of every key as a Markdown table. */
 void         gc_config_print_reference (FILE *out);
+/*  The CURVE key files: node/curve_key, or node/key with ".key" replaced by
+    ".curve"; peers/N/curve_key, or peers/N/key with ".pub" replaced by
+    ".curve.pub" (the names `gcnode keygen` writes). */
+int          gc_config_curve_secret (const gc_config_t *self, char *out, size_t size);
+int          gc_config_curve_public (const gc_config_t *self, long peer, char *out, size_t size);
+/*  The value of peers/N/endpoint that asks discovery to fill it in. */
+#define GC_CONFIG_DISCOVER "discover"
 /*  Write the configuration as ZPL (what the peer actually runs with). */
 void         gc_config_print (const gc_config_t *self, FILE *out);
 

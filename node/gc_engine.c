@@ -278,7 +278,7 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     const gc_engine_config_t *cfg = &self->cfg;
     self->mlp = gc_mlp_new (cfg->model, err);
     if (!self->mlp)
-        return gc_err_prefix (err, "model: ");
+        return gc_err_prefix (err, "train/model: ");
     if (cfg->train && (cfg->train->dim != gc_mlp_input_dim (self->mlp)
                    ||  cfg->train->n_classes > gc_mlp_n_classes (self->mlp)))
         return gc_err_set (err, 1, "model %s takes %zu features and %d classes, the data has %zu and %d",
@@ -318,24 +318,24 @@ s_build_gossip (gc_engine_t *self, gc_err_t *err)
     uint64_t id_seed = gc_seed_derive (cfg->seed, 0xC0DE00 + cfg->self);
     self->comp = gc_compressor_new (cfg->compress, layout, id_seed, err);
     if (!self->comp)
-        return gc_err_prefix (err, "compress: ");
+        return gc_err_prefix (err, "gossip/compress: ");
     self->kf_comp = gc_compressor_new (cfg->keyframe_fp16 ? "fp16" : "none", layout, id_seed, err);
     if (!self->kf_comp)
         return -1;
     self->ec = gc_ec_new (cfg->ec, self->comp, err);
     if (!self->ec)
-        return gc_err_prefix (err, "ec: ");
+        return gc_err_prefix (err, "gossip/ec: ");
     self->centre_pub = !strcmp (cfg->ec, "ef");
     self->robust = gc_robust_new (cfg->aggregator, err);
     if (!self->robust)
-        return gc_err_prefix (err, "aggregator: ");
+        return gc_err_prefix (err, "gossip/aggregator: ");
     size_t need = gc_robust_min_inputs (self->robust);
     self->wait = gc_wait_new (cfg->wait, self->n_in, need > 1 ? need - 1 : 1,
                               cfg->wait_timeout_ns, err);
     if (!self->wait)
-        return -1;
+        return gc_err_prefix (err, "gossip/wait: ");
     if (gc_wire_network_id (cfg->network, self->network_id, err))
-        return gc_err_prefix (err, "network: ");
+        return gc_err_prefix (err, "node/network: ");
     self->rx = gc_wire_rx_new (self->network_id, cfg->trust, gc_engine_max_payload (self),
                                GC_REPLAY_DEFAULT_WINDOW, err);
     if (!self->rx)

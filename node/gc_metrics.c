@@ -1,6 +1,8 @@
 #include "gc_metrics.h"
 
+#include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "gc_topology.h"
 #include "gc_wire_reason.h"
@@ -14,6 +16,15 @@ s_next_reason (int r)
     if (r + 1 < GC_REJECT_NOT_NEIGHBOUR)
         return GC_REJECT_NOT_NEIGHBOUR;
     return r + 1 < GC_REJECT_LAST ? r + 1 : -1;
+}
+
+size_t
+gc_metrics_reasons (int *out, size_t max)
+{
+    size_t n = 0;
+    for (int r = 1; r >= 0 && n < max; r = s_next_reason (r))
+        out [n++] = r;
+    return n;
 }
 
 static void
@@ -32,16 +43,32 @@ s_write_reasons (gc_engine_t *engine, uint32_t peer, FILE *out)
     fputc ('}', out);
 }
 
+//  ,"key":value — JSON has no NaN or Infinity: a diverged loss is null.
+static void
+s_number (FILE *out, const char *key, double v, const char *fmt)
+{
+    fprintf (out, ",\"%s\":", key);
+    if (isfinite (v))
+        fprintf (out, fmt, v);
+    else
+        fputs ("null", out);
+}
+
 void
 gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *out)
 {
     gc_engine_stats_t s;
     gc_engine_stats (engine, &s);
-    fprintf (out, "{\"t\":%.3f,\"peer\":%u,\"id\":\"%s\",\"role\":\"%s\",\"round\":%llu,\"loss\":%.6g",
-             ctx->elapsed_s, ctx->peer, ctx->peer_id, ctx->role, (unsigned long long) s.round,
-             s.last_loss);
-    if (ctx->evaluated)
-        fprintf (out, ",\"accuracy\":%.6f,\"test_loss\":%.6g", ctx->accuracy, ctx->test_loss);
+    struct timespec now;
+    clock_gettime (CLOCK_REALTIME, &now);
+    fprintf (out, "{\"unix_s\":%.3f,", (double) now.tv_sec + 1e-9 * (double) now.tv_nsec);
+    fprintf (out, "\"t\":%.3f,\"peer\":%u,\"id\":\"%s\",\"role\":\"%s\",\"round\":%llu",
+             ctx->elapsed_s, ctx->peer, ctx->peer_id, ctx->role, (unsigned long long) s.round);
+    s_number (out, "loss", s.last_loss, "%.6g");
+    if (ctx->evaluated) {
+        s_number (out, "accuracy", ctx->accuracy, "%.6f");
+        s_number (out, "test_loss", ctx->test_loss, "%.6g");
+    }
     fprintf (out, ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_sent\":%llu,\"msgs_recv\":%llu"
              ",\"dense_equiv_bytes\":%llu,\"compression_ratio\":%.3f"
              ",\"wait_s\":%.6f,\"wait_total_s\":%.3f,\"wait_target\":%zu,\"mixed_inputs\":%zu"
@@ -60,10 +87,25 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              (unsigned long long) s.mix_skipped, (unsigned long long) s.catchups,
              (unsigned long long) s.rejected);
     if (ctx->transport)
-        fprintf (out, ",\"send_dropped\":%llu,\"recv_muted\":%llu,\"recv_malformed\":%llu",
+        fprintf (out, ",\"sent_frames\":%llu,\"send_dropped\":%llu,\"recv_muted\":%llu"
+                 ",\"recv_malformed\":%llu,\"connections_muted\":%llu",
+                 (unsigned long long) ctx->transport->sent_frames,
                  (unsigned long long) ctx->transport->send_dropped,
                  (unsigned long long) ctx->transport->recv_muted,
-                 (unsigned long long) ctx->transport->recv_malformed);
+                 (unsigned long long) ctx->transport->recv_malformed,
+                 (unsigned long long) ctx->transport->connections_muted);
+    const gc_metrics_extra_t *x = ctx->extra;
+    if (x && x->curve)
+        fprintf (out, ",\"curve\":{\"handshake_failed_auth\":%llu,\"handshake_failed_protocol\":%llu"
+                 ",\"handshake_failed_other\":%llu}",
+                 (unsigned long long) x->curve_failed_auth, (unsigned long long) x->curve_failed_protocol,
+                 (unsigned long long) x->curve_failed_other);
+    if (x && x->discovery)
+        fprintf (out, ",\"discovery\":{\"beacons_received\":%llu,\"beacons_untrusted\":%llu"
+                 ",\"beacons_malformed\":%llu,\"conflicts\":%llu,\"peers_wanted\":%u,\"peers_found\":%u}",
+                 (unsigned long long) x->beacons_received, (unsigned long long) x->beacons_untrusted,
+                 (unsigned long long) x->beacons_malformed, (unsigned long long) x->beacon_conflicts,
+                 x->peers_wanted, x->peers_found);
     fprintf (out, ",\"time\":{\"train\":%.3f,\"compress\":%.3f,\"sign\":%.3f,\"aggregate\":%.3f}",
              s.time_train_s, s.time_compress_s, s.time_sign_s, s.time_aggregate_s);
     //  staleness and rejections per neighbour (peer index as the key)
@@ -75,6 +117,19 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
         int64_t lag = gc_engine_staleness (engine, peers [i]);
         if (lag >= 0) {
             fprintf (out, "%s\"%u\":%lld", first ? "" : ",", peers [i], (long long) lag);
+            first = false;
+        }
+    }
+    //  by reason, over every sender (the neighbours and the unattributed)
+    fprintf (out, "},\"rejections\":{");
+    first = true;
+    for (int r = 1; r >= 0; r = s_next_reason (r)) {
+        uint64_t total = gc_engine_rejections (engine, UINT32_MAX, r);
+        for (size_t i = 0; i < n; i++)
+            total += gc_engine_rejections (engine, peers [i], r);
+        if (total) {
+            fprintf (out, "%s\"%s\":%llu", first ? "" : ",", gc_engine_reason_name (r),
+                     (unsigned long long) total);
             first = false;
         }
     }

@@ -17,8 +17,9 @@ static const struct {
     { "run", gc_cmd_run, "run one peer of a gossip training network" },
     { "train", gc_cmd_train, "train one model on one machine (the baseline)" },
     { "control", gc_cmd_control, "send a command to a running peer's control channel" },
-    { "keygen", gc_cmd_keygen, "generate an Ed25519 peer identity (NAME.key + NAME.pub)" },
+    { "keygen", gc_cmd_keygen, "generate a peer identity (NAME.key/.pub) and CURVE keys (NAME.curve/.curve.pub)" },
     { "id", gc_cmd_id, "print the peer id of a key file" },
+    { "status", gc_cmd_status, "print a running peer's state; exit 0 if it is alive and progressing" },
 };
 #define S_NCOMMANDS (sizeof s_commands / sizeof s_commands [0])
 

@@ -8,7 +8,7 @@ GC_PACKAGES=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libzmq3-dev libczmq-dev libssl-dev libopenblas-dev libcmocka-dev zlib1g-dev
   libmicrohttpd-dev libsystemd-dev gnuplot-nox dataset-fashion-mnist
-  iproute2 curl procps python3 python3-cryptography
+  iproute2 curl procps python3 python3-cryptography python3-prometheus-client
 )
 
 gc_log () { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -203,12 +203,14 @@ s_softmax_xent (float *logits, const uint8_t *y, size_t batch, size_t classes,
             if (z [c] > z [arg])
                 arg = c;
         right += arg == y [r];
-        float zmax = z [arg], sum = 0;
+        //  the loss in log space: exp of a very negative logit underflows to
+        //  0, and log(0) would make a confident mistake infinitely costly
+        float zmax = z [arg], sum = 0, zy = z [y [r]] - zmax;
         for (size_t c = 0; c < classes; c++) {
             z [c] = expf (z [c] - zmax);
             sum += z [c];
         }
-        loss += log ((double) sum) - log ((double) z [y [r]]);
+        loss += log ((double) sum) - (double) zy;
         float scale = inv / sum;
         for (size_t c = 0; c < classes; c++)
             z [c] *= scale;

@@ -37,12 +37,7 @@ s_expect (const char *args, int code, const char *needle)
     char expanded [1024], cmd [2048];
     snprintf (expanded, sizeof expanded, args, s_dir, s_dir);
     snprintf (cmd, sizeof cmd, "%s %s", s_gcnode, expanded);
-    char *out = NULL;
-    int rc = gc_test_run (cmd, &out);
-    if (rc != code || !strstr (out, needle))
-        fail_msg ("`%s`: exit %d (wanted %d), output:\n%s\n(wanted '%s')", expanded, rc, code,
-                  out, needle);
-    return out;
+    return gc_test_expect (cmd, code, needle);
 }
 
 static void

@@ -98,3 +98,14 @@ gc_test_run (const char *cmdline, char **out)
         free (buf);
     return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
 }
+
+char *
+gc_test_expect (const char *cmdline, int code, const char *needle)
+{
+    char *out = NULL;
+    int rc = gc_test_run (cmdline, &out);
+    if (rc != code || !out || !strstr (out, needle))
+        fail_msg ("`%s`: exit %d (wanted %d), output:\n%s\n(wanted '%s')", cmdline, rc, code,
+                  out ? out : "", needle);
+    return out;
+}

@@ -20,5 +20,8 @@ char *gc_test_source_path (const char *rel);
 /*  Run a command line through /bin/sh, capture stdout+stderr into out
     (malloc'd, NUL-terminated); returns the exit status or -1. */
 int   gc_test_run (const char *cmdline, char **out);
+/*  Run cmdline; fail the test unless it exits with code and its output
+    contains needle. Returns the output (caller frees). */
+char *gc_test_expect (const char *cmdline, int code, const char *needle);
 
 #endif

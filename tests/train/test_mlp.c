@@ -105,6 +105,21 @@ test_gradient_accumulates_with_beta (void **state)
     gc_mlp_destroy (&mlp);
 }
 
+//  A confidently wrong prediction costs a large but finite loss (the logit
+//  gap), not Inf: exp() of the gap underflows, the loss must not.
+static void
+test_loss_is_finite_for_huge_logits (void **state)
+{
+    gc_mlp_t *mlp = gc_mlp_new ("2-2", NULL);
+    float params [6] = { 100, 0, -100, 0, 0, 0 };     /* W = [[100,0],[-100,0]], b = 0 */
+    float x [2] = { 10, 0 };                           /* logits 1000 and -1000 */
+    uint8_t y [1] = { 1 };
+    float grad [6];
+    double loss = gc_mlp_loss_grad (mlp, params, x, y, 1, grad, 1.0f, 0.0f, NULL);
+    assert_true (loss > 1999.0 && loss < 2001.0);
+    gc_mlp_destroy (&mlp);
+}
+
 static void
 test_spec_parsing (void **state)
 {
@@ -148,6 +163,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_gradient_matches_finite_differences),
         cmocka_unit_test (test_gradient_accumulates_with_beta),
+        cmocka_unit_test (test_loss_is_finite_for_huge_logits),
         cmocka_unit_test (test_spec_parsing),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

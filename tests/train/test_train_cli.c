@@ -31,11 +31,7 @@ s_expect (const char *args, int code, const char *needle)
 {
     char cmd [2048];
     snprintf (cmd, sizeof cmd, "%s %s", s_gcnode, args);
-    char *out = NULL;
-    int rc = gc_test_run (cmd, &out);
-    if (rc != code || !strstr (out, needle))
-        fail_msg ("`%s`: exit %d (wanted %d), output:\n%s\n(wanted '%s')", args, rc, code, out, needle);
-    free (out);
+    free (gc_test_expect (cmd, code, needle));
 }
 
 static void

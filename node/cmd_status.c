@@ -1,0 +1,309 @@
+/*  gcnode status — is a peer alive and progressing? For scripts, docker
+    HEALTHCHECK and systemd ExecStartPost/monitoring.
+
+    Reads the status object (gc_status.h) from the peer's status file or
+    its HTTP endpoint's /status, prints one line (or JSON), and exits 0 when
+    the peer is healthy: state "starting" or "running" and updated within
+    --max-age seconds. Exit 1 otherwise (unreachable, stale, stopped,
+    finished), 2 on bad usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gc_cli.h"
+#include "gc_config.h"
+#include "gc_parse.h"
+#include "gc_status.h"
+
+#define S_CMD        "status"
+#define S_TIMEOUT_MS 3000
+
+static void
+s_help (void)
+{
+    printf (
+        "usage: gcnode status (--file FILE | --config FILE | --url URL) [--json] [--max-age S]\n\n"
+        "Print a peer's state from its status file (node/status_file) or its HTTP\n"
+        "endpoint (node/metrics_http, GET /status). Exit 0 if the peer is alive and\n"
+        "progressing (state starting or running, updated within --max-age seconds),\n"
+        "1 if not (or unreachable), 2 on bad usage.\n\n"
+        "  -f, --file FILE     the peer's status file\n"
+        "  -c, --config FILE   the peer's configuration: its node/status_file, else\n"
+        "                      its node/metrics_http\n"
+        "  -u, --url URL       http://HOST:PORT of the peer's endpoint\n"
+        "      --json          print {\"healthy\":..,\"age_s\":..,\"reason\":..,\"status\":{..}}\n"
+        "      --max-age S     seconds without an update that still count as alive\n"
+        "                      (default 30; a round is bounded by gossip/timeout_ms)\n"
+        "  -h, --help          this text\n");
+}
+
+//  ---------------------------------------------------------------------------
+//  a minimal HTTP/1.0 GET (no dependency for a health check)
+
+static int
+s_connect (const char *host, const char *port, gc_err_t *err)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+    int gai = getaddrinfo (host, port, &hints, &res);
+    if (gai)
+        return gc_err_set (err, 1, "cannot resolve %s (%s)", host, gai_strerror (gai));
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket (ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect (fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+            close (fd);
+            fd = -1;
+            continue;
+        }
+        struct pollfd pfd = { fd, POLLOUT, 0 };
+        int so = 0;
+        socklen_t len = sizeof so;
+        if (poll (&pfd, 1, S_TIMEOUT_MS) != 1 || getsockopt (fd, SOL_SOCKET, SO_ERROR, &so, &len) || so) {
+            close (fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo (res);
+    if (fd < 0)
+        return gc_err_set (err, 1, "cannot connect to %s:%s", host, port);
+    return fd;
+}
+
+//  GET http://HOST:PORT/status -> body (malloc'd, NUL-terminated).
+static char *
+s_http_status (const char *url, size_t *len, gc_err_t *err)
+{
+    char host [256], port [8] = "80";
+    if (strncmp (url, "http://", 7)) {
+        gc_err_set (err, 1, "--url '%s': expected http://HOST:PORT", url);
+        return NULL;
+    }
+    const char *h = url + 7, *end = h + strcspn (h, "/");
+    const char *colon = NULL;
+    for (const char *p = end; p > h && p [-1] != ']'; p--)
+        if (p [-1] == ':') {
+            colon = p - 1;
+            break;
+        }
+    const char *hend = colon ? colon : end;
+    if (*h == '[' && hend > h + 1 && hend [-1] == ']') {
+        h++;
+        hend--;
+    }
+    if (hend <= h || (size_t) (hend - h) >= sizeof host || (colon && (end - colon - 1 < 1 || end - colon - 1 > 5))) {
+        gc_err_set (err, 1, "--url '%s': expected http://HOST:PORT", url);
+        return NULL;
+    }
+    memcpy (host, h, (size_t) (hend - h));
+    host [hend - h] = 0;
+    if (colon)
+        snprintf (port, sizeof port, "%.*s", (int) (end - colon - 1), colon + 1);
+    int fd = s_connect (host, port, err);
+    if (fd < 0)
+        return NULL;
+    char request [512];
+    int rlen = snprintf (request, sizeof request, "GET /status HTTP/1.0\r\nHost: %s\r\n"
+                         "Connection: close\r\n\r\n", host);
+    char *buf = malloc (GC_STATUS_FILE_MAX + 4096 + 1);
+    size_t got = 0;
+    bool ok = buf && send (fd, request, (size_t) rlen, MSG_NOSIGNAL) == rlen;
+    while (ok) {
+        struct pollfd pfd = { fd, POLLIN, 0 };
+        if (poll (&pfd, 1, S_TIMEOUT_MS) != 1) {
+            ok = false;
+            break;
+        }
+        ssize_t n = recv (fd, buf + got, GC_STATUS_FILE_MAX + 4096 - got, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t) n;
+        if (got == GC_STATUS_FILE_MAX + 4096)
+            ok = false;
+    }
+    close (fd);
+    if (!ok) {
+        free (buf);
+        gc_err_set (err, 1, "%s: no complete answer within %d ms", url, S_TIMEOUT_MS);
+        return NULL;
+    }
+    buf [got] = 0;
+    char *body = strstr (buf, "\r\n\r\n");
+    if (strncmp (buf, "HTTP/1.", 7) || !body || strncmp (buf + 8, " 200", 4)) {
+        gc_err_set (err, 1, "%s/status: not a 200 answer: %.40s", url, buf);
+        free (buf);
+        return NULL;
+    }
+    body += 4;
+    *len = got - (size_t) (body - buf);
+    memmove (buf, body, *len + 1);
+    return buf;
+}
+
+static char *
+s_read_file (const char *path, size_t *len, gc_err_t *err)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+        return NULL;
+    }
+    char *text = malloc (GC_STATUS_FILE_MAX + 2);
+    *len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
+    fclose (f);
+    if (!text)
+        gc_err_set (err, 1, "out of memory");
+    else
+        text [*len] = 0;
+    return text;
+}
+
+//  ---------------------------------------------------------------------------
+
+static void
+s_json_string (const char *text)
+{
+    putchar ('"');
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+        if (*p == '"' || *p == '\\')
+            printf ("\\%c", *p);
+        else
+        if (*p < 0x20)
+            printf ("\\u%04x", *p);
+        else
+            putchar (*p);
+    putchar ('"');
+}
+
+static void
+s_print_line (const gc_status_t *st, double age, bool healthy, const char *reason)
+{
+    printf ("peer %ld %s %s round %llu/%llu loss %.4f", st->peer, st->peer_id, st->state,
+            (unsigned long long) st->round, (unsigned long long) st->rounds, st->loss);
+    if (st->has_accuracy)
+        printf (" accuracy %.4f (round %llu)", st->accuracy, (unsigned long long) st->accuracy_round);
+    if (st->connected >= 0)
+        printf (" neighbours %ld/%ld", st->connected, st->neighbours);
+    else
+        printf (" neighbours %ld", st->neighbours);
+    printf (" max_staleness %ld rejected %llu updated %.1f s ago: %s%s%s%s\n", st->max_staleness,
+            (unsigned long long) st->rejected, age, healthy ? "healthy" : "NOT healthy",
+            *reason ? " (" : "", reason, *reason ? ")" : "");
+}
+
+int
+gc_cmd_status (int argc, char **argv)
+{
+    static const struct option longopts [] = {
+        { "file", required_argument, NULL, 'f' },
+        { "config", required_argument, NULL, 'c' },
+        { "url", required_argument, NULL, 'u' },
+        { "json", no_argument, NULL, 'j' },
+        { "max-age", required_argument, NULL, 'a' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *file = NULL, *config = NULL, *url = NULL;
+    bool json = false;
+    double max_age = 30;
+    gc_err_t err = { 0 };
+    int c, sources = 0;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long (argc, argv, ":f:c:u:h", longopts, NULL)) != -1) {
+        switch (c) {
+            case 'f': file = optarg; sources++; break;
+            case 'c': config = optarg; sources++; break;
+            case 'u': url = optarg; sources++; break;
+            case 'j': json = true; break;
+            case 'a':
+                if (gc_parse_double (optarg, 0, 1e9, &max_age, "--max-age", &err))
+                    return gc_cli_usage_error (S_CMD, "%s", err.msg);
+                break;
+            case 'h': s_help (); return GC_EXIT_OK;
+            default: return gc_cli_bad_option (S_CMD, c, argv);
+        }
+    }
+    if (optind < argc)
+        return gc_cli_usage_error (S_CMD, "unexpected argument '%s'", argv [optind]);
+    if (sources != 1)
+        return gc_cli_usage_error (S_CMD, "give exactly one of --file, --config, --url (see --help)");
+
+    char derived_url [300];
+    if (config) {
+        gc_config_t *cfg = gc_config_new ();
+        if (!cfg || gc_config_load (cfg, config, &err)) {
+            gc_config_destroy (&cfg);
+            return gc_cli_usage_error (S_CMD, "%s", err.msg);
+        }
+        static char path [4096];
+        if (*cfg->status_file) {
+            snprintf (path, sizeof path, "%s", cfg->status_file);
+            file = path;
+        }
+        else
+        if (*cfg->metrics_http) {
+            //  A wildcard bind is reached on the loopback address.
+            const char *hp = cfg->metrics_http;
+            bool any4 = !strncmp (hp, "0.0.0.0:", 8), any6 = !strncmp (hp, "[::]:", 5);
+            snprintf (derived_url, sizeof derived_url, "http://%s%s", any4 ? "127.0.0.1" : any6 ? "[::1]" : "",
+                      any4 ? hp + 7 : any6 ? hp + 4 : hp);
+            url = derived_url;
+        }
+        gc_config_destroy (&cfg);
+        if (!file && !url)
+            return gc_cli_usage_error (S_CMD, "%s sets neither node/status_file nor node/metrics_http", config);
+    }
+
+    size_t len = 0;
+    char *text = file ? s_read_file (file, &len, &err) : s_http_status (url, &len, &err);
+    gc_status_t st;
+    bool healthy = false;
+    double age = 0;
+    char reason [300] = "";
+    bool parsed = text && gc_status_parse (text, len, &st, &err) == 0;
+    if (!parsed)
+        snprintf (reason, sizeof reason, "%s", err.msg);
+    else {
+        struct timespec now;
+        clock_gettime (CLOCK_REALTIME, &now);
+        age = (double) now.tv_sec + 1e-9 * (double) now.tv_nsec - st.time;
+        bool alive = !strcmp (st.state, "running") || !strcmp (st.state, "starting");
+        if (!alive)
+            snprintf (reason, sizeof reason, "state %s", st.state);
+        else
+        if (age > max_age)
+            snprintf (reason, sizeof reason, "no update for %.1f s (--max-age %g)", age, max_age);
+        else
+            healthy = true;
+    }
+    if (json) {
+        printf ("{\"healthy\":%s,\"age_s\":%.3f,\"reason\":", healthy ? "true" : "false", age);
+        s_json_string (reason);
+        if (parsed) {
+            //  The object parsed with the strict reader above: valid JSON.
+            while (len && (text [len - 1] == '\n' || text [len - 1] == ' ' || text [len - 1] == '\r'))
+                len--;
+            printf (",\"status\":%.*s", (int) len, text);
+        }
+        printf ("}\n");
+    }
+    else
+    if (parsed)
+        s_print_line (&st, age, healthy, reason);
+    else
+        printf ("NOT healthy: %s\n", reason);
+    free (text);
+    return healthy ? GC_EXIT_OK : GC_EXIT_FAILURE;
+}

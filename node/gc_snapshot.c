@@ -1,0 +1,87 @@
+#include "gc_snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+gc_snapshot_t *
+gc_snapshot_new (size_t n_neighbours)
+{
+    gc_snapshot_t *self = calloc (1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->state = "starting";
+    self->connected = -1;
+    self->n_neighbours = n_neighbours;
+    self->n_reasons = gc_metrics_reasons (self->reasons, GC_ENGINE_NREASONS);
+    //  +1: never a zero-size allocation
+    self->neighbours = calloc (n_neighbours + 1, sizeof *self->neighbours);
+    self->staleness = calloc (n_neighbours + 1, sizeof *self->staleness);
+    self->rejections = calloc ((n_neighbours + 1) * self->n_reasons + 1, sizeof *self->rejections);
+    if (!self->neighbours || !self->staleness || !self->rejections)
+        gc_snapshot_destroy (&self);
+    else
+        for (size_t i = 0; i < n_neighbours; i++)
+            self->staleness [i] = -1;
+    return self;
+}
+
+void
+gc_snapshot_destroy (gc_snapshot_t **self_p)
+{
+    gc_snapshot_t *self = *self_p;
+    if (!self)
+        return;
+    free (self->neighbours);
+    free (self->staleness);
+    free (self->rejections);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+gc_snapshot_take (gc_snapshot_t *self, gc_engine_t *engine)
+{
+    gc_engine_stats (engine, &self->engine);
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (engine, &peers);
+    if (n > self->n_neighbours)
+        n = self->n_neighbours;
+    for (size_t i = 0; i < n; i++) {
+        self->neighbours [i] = peers [i];
+        self->staleness [i] = gc_engine_staleness (engine, peers [i]);
+    }
+    for (size_t row = 0; row <= n; row++) {
+        uint32_t who = row < n ? peers [row] : UINT32_MAX;
+        for (size_t j = 0; j < self->n_reasons; j++)
+            self->rejections [row * self->n_reasons + j] = gc_engine_rejections (engine, who, self->reasons [j]);
+    }
+}
+
+void
+gc_snapshot_copy (gc_snapshot_t *dst, const gc_snapshot_t *src)
+{
+    uint32_t *neighbours = dst->neighbours;
+    int64_t *staleness = dst->staleness;
+    uint64_t *rejections = dst->rejections;
+    size_t n = src->n_neighbours < dst->n_neighbours ? src->n_neighbours : dst->n_neighbours;
+    *dst = *src;
+    dst->neighbours = neighbours;
+    dst->staleness = staleness;
+    dst->rejections = rejections;
+    dst->n_neighbours = n;
+    memcpy (dst->neighbours, src->neighbours, n * sizeof *neighbours);
+    memcpy (dst->staleness, src->staleness, n * sizeof *staleness);
+    size_t row = src->n_reasons;
+    memcpy (dst->rejections, src->rejections, n * row * sizeof *rejections);
+    memcpy (dst->rejections + n * row, src->rejections + src->n_neighbours * row, row * sizeof *rejections);
+}
+
+int64_t
+gc_snapshot_max_staleness (const gc_snapshot_t *self)
+{
+    int64_t worst = -1;
+    for (size_t i = 0; i < self->n_neighbours; i++)
+        if (self->staleness [i] > worst)
+            worst = self->staleness [i];
+    return worst;
+}

@@ -1,0 +1,375 @@
+#include "gc_status.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int
+s_printf (gc_buf_t *out, gc_err_t *err, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+
+static int
+s_printf (gc_buf_t *out, gc_err_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (NULL, 0, fmt, ap);
+    va_end (ap);
+    if (n < 0 || gc_buf_reserve (out, (size_t) n + 1, err))
+        return -1;
+    va_start (ap, fmt);
+    vsnprintf ((char *) out->data + out->len, (size_t) n + 1, fmt, ap);
+    va_end (ap);
+    out->len += (size_t) n;
+    return 0;
+}
+
+//  A JSON string of text we own (config values may hold anything).
+static int
+s_string (gc_buf_t *out, const char *text, gc_err_t *err)
+{
+    if (s_printf (out, err, "\""))
+        return -1;
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
+        int rc = *p == '"' || *p == '\\' ? s_printf (out, err, "\\%c", *p)
+               : *p == '\n' ? s_printf (out, err, "\\n")
+               : *p == '\t' ? s_printf (out, err, "\\t")
+               : *p < 0x20 ? s_printf (out, err, "\\u%04x", *p)
+               : s_printf (out, err, "%c", *p);
+        if (rc)
+            return -1;
+    }
+    return s_printf (out, err, "\"");
+}
+
+int
+gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
+{
+    const gc_engine_stats_t *e = &s->engine;
+    int rc = s_printf (out, err, "{\"v\":1,\"state\":");
+    rc = rc ? rc : s_string (out, s->state, err);
+    rc = rc ? rc : s_printf (out, err, ",\"peer\":%u,\"peer_id\":", s->peer);
+    rc = rc ? rc : s_string (out, s->peer_id, err);
+    rc = rc ? rc : s_printf (out, err, ",\"pid\":%ld,\"network\":", s->pid);
+    rc = rc ? rc : s_string (out, s->network, err);
+    rc = rc ? rc : s_printf (out, err, ",\"role\":");
+    rc = rc ? rc : s_string (out, s->role, err);
+    rc = rc ? rc : s_printf (out, err, ",\"time\":%.3f,\"started\":%.3f,\"round\":%llu,\"rounds\":%llu",
+                             s->unix_time, s->started_unix, (unsigned long long) e->round,
+                             (unsigned long long) s->rounds_target);
+    //  JSON has no NaN or Infinity: a diverged loss is null.
+    if (isfinite (e->last_loss))
+        rc = rc ? rc : s_printf (out, err, ",\"loss\":%.6g", e->last_loss);
+    else
+        rc = rc ? rc : s_printf (out, err, ",\"loss\":null");
+    if (s->has_accuracy && isfinite (s->accuracy))
+        rc = rc ? rc : s_printf (out, err, ",\"accuracy\":%.6f,\"accuracy_round\":%llu", s->accuracy,
+                                 (unsigned long long) s->accuracy_round);
+    else
+        rc = rc ? rc : s_printf (out, err, ",\"accuracy\":null");
+    rc = rc ? rc : s_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
+                             ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_recv\":%llu,\"rejected\":%llu"
+                             ",\"http\":", s->n_neighbours, s->connected,
+                             (long long) gc_snapshot_max_staleness (s), (unsigned long long) e->bytes_sent,
+                             (unsigned long long) e->bytes_recv, (unsigned long long) e->msgs_recv,
+                             (unsigned long long) e->rejected);
+    rc = rc ? rc : s_string (out, s->http, err);
+    return rc ? rc : s_printf (out, err, "}\n");
+}
+
+int
+gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
+{
+    gc_buf_t buf;
+    gc_buf_init (&buf);
+    char tmp [4096];
+    if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return gc_err_set (err, 1, "node/status_file: path too long");
+    if (gc_status_render (snap, &buf, err))
+        return -1;
+    FILE *f = fopen (tmp, "w");
+    int rc = f ? 0 : -1;
+    if (f) {
+        if (fwrite (buf.data, 1, buf.len, f) != buf.len)
+            rc = -1;
+        if (fclose (f) != 0)
+            rc = -1;
+    }
+    //  No fsync: the file is rewritten every round and only has to be whole,
+    //  not durable.
+    if (rc == 0 && rename (tmp, path) != 0)
+        rc = -1;
+    gc_buf_free (&buf);
+    if (rc) {
+        int e = errno;
+        unlink (tmp);
+        return gc_err_set (err, 1, "node/status_file: cannot write %s (%s)", path, strerror (e));
+    }
+    return 0;
+}
+
+//  ---------------------------------------------------------------------------
+//  a flat JSON object: {"key": number | "string" | true | false | null, ...}
+
+typedef struct {
+    const char *p, *end;
+} s_cursor_t;
+
+static void
+s_space (s_cursor_t *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+//  A string into out (truncated to size-1; \u escapes become '?').
+static int
+s_parse_string (s_cursor_t *c, char *out, size_t size)
+{
+    if (c->p >= c->end || *c->p != '"')
+        return -1;
+    c->p++;
+    size_t n = 0;
+    while (c->p < c->end && *c->p != '"') {
+        unsigned char ch = (unsigned char) *c->p++;
+        if (ch < 0x20)
+            return -1;
+        if (ch == '\\') {
+            if (c->p >= c->end)
+                return -1;
+            char esc = *c->p++;
+            if (esc == 'u') {
+                if (c->end - c->p < 4)
+                    return -1;
+                for (int i = 0; i < 4; i++)
+                    if (!strchr ("0123456789abcdefABCDEF", c->p [i]) || !c->p [i])
+                        return -1;
+                c->p += 4;
+                ch = '?';
+            }
+            else {
+                const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+                const char *at = esc ? strchr (from, esc) : NULL;
+                if (!at)
+                    return -1;
+                ch = (unsigned char) to [at - from];
+            }
+        }
+        if (n + 1 < size)
+            out [n++] = (char) ch;
+    }
+    if (c->p >= c->end)
+        return -1;
+    c->p++;
+    if (size)
+        out [n] = 0;
+    return 0;
+}
+
+//  A JSON number token, checked against the grammar before strtod.
+static int
+s_parse_number (s_cursor_t *c, double *value, bool *integer)
+{
+    const char *start = c->p, *p = c->p;
+    if (p < c->end && *p == '-')
+        p++;
+    const char *digits = p;
+    while (p < c->end && *p >= '0' && *p <= '9')
+        p++;
+    if (p == digits || (*digits == '0' && p - digits > 1))
+        return -1;
+    *integer = true;
+    if (p < c->end && *p == '.') {
+        *integer = false;
+        const char *frac = ++p;
+        while (p < c->end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == frac)
+            return -1;
+    }
+    if (p < c->end && (*p == 'e' || *p == 'E')) {
+        *integer = false;
+        p++;
+        if (p < c->end && (*p == '+' || *p == '-'))
+            p++;
+        const char *exp = p;
+        while (p < c->end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == exp)
+            return -1;
+    }
+    char token [64];
+    if (p - start >= (long) sizeof token)
+        return -1;
+    memcpy (token, start, (size_t) (p - start));
+    token [p - start] = 0;
+    *value = strtod (token, NULL);
+    if (!isfinite (*value))
+        return -1;
+    c->p = p;
+    return 0;
+}
+
+typedef enum { S_V_NUMBER, S_V_STRING, S_V_BOOL, S_V_NULL } s_vtype_t;
+
+typedef struct {
+    s_vtype_t type;
+    double    number;
+    bool      integer;
+    bool      boolean;
+    char      string [128];
+} s_value_t;
+
+static int
+s_parse_value (s_cursor_t *c, s_value_t *v)
+{
+    static const struct { const char *word; s_vtype_t type; bool b; } words [] = {
+        { "true", S_V_BOOL, true }, { "false", S_V_BOOL, false }, { "null", S_V_NULL, false }
+    };
+    if (c->p >= c->end)
+        return -1;
+    if (*c->p == '"') {
+        v->type = S_V_STRING;
+        return s_parse_string (c, v->string, sizeof v->string);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        size_t len = strlen (words [i].word);
+        if ((size_t) (c->end - c->p) >= len && !memcmp (c->p, words [i].word, len)) {
+            c->p += len;
+            v->type = words [i].type;
+            v->boolean = words [i].b;
+            return 0;
+        }
+    }
+    v->type = S_V_NUMBER;
+    return s_parse_number (c, &v->number, &v->integer);
+}
+
+//  Store one field; `seen` marks the required ones.
+static int
+s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, gc_err_t *err)
+{
+    static const struct { const char *key; int kind; size_t off, size; unsigned bit; } fields [] = {
+#define S_STR(k, f, b)   { k, 0, offsetof (gc_status_t, f), sizeof ((gc_status_t *) 0)->f, b }
+#define S_LNG(k, f, b)   { k, 1, offsetof (gc_status_t, f), 0, b }
+#define S_U64(k, f, b)   { k, 2, offsetof (gc_status_t, f), 0, b }
+#define S_DBL(k, f, b)   { k, 3, offsetof (gc_status_t, f), 0, b }
+        S_STR ("state", state, 2), S_STR ("peer_id", peer_id, 0), S_STR ("network", network, 0),
+        S_STR ("role", role, 0), S_STR ("http", http, 0),
+        S_LNG ("peer", peer, 4), S_LNG ("pid", pid, 0), S_LNG ("neighbours", neighbours, 0),
+        S_LNG ("connected", connected, 0), S_LNG ("max_staleness", max_staleness, 0),
+        S_U64 ("round", round, 16), S_U64 ("rounds", rounds, 0), S_U64 ("accuracy_round", accuracy_round, 0),
+        S_U64 ("bytes_sent", bytes_sent, 0), S_U64 ("bytes_recv", bytes_recv, 0),
+        S_U64 ("msgs_recv", msgs_recv, 0), S_U64 ("rejected", rejected, 0),
+        S_DBL ("time", time, 8), S_DBL ("started", started, 0), S_DBL ("loss", loss, 0),
+#undef S_STR
+#undef S_LNG
+#undef S_U64
+#undef S_DBL
+    };
+    if (!strcmp (key, "v")) {
+        if (v->type != S_V_NUMBER || v->number != 1)
+            return gc_err_set (err, 1, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
+        *seen |= 1;
+        return 0;
+    }
+    if (!strcmp (key, "accuracy")) {
+        if (v->type != S_V_NUMBER && v->type != S_V_NULL)
+            return gc_err_set (err, 1, "status: accuracy is not a number or null");
+        st->has_accuracy = v->type == S_V_NUMBER;
+        st->accuracy = st->has_accuracy ? v->number : 0;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof fields / sizeof fields [0]; i++) {
+        if (strcmp (key, fields [i].key))
+            continue;
+        char *at = (char *) st + fields [i].off;
+        bool want_string = fields [i].kind == 0;
+        bool null_ok = !strcmp (key, "loss") && v->type == S_V_NULL;     /* a diverged loss */
+        if (!null_ok && (want_string != (v->type == S_V_STRING) || (!want_string && v->type != S_V_NUMBER)))
+            return gc_err_set (err, 1, "status: %s has the wrong type", key);
+        if (fields [i].kind == 0)
+            snprintf (at, fields [i].size, "%s", v->string);
+        else
+        if (fields [i].kind == 3)
+            *(double *) at = v->type == S_V_NULL ? NAN : v->number;
+        else {
+            //  Integers: whole numbers within range (doubles hold 2^53 exactly).
+            if (!v->integer || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
+                return gc_err_set (err, 1, "status: %s is not an integer in range", key);
+            if (fields [i].kind == 1)
+                *(long *) at = (long) v->number;
+            else
+                *(uint64_t *) at = (uint64_t) v->number;
+        }
+        *seen |= fields [i].bit;
+        return 0;
+    }
+    return 0;                           /* unknown keys are for newer readers */
+}
+
+int
+gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
+{
+    memset (out, 0, sizeof *out);
+    out->connected = -1;
+    out->max_staleness = -1;
+    if (!text || len > GC_STATUS_FILE_MAX)
+        return gc_err_set (err, 1, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
+    s_cursor_t c = { text, text + len };
+    s_space (&c);
+    if (c.p >= c.end || *c.p++ != '{')
+        return gc_err_set (err, 1, "status: not a JSON object");
+    unsigned seen = 0;
+    s_space (&c);
+    bool empty = c.p < c.end && *c.p == '}';
+    while (!empty) {
+        char key [64];
+        s_value_t v;
+        s_space (&c);
+        if (s_parse_string (&c, key, sizeof key))
+            return gc_err_set (err, 1, "status: bad key at byte %ld", (long) (c.p - text));
+        s_space (&c);
+        if (c.p >= c.end || *c.p++ != ':')
+            return gc_err_set (err, 1, "status: expected ':' after \"%s\"", key);
+        s_space (&c);
+        if (s_parse_value (&c, &v))
+            return gc_err_set (err, 1, "status: bad value for \"%s\" (flat objects only)", key);
+        if (s_field (out, key, &v, &seen, err))
+            return -1;
+        s_space (&c);
+        if (c.p < c.end && *c.p == ',') {
+            c.p++;
+            continue;
+        }
+        break;
+    }
+    s_space (&c);
+    if (c.p >= c.end || *c.p++ != '}')
+        return gc_err_set (err, 1, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
+    s_space (&c);
+    if (c.p != c.end)
+        return gc_err_set (err, 1, "status: trailing bytes after the object");
+    if ((seen & 31) != 31)
+        return gc_err_set (err, 1, "status: missing one of v, state, peer, time, round");
+    return 0;
+}
+
+int
+gc_status_load (const char *path, gc_status_t *out, gc_err_t *err)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+    char *text = malloc (GC_STATUS_FILE_MAX + 1);
+    size_t len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
+    fclose (f);
+    if (!text)
+        return gc_err_set (err, 1, "%s: out of memory", path);
+    int rc = gc_status_parse (text, len, out, err);
+    free (text);
+    return rc ? gc_err_prefix (err, "%s: ", path) : 0;
+}

@@ -1,0 +1,55 @@
+/*  gc_status — the peer's state as one flat JSON object: the status file
+    (node/status_file, rewritten atomically every round), the HTTP /status
+    route, and what `gcnode status` reads back.
+
+    {"v":1,"state":"running","peer":0,"peer_id":"0f38…","pid":4242,
+     "network":"lab","role":"honest","time":1764470000.123,"started":…,
+     "round":30,"rounds":300,"loss":0.0416,"accuracy":0.952,"accuracy_round":30,
+     "neighbours":2,"connected":2,"max_staleness":1,"bytes_sent":…,
+     "bytes_recv":…,"msgs_recv":…,"rejected":0,"http":"127.0.0.1:9100"}
+
+    "accuracy" is null until the first evaluation; "connected" is -1 when
+    unknown; "max_staleness" -1 when no neighbour state is known yet. */
+#ifndef GC_STATUS_H
+#define GC_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_buf.h"
+#include "gc_err.h"
+#include "gc_snapshot.h"
+
+#define GC_STATUS_FILE_MAX 65536
+
+typedef struct {
+    char     state [16];
+    long     peer;
+    char     peer_id [17];
+    long     pid;
+    char     network [64];
+    char     role [32];
+    char     http [64];
+    double   time, started;
+    uint64_t round, rounds;
+    double   loss;
+    bool     has_accuracy;
+    double   accuracy;
+    uint64_t accuracy_round;
+    long     neighbours, connected, max_staleness;
+    uint64_t bytes_sent, bytes_recv, msgs_recv, rejected;
+} gc_status_t;
+
+/*  Append the JSON object (and a newline) to out. */
+int gc_status_render (const gc_snapshot_t *snap, gc_buf_t *out, gc_err_t *err);
+/*  Write it to path through path.tmp + rename: a reader never sees half. */
+int gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err);
+/*  Parse a status object (hostile text: any byte sequence is refused or
+    read, never overrun). Requires v = 1, state, peer, time and round;
+    ignores keys it does not know. */
+int gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err);
+/*  Read and parse a status file. */
+int gc_status_load (const char *path, gc_status_t *out, gc_err_t *err);
+
+#endif

@@ -1,0 +1,216 @@
+/*  gc_curve in one process: certificate files (modes, checks that refuse
+    damaged or misplaced keys), and the socket hook: a ROUTER secured as an
+    inbox admits a DEALER with an allowed key, refuses one with another key
+    and one without CURVE, and counts both refusals. No timing assertion:
+    the refusals are awaited through their counters (bounded). */
+#include "gc_test.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gc_curve.h"
+
+static char *s_dir;
+
+static int
+s_setup (void **state)
+{
+    s_dir = gc_test_tmpdir ("curve");
+    return 0;
+}
+
+static int
+s_teardown (void **state)
+{
+    gc_test_rmtree (s_dir);
+    free (s_dir);
+    return 0;
+}
+
+static char *
+s_path (const char *name)
+{
+    char *p = malloc (512);
+    snprintf (p, 512, "%s/%s", s_dir, name);
+    return p;
+}
+
+static void
+test_key_files (void **state)
+{
+    char *sec = s_path ("a.curve"), *pub = s_path ("a.curve.pub");
+    gc_err_t err = { 0 };
+    assert_int_equal (gc_curve_keygen (sec, "0123456789abcdef", &err), 0);
+    struct stat st;
+    assert_int_equal (stat (sec, &st), 0);
+    assert_int_equal (st.st_mode & 0777, 0600);
+    assert_int_equal (stat (pub, &st), 0);
+    assert_int_equal (st.st_mode & 0777, 0644);
+    char k1 [GC_CURVE_KEY_TXT], k2 [GC_CURVE_KEY_TXT];
+    assert_int_equal (gc_curve_read_key (sec, true, k1, &err), 0);
+    assert_int_equal (gc_curve_read_key (pub, false, k2, &err), 0);
+    assert_string_equal (k1, k2);
+    assert_int_equal (strlen (k1), 40);
+    //  The public file holds no secret; the secret file's public half reads too.
+    assert_int_equal (gc_curve_read_key (pub, true, k2, &err), -1);
+    assert_non_null (strstr (err.msg, "no valid curve/secret-key"));
+    assert_int_equal (gc_curve_read_key (sec, false, k2, &err), 0);
+    //  A secret others can read is refused (like ssh).
+    assert_int_equal (chmod (sec, 0640), 0);
+    assert_int_equal (gc_curve_read_key (sec, true, k2, &err), -1);
+    assert_non_null (strstr (err.msg, "accessible by group or others"));
+    assert_int_equal (chmod (sec, 0600), 0);
+
+    //  Damaged files: each refused with a message, none crashes.
+    static const char *bad [] = {
+        "",
+        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n",
+        "curve\n    public-key = \"short\"\n",
+        ("curve\n    public-key = \"0000000000000000000000000000000000000000\"\n"
+         "    secret-key = \"~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\"\n"),
+        "metadata\n    public-key = \"0000000000000000000000000000000000000000\"\n",   /* wrong section */
+    };
+    char *path = s_path ("bad.curve");
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        gc_test_write_file (path, bad [i], strlen (bad [i]));
+        assert_int_equal (chmod (path, 0600), 0);
+        gc_err_clear (&err);
+        if (gc_curve_read_key (path, true, k2, &err) == 0)
+            fail_msg ("case %zu accepted", i);
+        assert_true (strlen (err.msg) > 0);
+    }
+    gc_curve_t *c = gc_curve_new (path, &err);
+    assert_null (c);
+    //  Two valid keys that do not belong together: a's public, b's secret.
+    char *b = s_path ("b.curve");
+    assert_int_equal (gc_curve_keygen (b, NULL, &err), 0);
+    zconfig_t *ca = zconfig_load (sec), *cb = zconfig_load (b);
+    assert_non_null (ca);
+    assert_non_null (cb);
+    zconfig_put (ca, "curve/secret-key", zconfig_get (cb, "curve/secret-key", ""));
+    assert_int_equal (zconfig_save (ca, path), 0);
+    assert_int_equal (chmod (path, 0600), 0);
+    assert_int_equal (gc_curve_read_key (path, true, k2, &err), -1);
+    assert_non_null (strstr (err.msg, "does not match"));
+    zconfig_destroy (&ca);
+    zconfig_destroy (&cb);
+    free (b);
+    char *missing = s_path ("missing.curve");
+    assert_int_equal (gc_curve_read_key (missing, false, k2, &err), -1);
+    free (missing);
+    free (path);
+    free (sec);
+    free (pub);
+}
+
+//  Poll the ROUTER for one message (bounded); true if one came.
+static bool
+s_receive (zsock_t *router, int timeout_ms)
+{
+    zpoller_t *poller = zpoller_new (router, NULL);
+    bool got = zpoller_wait (poller, timeout_ms) == router;
+    zpoller_destroy (&poller);
+    if (got) {
+        zmsg_t *msg = zmsg_recv (router);
+        zmsg_destroy (&msg);
+    }
+    return got;
+}
+
+static zsock_t *
+s_dealer (gc_curve_t *curve, int port)
+{
+    zsock_t *d = zsock_new (ZMQ_DEALER);
+    assert_non_null (d);
+    gc_err_t err = { 0 };
+    if (curve)
+        assert_int_equal (gc_curve_apply (curve, d, 0, &err), 0);
+    assert_int_equal (zsock_connect (d, "tcp://127.0.0.1:%d", port), 0);
+    zstr_send (d, "hello");
+    return d;
+}
+
+static void
+test_inbox_admits_only_allowed_keys (void **state)
+{
+    if (!gc_curve_available ())
+        skip ();
+    const char *names [] = { "server", "good", "bad" };
+    for (int i = 0; i < 3; i++) {
+        char *p = s_path (names [i]);
+        assert_int_equal (gc_curve_keygen (p, NULL, NULL), 0);
+        free (p);
+    }
+    char *server_sec = s_path ("server"), *server_pub = s_path ("server.pub");
+    char *good_sec = s_path ("good"), *good_pub = s_path ("good.pub"), *bad_sec = s_path ("bad");
+    gc_err_t err = { 0 };
+    //  The inbox allows peer 1 = "good".
+    gc_curve_t *server = gc_curve_new (server_sec, &err);
+    assert_non_null (server);
+    assert_int_equal (gc_curve_add_peer (server, 1, good_pub, &err), 0);
+    zsock_t *early = zsock_new (ZMQ_ROUTER);
+    assert_int_equal (gc_curve_apply (server, early, GC_CURVE_INBOX, &err), -1);    /* not started */
+    zsock_destroy (&early);
+    assert_int_equal (gc_curve_start (server, &err), 0);
+    assert_int_equal (gc_curve_add_peer (server, 2, good_pub, &err), -1);          /* too late */
+    zsock_t *router = zsock_new (ZMQ_ROUTER);
+    assert_int_equal (gc_curve_apply (server, router, GC_CURVE_INBOX, &err), 0);
+    int port = zsock_bind (router, "tcp://127.0.0.1:*");
+    assert_true (port > 0);
+
+    //  Clients know the server as their peer 0.
+    gc_curve_t *good = gc_curve_new (good_sec, &err), *bad = gc_curve_new (bad_sec, &err);
+    assert_non_null (good);
+    assert_non_null (bad);
+    assert_int_equal (gc_curve_add_peer (good, 0, server_pub, &err), 0);
+    assert_int_equal (gc_curve_add_peer (bad, 0, server_pub, &err), 0);
+    zsock_t *stray = zsock_new (ZMQ_DEALER);
+    assert_int_equal (gc_curve_apply (good, stray, 5, &err), -1);                   /* no key for 5 */
+    assert_non_null (strstr (err.msg, "peer 5"));
+    zsock_destroy (&stray);
+
+    zsock_t *d_good = s_dealer (good, port);
+    assert_true (s_receive (router, 10000));
+
+    zsock_t *d_bad = s_dealer (bad, port), *d_plain = s_dealer (NULL, port);
+    gc_curve_stats_t st = { 0 };
+    for (int i = 0; i < 500 && (st.handshake_failed_auth == 0 || st.handshake_failed_protocol == 0); i++) {
+        zclock_sleep (20);
+        gc_curve_stats (server, &st);
+    }
+    assert_true (st.handshake_failed_auth >= 1);
+    assert_true (st.handshake_failed_protocol >= 1);
+    assert_true (st.handshake_succeeded >= 1);
+    //  Refused handshakes: their messages can never have arrived.
+    assert_false (s_receive (router, 0));
+    //  The allowed client still gets through afterwards.
+    zstr_send (d_good, "again");
+    assert_true (s_receive (router, 10000));
+
+    zsock_destroy (&d_good);
+    zsock_destroy (&d_bad);
+    zsock_destroy (&d_plain);
+    zsock_destroy (&router);
+    gc_curve_destroy (&good);
+    gc_curve_destroy (&bad);
+    gc_curve_destroy (&server);
+    assert_null (server);
+    free (server_sec);
+    free (server_pub);
+    free (good_sec);
+    free (good_pub);
+    free (bad_sec);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_key_files),
+        cmocka_unit_test (test_inbox_admits_only_allowed_keys),
+    };
+    return cmocka_run_group_tests (tests, s_setup, s_teardown);
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Check gcnode metrics files (node/metrics, JSON lines), independently of
+the C code that wrote them.
+
+    check_metrics.py [--min-lines N] FILE...
+
+Every line must parse as a JSON object (Python's strict parser: no NaN or
+Infinity), carry the documented keys, and every counter must never go down
+from one line to the next, including the nested ones (rejections by reason
+and by peer, CURVE and discovery counters). Exit 0 when all files pass;
+otherwise print each problem and exit 1.
+"""
+import json
+import sys
+
+REQUIRED = ["unix_s", "t", "peer", "id", "round", "loss", "bytes_sent", "bytes_recv",
+            "msgs_sent", "msgs_recv", "compression_ratio", "wait_s", "wait_total_s",
+            "keyframes_sent", "keyframes_recv", "rejected", "staleness", "rejections",
+            "rejections_by_peer", "rejections_unattributed"]
+COUNTERS = ["round", "bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv", "dense_equiv_bytes",
+            "keyframes_sent", "keyframes_recv", "keyframe_requests_sent",
+            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups",
+            "rejected", "sent_frames", "send_dropped", "recv_muted", "recv_malformed",
+            "connections_muted", "wait_total_s", "t", "unix_s"]
+NESTED = ["rejections", "rejections_unattributed", "curve", "discovery", "time"]
+GAUGES_IN_NESTED = {"discovery": {"peers_wanted", "peers_found"}}
+
+
+def flatten(obj):
+    """The counters of one line as {path: number}."""
+    out = {}
+    for key in COUNTERS:
+        if key in obj:
+            out[key] = obj[key]
+    for key in NESTED:
+        for sub, value in obj.get(key, {}).items():
+            if sub not in GAUGES_IN_NESTED.get(key, set()):
+                out[key + "." + sub] = value
+    for peer, reasons in obj.get("rejections_by_peer", {}).items():
+        for reason, value in reasons.items():
+            out["rejections_by_peer.%s.%s" % (peer, reason)] = value
+    return out
+
+
+def check(path, min_lines):
+    problems = []
+    previous = {}
+    lines = 0
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            where = "%s:%d" % (path, number)
+            try:
+                obj = json.loads(line, parse_constant=lambda c: (_ for _ in ()).throw(
+                    ValueError("non-standard constant " + c)))
+            except ValueError as e:
+                problems.append("%s: not JSON (%s)" % (where, e))
+                continue
+            if not isinstance(obj, dict):
+                problems.append("%s: not an object" % where)
+                continue
+            lines += 1
+            missing = [k for k in REQUIRED if k not in obj]
+            if missing:
+                problems.append("%s: missing %s" % (where, ", ".join(missing)))
+            current = flatten(obj)
+            for key, value in current.items():
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    problems.append("%s: %s is not a number" % (where, key))
+                elif key in previous and value < previous[key]:
+                    problems.append("%s: %s went down from %s to %s" % (where, key, previous[key], value))
+            # a counter, once reported, must stay reported (maps may only grow)
+            for key in previous:
+                if key not in current and not key.startswith("time."):
+                    problems.append("%s: %s disappeared" % (where, key))
+            previous = current
+    if lines < min_lines:
+        problems.append("%s: %d lines, expected at least %d" % (path, lines, min_lines))
+    return problems
+
+
+def main(argv):
+    min_lines = 1
+    files = []
+    i = 1
+    while i < len(argv):
+        if argv[i] == "--min-lines":
+            min_lines = int(argv[i + 1])
+            i += 2
+        else:
+            files.append(argv[i])
+            i += 1
+    problems = []
+    for path in files:
+        problems += check(path, min_lines)
+    for p in problems:
+        print(p)
+    print("%d file(s), %d problem(s)" % (len(files), len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

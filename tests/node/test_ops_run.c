@@ -1,0 +1,405 @@
+/*  A running peer as its operator sees it: the metrics file (every line
+    JSON, counters never going down), the Prometheus endpoint (answers,
+    parses, counters grow between scrapes), `gcnode status` (exit 0 while
+    alive, 1 once stopped), systemd notifications against a fake
+    NOTIFY_SOCKET, the shipped unit file (systemd-analyze verify), and one
+    clear line for misconfigured operational keys. Real gcnode processes on
+    loopback. */
+#include "gc_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gc_status.h"
+#include "ops_fixture.h"
+#include "prom_check.h"
+
+#ifndef GC_PYTHON
+#define GC_PYTHON "python3"
+#endif
+
+//  `gcnode ARGS` -> exit code; output (malloc'd) in *out if out.
+static int
+s_gcnode (const ops_net_t *net, const char *args, char **out)
+{
+    char cmd [2048], *o = NULL;
+    snprintf (cmd, sizeof cmd, "%s %s", net->gcnode, args);
+    int rc = gc_test_run (cmd, &o);
+    if (out)
+        *out = o;
+    else
+        free (o);
+    return rc;
+}
+
+static void
+s_check_metrics_file (const ops_net_t *net, int i, int min_lines)
+{
+    char cmd [1024], *out = NULL;
+    char *script = gc_test_source_path ("tests/node/check_metrics.py");
+    snprintf (cmd, sizeof cmd, GC_PYTHON " %s --min-lines %d %s/p%d.jsonl", script, min_lines, net->dir, i);
+    if (gc_test_run (cmd, &out) != 0)
+        fail_msg ("metrics file of peer %d:\n%s", i, out);
+    free (out);
+    free (script);
+}
+
+#ifdef GC_HAVE_MHD
+//  The scrape parses, and the counters of the second did not go down.
+static void
+s_check_scrapes (const char *first, const char *second, const char *peer_id)
+{
+    char msg [256];
+    if (prom_check (first, msg, sizeof msg) || prom_check (second, msg, sizeof msg))
+        fail_msg ("exposition: %s", msg);
+    static const char *counters [] = {
+        "gcnode_rounds_total", "gcnode_bytes_sent_total", "gcnode_bytes_received_total",
+        "gcnode_messages_sent_total", "gcnode_messages_received_total", "gcnode_deltas_applied_total",
+        "gcnode_rejected_total", "gcnode_keyframes_sent_total", "gcnode_transport_sent_frames_total",
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof counters [0]; i++) {
+        char series [256];
+        snprintf (series, sizeof series, "%s{peer=\"0\",peer_id=\"%s\"}", counters [i], peer_id);
+        double a = prom_value (first, series), b = prom_value (second, series);
+        if (isnan (a) || isnan (b) || b < a)
+            fail_msg ("%s: %g then %g", series, a, b);
+    }
+    char series [256];
+    snprintf (series, sizeof series, "gcnode_rounds_total{peer=\"0\",peer_id=\"%s\"}", peer_id);
+    assert_true (prom_value (second, series) > prom_value (first, series));
+    snprintf (series, sizeof series, "gcnode_bytes_sent_total{peer=\"0\",peer_id=\"%s\"}", peer_id);
+    assert_true (prom_value (second, series) > 0);
+}
+#endif
+
+static void
+test_metrics_endpoint_and_status (void **state)
+{
+    ops_net_t *net = ops_new ("opsrun", 2);
+#ifdef GC_HAVE_MHD
+    ops_write_config (net, 0, "ring", NULL, "node\n    metrics_http = \"127.0.0.1:0\"\n");
+#else
+    ops_write_config (net, 0, "ring", NULL, NULL);
+#endif
+    ops_write_config (net, 1, "ring", NULL, NULL);
+    for (int i = 0; i < 2; i++)
+        ops_start (net, i, "--rounds 1000000", NULL);
+    if (!ops_wait_round (net, 0, 10, 60))
+        fail_msg ("peer 0 made no progress; see %s/p0.log", net->dir);
+
+    //  gcnode status: healthy while running, from the file and the config.
+    char args [1024], *out = NULL;
+    snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
+    if (s_gcnode (net, args, &out) != 0 || !strstr (out, " running round ") || !strstr (out, "healthy"))
+        fail_msg ("%s: %s", args, out);
+    free (out);
+    snprintf (args, sizeof args, "status --config %s/p1.zpl --json", net->dir);
+    if (s_gcnode (net, args, &out) != 0 || !strstr (out, "\"healthy\":true"))
+        fail_msg ("%s: %s", args, out);
+    free (out);
+
+    gc_status_t st;
+    char *status_path = ops_path (net, "p0.status");
+    assert_int_equal (gc_status_load (status_path, &st, NULL), 0);
+#ifdef GC_HAVE_MHD
+    //  Two scrapes some rounds apart; the port is the one the peer picked.
+    assert_true (strlen (st.http) > 0);
+    char *first = ops_http_get (st.http, "/metrics");
+    assert_non_null (first);
+    assert_true (ops_wait_round (net, 0, st.round + 5, 60));
+    char *second = ops_http_get (st.http, "/metrics");
+    assert_non_null (second);
+    s_check_scrapes (first, second, st.peer_id);
+    assert_null (ops_http_get (st.http, "/nothing-here"));
+    char *body = ops_http_get (st.http, "/status");
+    gc_status_t over_http;
+    assert_non_null (body);
+    assert_int_equal (gc_status_parse (body, strlen (body), &over_http, NULL), 0);
+    assert_string_equal (over_http.peer_id, st.peer_id);
+    free (body);
+    snprintf (args, sizeof args, "status --url http://%s", st.http);
+    if (s_gcnode (net, args, &out) != 0)
+        fail_msg ("%s: %s", args, out);
+    free (out);
+    printf ("scraped %zu bytes, %s\n", strlen (second), st.http);
+    free (first);
+    free (second);
+#endif
+
+    //  SIGTERM: both stop cleanly; the status says stopped, status exits 1.
+    for (int i = 0; i < 2; i++)
+        ops_signal (net, i, SIGTERM);
+    for (int i = 0; i < 2; i++)
+        if (ops_wait (net, i, 30) != 0)
+            fail_msg ("peer %d did not stop cleanly; see %s/p%d.log", i, net->dir, i);
+    snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
+    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "state stopped"))
+        fail_msg ("%s after SIGTERM: %s", args, out);
+    free (out);
+    snprintf (args, sizeof args, "status --file %s/nonexistent.status --json", net->dir);
+    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "\"healthy\":false"))
+        fail_msg ("%s: %s", args, out);
+    free (out);
+
+    for (int i = 0; i < 2; i++)
+        s_check_metrics_file (net, i, 10);
+    free (status_path);
+    ops_destroy (&net);
+}
+
+//  A finished run: the last status is "done", the metrics file still passes.
+static void
+test_finished_run_reports_done (void **state)
+{
+    ops_net_t *net = ops_new ("opsdone", 2);
+    for (int i = 0; i < 2; i++) {
+        ops_write_config (net, i, "ring", NULL, NULL);
+        ops_start (net, i, NULL, NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        if (ops_wait (net, i, 60) != 0)
+            fail_msg ("peer %d failed; see %s/p%d.log", i, net->dir, i);
+    char args [1024], *out = NULL;
+    snprintf (args, sizeof args, "status --file %s/p1.status", net->dir);
+    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "round 20/20") || !strstr (out, "state done"))
+        fail_msg ("%s: %s", args, out);
+    free (out);
+    for (int i = 0; i < 2; i++)
+        s_check_metrics_file (net, i, 20);
+    ops_destroy (&net);
+}
+
+//  A systemd stand-in: reads the notification socket while the peers run
+//  (a full socket queue would block the sender, as it would under systemd).
+typedef struct {
+    int            fd;
+    volatile int   stop;
+    char           msgs [4096][128];
+    int            n;
+} s_listener_t;
+
+static void *
+s_listen (void *arg)
+{
+    s_listener_t *l = arg;
+    while (true) {
+        struct pollfd pfd = { l->fd, POLLIN, 0 };
+        if (poll (&pfd, 1, 50) != 1) {
+            if (l->stop)
+                break;
+            continue;
+        }
+        char msg [512];
+        ssize_t len = recv (l->fd, msg, sizeof msg - 1, 0);
+        if (len <= 0)
+            continue;
+        msg [len] = 0;
+        if (l->n < 4096)
+            snprintf (l->msgs [l->n++], sizeof l->msgs [0], "%.127s", msg);
+    }
+    return NULL;
+}
+
+static void
+test_systemd_notify (void **state)
+{
+    ops_net_t *net = ops_new ("opsnotify", 2);
+    char *sock_path = ops_path (net, "notify");
+    int fd = socket (AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    assert_true (fd >= 0);
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    assert_true (strlen (sock_path) < sizeof addr.sun_path);
+    strcpy (addr.sun_path, sock_path);
+    assert_int_equal (bind (fd, (struct sockaddr *) &addr, sizeof addr), 0);
+    char env_socket [256];
+    snprintf (env_socket, sizeof env_socket, "NOTIFY_SOCKET=%s", sock_path);
+    //  WATCHDOG_USEC=1: a keep-alive after every round.
+    const char *env [] = { env_socket, "WATCHDOG_USEC=1", NULL };
+    s_listener_t *listener = calloc (1, sizeof *listener);
+    assert_non_null (listener);
+    listener->fd = fd;
+    pthread_t thread;
+    assert_int_equal (pthread_create (&thread, NULL, s_listen, listener), 0);
+    for (int i = 0; i < 2; i++) {
+        ops_write_config (net, i, "ring", NULL, NULL);
+        ops_start (net, i, NULL, i == 0 ? env : NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        if (ops_wait (net, i, 60) != 0)
+            fail_msg ("peer %d failed; see %s/p%d.log", i, net->dir, i);
+    listener->stop = 1;
+    pthread_join (thread, NULL);
+#ifdef GC_HAVE_SYSTEMD
+    //  READY=1 first, keep-alives, STOPPING=1 last.
+    int n = listener->n, ready_at = -1, stopping_at = -1, watchdogs = 0;
+    for (int i = 0; i < n; i++) {
+        const char *msg = listener->msgs [i];
+        if (strstr (msg, "READY=1") && ready_at < 0)
+            ready_at = i;
+        if (strstr (msg, "STOPPING=1"))
+            stopping_at = i;
+        if (!strcmp (msg, "WATCHDOG=1"))
+            watchdogs++;
+    }
+    if (ready_at != 0 || stopping_at != n - 1 || watchdogs < 20)
+        fail_msg ("%d messages: READY=1 at %d, STOPPING=1 at %d, %d keep-alives", n, ready_at,
+                  stopping_at, watchdogs);
+#else
+    char *log_path = ops_path (net, "p0.log");
+    char *log = ops_read (log_path);
+    assert_non_null (strstr (log, "built without libsystemd"));
+    free (log);
+    free (log_path);
+    assert_int_equal (listener->n, 0);                     /* nothing sent */
+#endif
+    free (listener);
+    close (fd);
+    free (sock_path);
+    ops_destroy (&net);
+}
+
+//  Operational keys that cannot work stop the peer with one line naming
+//  the key (exit 2), before it binds anything.
+static void
+test_bad_operational_keys (void **state)
+{
+    ops_net_t *net = ops_new ("opsbad", 2);
+    char key [512];
+    snprintf (key, sizeof key, "%s/keys/p0.curve", net->dir);
+    struct {
+        const char *extra, *needle;
+        bool chmod_secret;
+    } cases [] = {
+#ifdef GC_HAVE_MHD
+        { "node\n    metrics_http = \"127.0.0.1\"\n", "node/metrics_http: '127.0.0.1': expected HOST:PORT", false },
+        { "node\n    metrics_http = \"127.0.0.1:70000\"\n", "PORT 0..65535", false },
+#else
+        { "node\n    metrics_http = \"127.0.0.1:9100\"\n", "built without libmicrohttpd", false },
+#endif
+        { "node\n    curve = 1\n    curve_key = \"/nonexistent.curve\"\n", "node/curve_key: /nonexistent.curve", false },
+        { "node\n    curve = 1\n", "accessible by group or others", true },
+        { "node\n    curve = 1\npeers\n    1\n        curve_key = \"KEYS/p1.pub\"\n", "peers/1/curve_key:", false },
+        { "node\n    curve = 1\npeers\n    1\n        curve_key = \"KEYS/p1.curve.pub\"\n"
+          "node\n    curve_key = \"KEYS/p1.curve.pub\"\n", "no valid curve/secret-key", false },
+        { "peers\n    1\n        endpoint = \"discover\"\n", "needs discovery/enabled = 1", false },
+        { "discovery\n    enabled = 1\npeers\n    0\n        endpoint = \"discover\"\n", "set node/bind", false },
+        { "discovery\n    port = 0\n", "discovery/port", false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        //  KEYS stands for the key directory
+        char extra [1024] = "";
+        const char *p = cases [c].extra;
+        while (*p) {
+            if (!strncmp (p, "KEYS", 4)) {
+                snprintf (extra + strlen (extra), sizeof extra - strlen (extra), "%s/keys", net->dir);
+                p += 4;
+            }
+            else {
+                size_t l = strlen (extra);
+                extra [l] = *p++;
+                extra [l + 1] = 0;
+            }
+        }
+        ops_write_config (net, 0, "ring", NULL, extra);
+        assert_int_equal (chmod (key, cases [c].chmod_secret ? 0644 : 0600), 0);
+        char args [1024], *out = NULL;
+        snprintf (args, sizeof args, "run --config %s/p0.zpl --log-level error", net->dir);
+        int rc = s_gcnode (net, args, &out);
+        if (rc != 2 || !strstr (out, cases [c].needle) || strchr (out, '\n') != strrchr (out, '\n'))
+            fail_msg ("case %zu: exit %d, wanted 2 and one line with '%s':\n%s", c, rc, cases [c].needle, out);
+        free (out);
+    }
+    ops_destroy (&net);
+}
+
+//  The unit file cmake generates passes systemd's own checker; the
+//  sysusers.d and tmpfiles.d files make the user and directories.
+static void
+test_unit_file_verifies (void **state)
+{
+    char *out = NULL;
+    if (gc_test_run ("systemd-analyze --version", &out) != 0) {
+        free (out);
+        printf ("systemd-analyze not available: unit check skipped\n");
+        skip ();
+    }
+    free (out);
+    char *unit = gc_test_build_path ("gcnode.service");
+    char *text = ops_read (unit);
+    assert_non_null (text);
+#ifdef GC_HAVE_SYSTEMD
+    assert_non_null (strstr (text, "\nType=notify\n"));
+    assert_non_null (strstr (text, "\nWatchdogSec="));
+#else
+    assert_non_null (strstr (text, "\nType=simple\n"));
+    assert_null (strstr (text, "WatchdogSec"));
+#endif
+    //  verify needs ExecStart to exist: point it at the binary just built.
+    char *dir = gc_test_tmpdir ("unit");
+    char *relative = gc_test_build_path ("gcnode");
+    char *gcnode = realpath (relative, NULL);
+    assert_non_null (gcnode);
+    free (relative);
+    char path [512], cmd [2048];
+    snprintf (path, sizeof path, "%s/gcnode.service", dir);
+    FILE *f = fopen (path, "w");
+    assert_non_null (f);
+    const char *exec = strstr (text, "ExecStart=");
+    assert_non_null (exec);
+    const char *space = strchr (exec, ' ');
+    fprintf (f, "%.*sExecStart=%s%s", (int) (exec - text), text, gcnode, space);
+    fclose (f);
+    snprintf (cmd, sizeof cmd, "systemd-analyze verify %s", path);
+    int rc = gc_test_run (cmd, &out);
+    if (rc != 0 || strlen (out) > 0)
+        fail_msg ("%s: exit %d\n%s", cmd, rc, out);
+    free (out);
+
+    //  The system user and the directories, made in a scratch root.
+    char *src = gc_test_source_path ("configs");
+    snprintf (cmd, sizeof cmd, "mkdir -p %s/root/etc %s/root/usr/lib/sysusers.d %s/root/usr/lib/tmpfiles.d && "
+              "cp %s/gcnode.sysusers %s/root/usr/lib/sysusers.d/gcnode.conf && "
+              "cp %s/gcnode.tmpfiles %s/root/usr/lib/tmpfiles.d/gcnode.conf && "
+              "systemd-sysusers --root=%s/root && systemd-tmpfiles --create --root=%s/root && "
+              "grep '^gcnode:x:[0-9]*:[0-9]*:[^:]*:/var/lib/gcnode:' %s/root/etc/passwd && "
+              "stat -c %%a %s/root/etc/gcnode/keys %s/root/var/lib/gcnode",
+              dir, dir, dir, src, dir, src, dir, dir, dir, dir, dir, dir);
+    if (gc_test_run ("systemd-sysusers --version && systemd-tmpfiles --version", &out) == 0) {
+        free (out);
+        rc = gc_test_run (cmd, &out);
+        if (rc != 0 || !strstr (out, "750\n750\n"))
+            fail_msg ("sysusers/tmpfiles: exit %d\n%s", rc, out);
+    }
+    free (out);
+    free (src);
+    free (gcnode);
+    free (text);
+    free (unit);
+    gc_test_rmtree (dir);
+    free (dir);
+}
+
+int
+main (void)
+{
+    signal (SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_metrics_endpoint_and_status),
+        cmocka_unit_test (test_finished_run_reports_done),
+        cmocka_unit_test (test_systemd_notify),
+        cmocka_unit_test (test_bad_operational_keys),
+        cmocka_unit_test (test_unit_file_verifies),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
