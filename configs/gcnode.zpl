@@ -9,6 +9,7 @@ node
     #   node.curve (CURVE secret) is found next to node.key
     metrics = "/var/lib/gcnode/metrics.jsonl"
     status_file = "/var/lib/gcnode/status.json"
+    checkpoint_dir = "/var/lib/gcnode/checkpoints"
     metrics_http = "127.0.0.1:9100"             #   Prometheus /metrics, /status; empty: off
     log_to = "syslog"                           #   or stderr (the journal reads both)
     curve = 1                                   #   encrypt links (in addition to signatures)

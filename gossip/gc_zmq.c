@@ -1,6 +1,8 @@
 #include "gc_zmq.h"
 
+#include <arpa/inet.h>
 #include <czmq.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -87,9 +89,41 @@ gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
     return self;
 }
 
-int
-gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint, gc_err_t *err)
+//  tcp://NAME:PORT -> tcp://ADDRESS:PORT, resolved once, here. libzmq would
+//  resolve a name again on every reconnect, inside the I/O thread that
+//  serves all of this peer's connections: where a lookup of a vanished name
+//  takes seconds (containers whose DNS forwards to an unreachable server), the
+//  whole peer stalls for that long. A name that does not resolve yet is kept
+//  as it is (libzmq keeps trying). IP literals pass through unchanged.
+static void
+s_resolve_once (const char *endpoint, char *out, size_t size)
 {
+    snprintf (out, size, "%s", endpoint);
+    if (strncmp (endpoint, "tcp://", 6))
+        return;
+    const char *host = endpoint + 6, *colon = strrchr (host, ':');
+    if (!colon || *host == '[' || *host == '*')
+        return;
+    char name [256];
+    size_t len = (size_t) (colon - host);
+    if (len == 0 || len >= sizeof name)
+        return;
+    memcpy (name, host, len);
+    name [len] = '\0';
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (getaddrinfo (name, NULL, &hints, &res) != 0 || !res)
+        return;
+    char addr [INET_ADDRSTRLEN];
+    if (inet_ntop (AF_INET, &((struct sockaddr_in *) res->ai_addr)->sin_addr, addr, sizeof addr))
+        snprintf (out, size, "tcp://%s%s", addr, colon);
+    freeaddrinfo (res);
+}
+
+int
+gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint_given, gc_err_t *err)
+{
+    char endpoint [512];
+    s_resolve_once (endpoint_given, endpoint, sizeof endpoint);
     if (self->actor)
         return gc_err_set (err, 1, "transport: peers must be added before start");
     if (self->n_links == S_MAX_PEERS)

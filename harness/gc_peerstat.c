@@ -119,7 +119,8 @@ gc_peerstat_feed (gc_peerstat_t *self, const char *line, size_t len)
         for (const gc_json_t *c = stale->child; c && self->n_stale < GC_PEERSTAT_STALE; c = c->next) {
             char *end;
             unsigned long peer = strtoul (c->key, &end, 10);
-            if (*end || end == c->key || c->type != GC_JSON_NUMBER || peer > UINT32_MAX)
+            if (*end || end == c->key || c->type != GC_JSON_NUMBER || peer > UINT32_MAX
+            ||  !(c->number > -1e15 && c->number < 1e15))
                 continue;
             self->stale_peer [self->n_stale] = (uint32_t) peer;
             self->stale_lag [self->n_stale++] = (int64_t) c->number;

@@ -536,12 +536,22 @@ s_gp_plots (FILE *gp, const gc_result_t *res, const gc_summary_t *s, const char 
     fprintf (gp, "set output \"accuracy_time.%s\"\n", ext);
     fprintf (gp, "set title \"%s: honest test accuracy against wall time (dashed: timeline events)\"\n", name);
     fprintf (gp, "set xlabel \"seconds since start\"\n");
-    for (size_t e = 0; e < res->n_fired; e++)
+    for (size_t e = 0; e < res->n_fired; e++) {
         fprintf (gp, "set arrow from %.3f, graph 0 to %.3f, graph 1 nohead dt 2 lc rgb \"gray\"\n",
                  res->fired [e].t, res->fired [e].t);
+        //  labelled with the event's name (what precedes ':'), quotes dropped
+        char label [64];
+        size_t n = 0;
+        for (const char *c = res->fired [e].text; *c && *c != ':' && n < sizeof label - 1; c++)
+            if (*c != '"' && *c != '\\')
+                label [n++] = *c;
+        label [n] = '\0';
+        fprintf (gp, "set label %zu \"%s\" at %.3f, graph 0.03 left rotate by 90 offset -0.7,0 "
+                     "tc rgb \"gray40\"\n", e + 1, label, res->fired [e].t);
+    }
     fprintf (gp, "plot for [i in honest] sprintf(\"peer%%s.dat\", i) using 2:3 with lines lw 1 "
                  "title sprintf(\"peer %%s\", i)\n");
-    fprintf (gp, "unset arrow\n");
+    fprintf (gp, "unset arrow\nunset label\n");
     fprintf (gp, "set output \"bytes_accuracy.%s\"\n", ext);
     fprintf (gp, "set title \"%s: honest test accuracy against megabytes sent\"\n", name);
     fprintf (gp, "set xlabel \"MB sent by the peer\"\n");

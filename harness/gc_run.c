@@ -54,7 +54,7 @@ typedef struct {
     s_peer_t     *peers;
     uint32_t      n;
     char         *out;
-    char          ctl_dir [64];
+    char          ctl_dir [128];        /* the peers' control sockets */
     gc_topology_t *topology;
     gc_netns_t   *netns;
     FILE         *events, *pids;
@@ -972,8 +972,10 @@ s_teardown (s_run_t *run)
             s_kill_wait (run, i, GC_PEER_STOPPED);
     gc_netns_destroy (&run->netns);
     gc_topology_destroy (&run->topology);
-    if (*run->ctl_dir)
+    if (*run->ctl_dir) {
         s_rmtree (run->ctl_dir);
+        rmdir (run->ctl_dir);
+    }
     if (run->events)
         fclose (run->events);
     if (run->pids)
@@ -1002,6 +1004,46 @@ s_teardown (s_run_t *run)
     free (run->fired);
     free (run->fired_at);
     free (run->out);
+}
+
+//  Control sockets live in OUT/ctl when the path fits an ipc:// endpoint
+//  (at most 107 bytes), so that a gcnet killed with SIGKILL leaves them in its
+//  own run directory; otherwise in /tmp/gcnet-PID-ctl-XXXXXX, and such
+//  directories of gcnets that no longer run are removed here.
+static void
+s_sweep_ctl_dirs (void)
+{
+    DIR *dir = opendir ("/tmp");
+    struct dirent *e;
+    while (dir && (e = readdir (dir))) {
+        long pid;
+        if (sscanf (e->d_name, "gcnet-%ld-ctl-", &pid) != 1 || strncmp (e->d_name, "gcnet-", 6) || pid <= 0)
+            continue;
+        if (kill ((pid_t) pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path [300];
+        snprintf (path, sizeof path, "/tmp/%.250s", e->d_name);
+        s_rmtree (path);
+    }
+    if (dir)
+        closedir (dir);
+}
+
+static int
+s_make_ctl_dir (s_run_t *run, gc_err_t *err)
+{
+    s_sweep_ctl_dirs ();
+    if (strlen (run->out) + sizeof "/ctl/p253.ctl" < 100) {
+        snprintf (run->ctl_dir, sizeof run->ctl_dir, "%s/ctl", run->out);
+        if (mkdir (run->ctl_dir, 0700) == 0)
+            return 0;
+    }
+    snprintf (run->ctl_dir, sizeof run->ctl_dir, "/tmp/gcnet-%d-ctl-XXXXXX", (int) getpid ());
+    if (!mkdtemp (run->ctl_dir)) {
+        run->ctl_dir [0] = '\0';
+        return gc_err_set (err, 1, "mkdtemp /tmp/gcnet-PID-ctl-XXXXXX: %s", strerror (errno));
+    }
+    return 0;
 }
 
 static int
@@ -1037,11 +1079,8 @@ s_setup (s_run_t *run, gc_err_t *err)
     free (path);
     if (!run->events || !run->pids)
         return gc_err_set (err, 1, "%s: cannot write events.log / pids.txt", run->out);
-    snprintf (run->ctl_dir, sizeof run->ctl_dir, "/tmp/gcnet-ctl-XXXXXX");
-    if (!mkdtemp (run->ctl_dir)) {
-        run->ctl_dir [0] = '\0';
-        return gc_err_set (err, 1, "mkdtemp /tmp/gcnet-ctl-XXXXXX: %s", strerror (errno));
-    }
+    if (s_make_ctl_dir (run, err))
+        return -1;
     if (s_setup_peers (run, err) || s_keygen (run, err))
         return -1;
     //  The topology as the peers will build it: for the namespaces' links.

@@ -10,6 +10,7 @@
         peerN.model             final model (when gcnode has node/final_model)
         peerN.ckpt/             checkpoints (when gcnode has node/checkpoint_dir)
         pids.txt                every process started ("peer pid"), for checks
+        ctl/                    control sockets while the run lasts
         events.log              the timeline as it fired
         report.json, report.md, plots/   (gc_report.h)
 

@@ -18,6 +18,7 @@ static const struct {
     { "run", gcnet_cmd_run, "run one scenario: peers, faults, report, assertions" },
     { "suite", gcnet_cmd_suite, "run a set of scenarios and summarise them (--full: the library)" },
     { "check", gcnet_cmd_check, "parse and lint scenario files without running them" },
+    { "compose", gcnet_cmd_compose, "write a docker compose network of the scenario's peers" },
 };
 #define S_NCOMMANDS (sizeof s_commands / sizeof s_commands [0])
 

@@ -16,6 +16,7 @@
 int gcnet_cmd_run (int argc, char **argv);
 int gcnet_cmd_suite (int argc, char **argv);
 int gcnet_cmd_check (int argc, char **argv);
+int gcnet_cmd_compose (int argc, char **argv);
 
 /*  "gcnet CMD: message" on stderr; returns code. */
 int gcnet_error (const char *cmd, int code, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));

@@ -41,7 +41,7 @@ s_help (void)
         "  --model SPEC          layer sizes, input-hidden...-classes (default %s)\n"
         "  --epochs N            passes over the training set (default 10)\n"
         "  --batch N             minibatch size (default 64)\n"
-        "  --lr X                base learning rate (default 0.05)\n"
+        "  --lr X                base learning rate (default 0.03)\n"
         "  --momentum X          heavy-ball momentum, 0 disables (default 0.9)\n"
         "  --nesterov            Nesterov momentum instead of heavy ball\n"
         "  --weight-decay X      decoupled weight decay per unit lr (default 5e-3)\n"

@@ -226,7 +226,8 @@ s_list (const char *dir, uint64_t **rounds, size_t *count)
         (*rounds) [(*count)++] = r;
     }
     closedir (d);
-    qsort (*rounds, *count, sizeof (uint64_t), s_cmp_desc);
+    if (*count)
+        qsort (*rounds, *count, sizeof (uint64_t), s_cmp_desc);
     return 0;
 }
 

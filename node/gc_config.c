@@ -74,7 +74,7 @@ static const s_key_t s_keys [] = {
     S_K ("train/batch", S_LONG, batch, "32", 1, 65536, "minibatch size"),
     S_K ("train/local_steps", S_LONG, local_steps, "4", 1, 100000, "SGD steps per round"),
     S_K ("train/rounds", S_LONG, rounds, "300", 1, 100000000, "rounds to run"),
-    S_K ("train/lr", S_DOUBLE, lr, "0.05", 0, 100, "base learning rate"),
+    S_K ("train/lr", S_DOUBLE, lr, "0.03", 0, 100, "base learning rate"),
     S_K ("train/momentum", S_DOUBLE, momentum, "0.9", 0, 0.9999, "heavy-ball momentum"),
     S_K ("train/nesterov", S_BOOL, nesterov, "0", 0, 0, "Nesterov momentum"),
     S_K ("train/weight_decay", S_DOUBLE, weight_decay, "5e-3", 0, 1, "decoupled weight decay"),

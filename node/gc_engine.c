@@ -33,6 +33,7 @@ typedef struct {
     uint64_t        state;          /* id (seq) of the state x holds */
     uint64_t        round;          /* its round */
     bool            synced;         /* x is a state of the peer (not aggregated otherwise) */
+    bool            inexact;        /* a delta was lost since the last keyframe */
     int64_t         arrival;        /* when x last changed */
     atomic_bool     want_keyframe;  /* network side saw a gap */
     int64_t         last_request;   /* trainer side: when we last asked */
@@ -122,7 +123,7 @@ struct gc_engine_t {
     s_counter_t        msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                        keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
                        gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
-                       partitioned;
+                       partitioned, diverged;
     double             last_loss, last_wait_s, total_wait_s, wait_started;
     double             t_train, t_compress, t_sign, t_aggregate;
     double             t_verify, t_decode;      /* written by the network side only */
@@ -656,12 +657,15 @@ s_observe (gc_engine_t *self)
         return;
     }
     size_t k = 0;
-    self->inputs [k++] = self->x;
+    if (gc_vec_all_finite (self->x, self->n))
+        self->inputs [k++] = self->x;
     for (size_t i = 0; i < self->n_in; i++) {
         pthread_mutex_lock (&self->replicas [i].lock);
-        if (self->replicas [i].synced)
+        if (self->replicas [i].synced && gc_vec_all_finite (self->replicas [i].x, self->n))
             self->inputs [k++] = self->replicas [i].x;
     }
+    if (k == 0)
+        self->inputs [k++] = self->pub;
     gc_attack_moments (self->inputs, k, self->n, self->att_mean, self->att_std);
     for (size_t i = 0; i < self->n_in; i++)
         pthread_mutex_unlock (&self->replicas [i].lock);
@@ -904,6 +908,14 @@ gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
             return -1;
         return s_serve_keyframes (self, err) || s_request_keyframes (self, now, err) ? -1 : 0;
     }
+    if (!gc_vec_all_finite (self->x, self->n)) {
+        //  Training diverged: publish nothing this round; the mix replaces x
+        //  by the aggregate of the neighbours (or, with none usable, by the
+        //  last public state) and the next publish announces it.
+        s_add (&self->diverged, 1);
+        self->fresh_state = true;
+    }
+    else
     if (self->fresh_state) {
         if (s_publish_fresh_state (self, err))
             return -1;
@@ -1106,6 +1118,11 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     }
     s_release (self);
     self->mixed_inputs = rc == 0 ? k : 0;
+    if (rc != 0 && !gc_vec_all_finite (self->x, self->n)) {
+        //  diverged and nothing to mix with: back to the last public state
+        gc_vec_copy (self->x, self->pub, self->n);
+        self->fresh_state = true;
+    }
     if (rc == 0) {
         if (self->fresh_state)          /* own model was non-finite */
             gc_vec_copy (self->x, self->agg, self->n);
@@ -1181,12 +1198,17 @@ s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
         s_add (&self->superseded, 1);       /* already inside a keyframe we hold */
         return GC_DELIVER_OK;
     }
-    if (!r->synced || h->base_seq != r->state) {
+    if (!r->synced) {
         pthread_mutex_unlock (&r->lock);
         atomic_store (&r->want_keyframe, true);
         s_add (&self->gaps, 1);
         return GC_DELIVER_OK;
     }
+    //  A gap (a delta in between was lost): apply this one anyway. The replica
+    //  then lacks the lost deltas but stays fresh and close, instead of going
+    //  stale until the keyframe it asks for arrives and makes it exact again.
+    //  Under message loss this is what keeps neighbours in the mix.
+    bool gap = h->base_seq != r->state;
     gc_err_t perr = { 0 };
     double t0 = gc_now_s ();
     int bad = gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr);
@@ -1194,6 +1216,11 @@ s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
     if (bad) {
         pthread_mutex_unlock (&r->lock);
         return s_reject_authenticated (self, c, GC_REJECT_BAD_PAYLOAD, now);
+    }
+    if (gap) {
+        atomic_store (&r->want_keyframe, true);
+        s_add (&self->gaps, 1);
+        r->inexact = true;
     }
     r->state = h->seq;
     r->round = h->round;
@@ -1212,7 +1239,9 @@ s_on_keyframe (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
         return s_reject_authenticated (self, c, GC_REJECT_NOT_NEIGHBOUR, now);
     s_replica_t *r = &self->replicas [c->in];
     pthread_mutex_lock (&r->lock);
-    if (r->synced && h->base_seq <= r->state) {
+    //  an inexact replica (deltas were lost) takes a keyframe of its current
+    //  state too: that is what it asked for
+    if (r->synced && (h->base_seq < r->state || (h->base_seq == r->state && !r->inexact))) {
         pthread_mutex_unlock (&r->lock);
         s_add (&self->superseded, 1);
         return GC_DELIVER_OK;
@@ -1228,6 +1257,7 @@ s_on_keyframe (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
     r->state = h->base_seq;
     r->round = h->round;
     r->synced = true;
+    r->inexact = false;
     r->arrival = now;
     atomic_store (&r->want_keyframe, false);
     pthread_mutex_unlock (&r->lock);
@@ -1385,6 +1415,7 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->mix_skipped = s_get (&self->mix_skipped);
     out->catchups = s_get (&self->catchups);
     out->partitioned = s_get (&self->partitioned);
+    out->diverged = s_get (&self->diverged);
     out->rejected = s_get (&self->rejected);
     out->dense_equiv_bytes = s_get (&self->dense_equiv);
     out->last_loss = self->last_loss;

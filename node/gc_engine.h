@@ -129,6 +129,7 @@ typedef struct {
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
     uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
+    uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
     double   last_loss;

@@ -75,6 +75,7 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              ",\"keyframes_sent\":%llu,\"keyframes_recv\":%llu"
              ",\"keyframe_requests_sent\":%llu,\"keyframe_requests_recv\":%llu"
              ",\"deltas_applied\":%llu,\"gaps\":%llu,\"mix_skipped\":%llu,\"catchups\":%llu"
+             ",\"diverged\":%llu,\"partitioned\":%llu"
              ",\"rejected\":%llu",
              (unsigned long long) s.bytes_sent, (unsigned long long) s.bytes_recv,
              (unsigned long long) s.msgs_sent, (unsigned long long) s.msgs_recv,
@@ -85,6 +86,7 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              (unsigned long long) s.keyframe_requests_sent, (unsigned long long) s.keyframe_requests_recv,
              (unsigned long long) s.deltas_applied, (unsigned long long) s.gaps,
              (unsigned long long) s.mix_skipped, (unsigned long long) s.catchups,
+             (unsigned long long) s.diverged, (unsigned long long) s.partitioned,
              (unsigned long long) s.rejected);
     if (ctx->transport)
         fprintf (out, ",\"sent_frames\":%llu,\"send_dropped\":%llu,\"recv_muted\":%llu"

@@ -23,7 +23,7 @@ void
 gc_optim_config_defaults (gc_optim_config_t *cfg)
 {
     memset (cfg, 0, sizeof *cfg);
-    cfg->lr = 0.05;
+    cfg->lr = 0.03;
     cfg->momentum = 0.9;
     cfg->weight_decay = 5e-3;
     cfg->schedule = GC_LR_COSINE;

@@ -40,7 +40,7 @@ typedef struct {
     double        warmup;       /* linear warm-up length, same unit; 0 = none */
 } gc_optim_config_t;
 
-/*  lr 0.05, momentum 0.9, heavy ball, weight decay 5e-3 (decoupled), cosine,
+/*  lr 0.03, momentum 0.9, heavy ball, weight decay 5e-3 (decoupled), cosine,
     no warm-up. */
 void   gc_optim_config_defaults (gc_optim_config_t *cfg);
 /*  "constant", "cosine", "step:EVERY:GAMMA" */

@@ -3,7 +3,7 @@
 #   default algorithms. The other scenarios of the library change one thing.
 scenario
     name = "baseline"
-    description = "16 honest peers, 4x4 torus, Fashion-MNIST, top-k 1 % + LIEC, cwtm:1, adaptive wait"
+    description = "16 honest peers, 4x4 torus, Fashion-MNIST, top-k 1 % + LIEC, nnm+cwtm:1, adaptive wait"
     peers = 16
     timeout_s = 900
 node
@@ -16,11 +16,11 @@ train
 gossip
     compress = "topk:0.01:fp16"
     ec = "liec:100"
-    aggregator = "cwtm:1"
+    aggregator = "nnm+cwtm:1"
     wait = "adaptive"
 assert
-    honest_mean_accuracy = ">= 0.80"
-    honest_min_accuracy = ">= 0.78"
+    honest_mean_accuracy = ">= 0.84"
+    honest_min_accuracy = ">= 0.83"
     consensus_distance = "<= 0.1"
     honest_crashes = "== 0"
     min_rounds = ">= 300"

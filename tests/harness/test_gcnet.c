@@ -138,8 +138,11 @@ s_run (const s_env_t *env, const char *scenario, bool netns)
     assert_true (asprintf (&cmd, "'%s' run '%s' --out '%s' --progress off%s", env->gcnet, scenario, out,
                            netns ? " --netns" : "") > 0);
     int rc = gc_test_run (cmd, &text);
-    if (rc != 0)
-        fail_msg ("%s: exit %d\n%s", cmd, rc, text ? text : "");
+    if (rc != 0) {
+        //  all of it: cmocka's message buffer is short
+        printf ("%s\n", text ? text : "");
+        fail_msg ("%s: exit %d (output above; the run is in %s)", cmd, rc, out);
+    }
     //  scripts read the last line of stdout; stderr (progress) is mixed in
     //  here, so look for the line rather than at the very end
     char *line = strstr (text, "\nhonest_mean_accuracy=0.");

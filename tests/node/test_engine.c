@@ -137,6 +137,47 @@ test_gap_triggers_keyframe (void **state)
     net_destroy (&net);
 }
 
+//  20 % of all messages lost: replicas keep applying deltas across gaps and
+//  are repaired by keyframes, so neighbours stay in the mix and the peers
+//  agree and learn as without loss.
+static bool
+s_drop_fifth (net_t *net, net_msg_t *msg, void *arg)
+{
+    return gc_rng_double ((gc_rng_t *) arg) >= 0.2;
+}
+
+static void
+test_message_loss (void **state)
+{
+    gc_engine_config_t cfg;
+    net_config_defaults (&cfg);
+    cfg.keyframe_interval_ns = 50 * 1000000LL;     /* 5 rounds of 10 ms */
+    net_t *net = net_new (6, "ring", &cfg, NULL);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 20, 0);
+    net->filter = s_drop_fifth;
+    net->filter_arg = &rng;
+    size_t mixed = 0, rounds = 60;
+    for (size_t r = 0; r < rounds; r++) {
+        net_round (net);
+        gc_engine_stats_t s;
+        gc_engine_stats (net->engines [3], &s);
+        mixed += s.mixed_inputs;
+    }
+    gc_engine_stats_t s;
+    gc_engine_stats (net->engines [3], &s);
+    double acc = net_mean_accuracy (net), spread = net_consensus_distance (net);
+    print_message ("20 %% loss: accuracy %.3f, spread %.4f, gaps %llu, keyframes %llu, "
+                   "mean inputs %.2f\n", acc, spread, (unsigned long long) s.gaps,
+                   (unsigned long long) s.keyframes_recv, (double) mixed / rounds);
+    assert_true (net->dropped > 0);
+    assert_true (s.gaps > 0 && s.keyframes_recv > 0);
+    assert_true ((double) mixed / rounds > 2.5);        /* self + 2 neighbours, nearly always */
+    assert_true (acc >= 0.9);
+    assert_true (spread < 0.05);
+    net_destroy (&net);
+}
+
 //  Same seeds, same message order: bit-identical models.
 static void
 test_deterministic (void **state)
@@ -167,6 +208,7 @@ main (void)
         cmocka_unit_test (test_stranger_is_refused_and_counted),
         cmocka_unit_test (test_garbage_is_refused_and_peer_continues),
         cmocka_unit_test (test_gap_triggers_keyframe),
+        cmocka_unit_test (test_message_loss),
         cmocka_unit_test (test_deterministic),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

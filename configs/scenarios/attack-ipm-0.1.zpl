@@ -1,0 +1,36 @@
+#   Attack (role/attack = ipm:0.1): each Byzantine peer steps back against the round's
+#   progress (inner-product manipulation, eps 0.5).
+#   4 of 16 peers (0, 1, 10, 11) are Byzantine on the 4x4 torus: every honest peer
+#   has at most one Byzantine in-neighbour, which nnm+cwtm:1 (5 inputs) tolerates.
+#   The honest peers must keep learning.
+#   Acceptance: honest mean accuracy within 2 points and honest min within 4 points
+#   of the no-attack run with the same settings (baseline.zpl: 0.8525 on the
+#   development machine, hence 0.83 and 0.81).
+scenario
+    name = "attack-ipm-0.1"
+    description = "4 of 16 Byzantine (ipm:0.1) on a 4x4 torus; nnm+cwtm:1"
+    peers = 16
+    timeout_s = 900
+node
+    eval_every = 25
+topology
+    kind = "torus:4x4"
+train
+    split = "iid"
+    rounds = 300
+gossip
+    compress = "topk:0.01:fp16"
+    ec = "liec:100"
+    aggregator = "nnm+cwtm:1"
+    wait = "adaptive"
+group
+    attackers
+        peers = "0,1,10,11"
+        role
+            attack = "ipm:0.1"
+assert
+    honest_mean_accuracy = ">= 0.83"
+    honest_min_accuracy = ">= 0.81"
+    consensus_distance = "<= 0.2"
+    honest_crashes = "== 0"
+    min_rounds = ">= 300"
