@@ -253,6 +253,13 @@ gc_report_metric (const gc_result_t *res, const gc_summary_t *s, const char *met
     }
     if (!strcmp (metric, "accepted_from_untrusted"))
         return s->accepted_from_untrusted;
+    if (!strcmp (metric, "rounds_redone")) {
+        double most = 0;
+        for (uint32_t i = 0; i < res->n_peers; i++)
+            if (!res->peers [i].byzantine)
+                most = fmax (most, (double) res->peers [i].stat->rounds_redone);
+        return most;
+    }
     if (!strcmp (metric, "events_not_fired"))
         return s->events_not_fired;
     if (!strcmp (metric, "rejected_total"))

@@ -28,7 +28,7 @@ static const char *s_common [] = {
 static const char *s_metrics [] = {
     "honest_mean_accuracy", "honest_min_accuracy", "consensus_distance", "honest_crashes",
     "min_rounds", "accepted_from_untrusted", "events_not_fired", "rejected_total",
-    "rounds_to_target", "time_to_target_s", "mb_to_target"
+    "rounds_to_target", "time_to_target_s", "mb_to_target", "rounds_redone"
 };
 
 static const struct {
@@ -636,7 +636,7 @@ s_parse_asserts (s_ctx_t *ctx, zconfig_t *section)
             return s_error (ctx, key, "unknown metric (honest_mean_accuracy, honest_min_accuracy, "
                             "consensus_distance, honest_crashes, min_rounds, accepted_from_untrusted, "
                             "events_not_fired, rejected_total, rejected.REASON, rounds_to_target, "
-                            "time_to_target_s, mb_to_target)");
+                            "time_to_target_s, mb_to_target, rounds_redone)");
         while (*text == ' ')
             text++;
         size_t c_i, n_cmp = sizeof s_cmp_names / sizeof s_cmp_names [0];
