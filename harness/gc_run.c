@@ -409,15 +409,46 @@ s_keygen (s_run_t *run, gc_err_t *err)
     return rc;
 }
 
+//  The kernel's ephemeral range (outgoing connections take their local port from
+//  it): 32768-60999 unless configured otherwise.
+static void
+s_ephemeral_range (int *lo, int *hi)
+{
+    *lo = 32768;
+    *hi = 60999;
+    FILE *f = fopen ("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        int a, b;
+        if (fscanf (f, "%d %d", &a, &b) == 2 && a > 0 && b >= a && b < 65536) {
+            *lo = a;
+            *hi = b;
+        }
+        fclose (f);
+    }
+}
+
 //  n consecutive TCP ports that nobody listens on now (gcnode binds them a
-//  moment later; a collision shows up as a peer that cannot bind).
+//  moment later; a collision shows up as a peer that cannot bind), outside the
+//  ephemeral range: while the peers start, each one's sockets connect to
+//  neighbours not yet listening, again and again, and every attempt takes an
+//  ephemeral local port, which may be the one another peer is about to bind.
 static int
 s_free_ports (uint32_t n, int *base, gc_err_t *err)
 {
+    int eph_lo, eph_hi;
+    s_ephemeral_range (&eph_lo, &eph_hi);
+    //  candidates: [10000, eph_lo) and (eph_hi, 65535], in one numbering
+    int below = eph_lo - 10000 - (int) n, above = 65535 - eph_hi - (int) n;
+    below = below > 0 ? below : 0;
+    above = above > 0 ? above : 0;
+    if (below + above == 0)
+        return gc_err_set (err, 1, "no room for %u TCP ports outside the ephemeral range %d-%d "
+                           "(set scenario/base_port)", n, eph_lo, eph_hi);
     uint64_t seed = (uint64_t) getpid () * 2654435761u ^ (uint64_t) gc_now_ns ();
     for (int attempt = 0; attempt < 64; attempt++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        int start = 20000 + (int) ((seed >> 33) % (uint64_t) (40000 - n));
+        int pick = (int) ((seed >> 33) % (uint64_t) (below + above));
+        int start = pick < below ? 10000 + pick : eph_hi + 1 + (pick - below);
         bool ok = true;
         for (uint32_t i = 0; i < n && ok; i++) {
             int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
