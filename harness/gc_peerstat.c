@@ -99,6 +99,12 @@ gc_peerstat_feed (gc_peerstat_t *self, const char *line, size_t len)
     if (id)
         snprintf (self->id, sizeof self->id, "%s", id);
     self->round = s_count (gc_json_num (obj, "round", 0));
+    if (self->await_first_line) {
+        self->await_first_line = false;
+        if (self->round_before_restart > self->round
+        &&  self->round_before_restart - self->round > self->rounds_redone)
+            self->rounds_redone = self->round_before_restart - self->round;
+    }
     self->t = gc_json_num (obj, "t", self->t);
     self->bytes_sent = s_count (gc_json_num (obj, "bytes_sent", 0));
     self->bytes_recv = s_count (gc_json_num (obj, "bytes_recv", 0));
@@ -206,6 +212,10 @@ gc_peerstat_restart (gc_peerstat_t *self, double spawn_wall_s)
     self->n_stale = 0;
     self->t = 0;
     self->spawn_wall_s = spawn_wall_s;
+    if (self->lines) {
+        self->round_before_restart = self->round;
+        self->await_first_line = true;
+    }
 }
 
 uint64_t

@@ -54,6 +54,10 @@ typedef struct {
     gc_point_t  *series;            /* one point per evaluated line */
     size_t       n_series, cap_series;
     size_t       lines, bad_lines;
+    //  restarts: the most rounds a new process did again (last round logged
+    //  before the restart minus the first round logged after it, at least 0)
+    uint64_t     round_before_restart, rounds_redone;
+    bool         await_first_line;
 } gc_peerstat_t;
 
 gc_peerstat_t *gc_peerstat_new (const char *path);

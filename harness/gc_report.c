@@ -158,6 +158,73 @@ s_accepted_from_untrusted (const gc_result_t *res)
     return accepted;
 }
 
+//  --- the honest series ----------------------------------------------------------
+
+static int
+s_cmp_double (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+static double
+s_median (double *v, int n)
+{
+    qsort (v, (size_t) n, sizeof *v, s_cmp_double);
+    return n ? v [n / 2] : NAN;
+}
+
+bool
+gc_report_honest_next (const gc_result_t *res, double last, gc_honest_point_t *out)
+{
+    double next = INFINITY;
+    for (uint32_t i = 0; i < res->n_peers; i++) {
+        const gc_peerstat_t *st = res->peers [i].stat;
+        if (res->peers [i].byzantine)
+            continue;
+        for (size_t k = 0; k < st->n_series; k++)
+            if (st->series [k].round > last && st->series [k].round < next)
+                next = st->series [k].round;
+    }
+    if (!isfinite (next))
+        return false;
+    double sum = 0, mb = 0, min = INFINITY, walls [GC_PEERSET_MAX];
+    int count = 0;
+    for (uint32_t i = 0; i < res->n_peers; i++) {
+        const gc_peerstat_t *st = res->peers [i].stat;
+        if (res->peers [i].byzantine)
+            continue;
+        for (size_t k = st->n_series; k-- > 0;)
+            if (st->series [k].round == next) {
+                sum += st->series [k].accuracy;
+                min = fmin (min, st->series [k].accuracy);
+                mb += st->series [k].bytes_sent / 1e6;
+                walls [count++] = st->series [k].wall_s;
+                break;
+            }
+    }
+    *out = (gc_honest_point_t) { .round = next, .mean = sum / count, .min = min, .peers = count,
+                                 .median_wall_s = s_median (walls, count),
+                                 .mean_mb_sent = mb / count };
+    return true;
+}
+
+//  When the honest mean accuracy first reached the scenario's target.
+static void
+s_to_target (const gc_result_t *res, gc_summary_t *s)
+{
+    s->target_accuracy = res->scenario->target_accuracy;
+    s->rounds_to_target = s->time_to_target_s = s->mb_to_target = NAN;
+    gc_honest_point_t pt;
+    for (double last = -1; gc_report_honest_next (res, last, &pt); last = pt.round)
+        if (pt.mean >= s->target_accuracy) {
+            s->rounds_to_target = pt.round;
+            s->time_to_target_s = pt.median_wall_s;
+            s->mb_to_target = pt.mean_mb_sent;
+            return;
+        }
+}
+
 double
 gc_report_metric (const gc_result_t *res, const gc_summary_t *s, const char *metric, char *note, size_t size)
 {
@@ -177,8 +244,22 @@ gc_report_metric (const gc_result_t *res, const gc_summary_t *s, const char *met
     }
     if (!strcmp (metric, "honest_crashes"))
         return s->honest_crashes;
+    if (!strcmp (metric, "rounds_to_target") || !strcmp (metric, "time_to_target_s")
+    ||  !strcmp (metric, "mb_to_target")) {
+        if (isnan (s->rounds_to_target) && note)
+            snprintf (note, size, "the honest mean accuracy never reached %g", s->target_accuracy);
+        return !strcmp (metric, "rounds_to_target") ? s->rounds_to_target
+             : !strcmp (metric, "time_to_target_s") ? s->time_to_target_s : s->mb_to_target;
+    }
     if (!strcmp (metric, "accepted_from_untrusted"))
         return s->accepted_from_untrusted;
+    if (!strcmp (metric, "rounds_redone")) {
+        double most = 0;
+        for (uint32_t i = 0; i < res->n_peers; i++)
+            if (!res->peers [i].byzantine)
+                most = fmax (most, (double) res->peers [i].stat->rounds_redone);
+        return most;
+    }
     if (!strcmp (metric, "events_not_fired"))
         return s->events_not_fired;
     if (!strcmp (metric, "rejected_total"))
@@ -231,6 +312,7 @@ gc_report_summarise (const gc_result_t *res, gc_summary_t *s, gc_err_t *err)
     s->accepted_from_untrusted = s_accepted_from_untrusted (res);
     s->events_not_fired = (double) res->n_not_fired;
     s_consensus (res, s);
+    s_to_target (res, s);
     s->all_pass = res->status == GC_RUN_COMPLETED;
     for (size_t c = 0; c < sc->n_checks; c++) {
         const gc_check_t *check = &sc->checks [c];
@@ -340,8 +422,17 @@ s_write_json (const gc_result_t *res, const gc_summary_t *s, const char *path)
     gc_json_write_number (f, s->consensus_distance);
     fprintf (f, ", \"consensus_note\": ");
     gc_json_write_string (f, s->consensus_note);
-    fprintf (f, ", \"rejected_total\": %.0f, \"accepted_from_untrusted\": %.0f},\n", s->rejected_total,
+    fprintf (f, ", \"rejected_total\": %.0f, \"accepted_from_untrusted\": %.0f", s->rejected_total,
              s->accepted_from_untrusted);
+    fprintf (f, ", \"target_accuracy\": ");
+    gc_json_write_number (f, s->target_accuracy);
+    fprintf (f, ", \"rounds_to_target\": ");
+    gc_json_write_number (f, s->rounds_to_target);
+    fprintf (f, ", \"time_to_target_s\": ");
+    gc_json_write_number (f, s->time_to_target_s);
+    fprintf (f, ", \"mb_to_target\": ");
+    gc_json_write_number (f, s->mb_to_target);
+    fprintf (f, "},\n");
     fprintf (f, "  \"events\": [\n");
     for (size_t e = 0; e < res->n_fired; e++) {
         fprintf (f, "    {\"t\": %.3f, \"round\": %.0f, \"text\": ", res->fired [e].t, res->fired [e].round);
@@ -400,7 +491,13 @@ s_write_md (const gc_result_t *res, const gc_summary_t *s, const char *plots_not
     s_md_number (f, s->honest_min_accuracy, "%.4f");
     fprintf (f, ", consensus distance ");
     s_md_number (f, s->consensus_distance, "%.4g");
-    fprintf (f, " (%s)\n\n", s->consensus_note);
+    fprintf (f, " (%s)\n", s->consensus_note);
+    fprintf (f, "- honest mean accuracy %g reached: ", s->target_accuracy);
+    if (isnan (s->rounds_to_target))
+        fprintf (f, "never\n\n");
+    else
+        fprintf (f, "round %.0f, after %.1f s (median over the honest peers), %.2f MB sent per honest peer\n\n",
+                 s->rounds_to_target, s->time_to_target_s, s->mb_to_target);
     fprintf (f, "## Assertions\n\n| result | assertion | measured | note |\n| --- | --- | --- | --- |\n");
     for (size_t c = 0; c < sc->n_checks; c++) {
         fprintf (f, "| %s | `%s` | ", s->pass [c] ? "PASS" : "**FAIL**", sc->checks [c].text);
@@ -466,43 +563,11 @@ s_write_series (const gc_result_t *res, const char *dir)
     FILE *f = fopen (path, "w");
     if (!f)
         return -1;
-    fprintf (f, "# round mean min median_wall_s peers\n");
-    double last = -1;
-    while (true) {
-        double next = INFINITY;
-        for (uint32_t i = 0; i < res->n_peers; i++) {
-            const gc_peerstat_t *st = res->peers [i].stat;
-            if (res->peers [i].byzantine)
-                continue;
-            for (size_t k = 0; k < st->n_series; k++)
-                if (st->series [k].round > last && st->series [k].round < next)
-                    next = st->series [k].round;
-        }
-        if (!isfinite (next))
-            break;
-        double sum = 0, min = INFINITY, walls [GC_PEERSET_MAX];
-        int count = 0;
-        for (uint32_t i = 0; i < res->n_peers; i++) {
-            const gc_peerstat_t *st = res->peers [i].stat;
-            if (res->peers [i].byzantine)
-                continue;
-            for (size_t k = st->n_series; k-- > 0;)
-                if (st->series [k].round == next) {
-                    sum += st->series [k].accuracy;
-                    min = fmin (min, st->series [k].accuracy);
-                    walls [count++] = st->series [k].wall_s;
-                    break;
-                }
-        }
-        for (int a = 1; a < count; a++)
-            for (int b = a; b > 0 && walls [b - 1] > walls [b]; b--) {
-                double t = walls [b];
-                walls [b] = walls [b - 1];
-                walls [b - 1] = t;
-            }
-        fprintf (f, "%.0f %.6f %.6f %.3f %d\n", next, sum / count, min, walls [count / 2], count);
-        last = next;
-    }
+    fprintf (f, "# round mean min median_wall_s peers mean_mb_sent\n");
+    gc_honest_point_t pt;
+    for (double last = -1; gc_report_honest_next (res, last, &pt); last = pt.round)
+        fprintf (f, "%.0f %.6f %.6f %.3f %d %.6f\n", pt.round, pt.mean, pt.min, pt.median_wall_s, pt.peers,
+                 pt.mean_mb_sent);
     if (fclose (f))
         return -1;
     return 0;

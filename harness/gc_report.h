@@ -14,6 +14,13 @@
 #include "gc_err.h"
 #include "gc_run.h"
 
+//  One evaluated round of the honest peers: their mean and min accuracy, the median
+//  (wall or virtual) time at which they reported it, the megabytes they had sent (mean).
+typedef struct {
+    double  round, mean, min, median_wall_s, mean_mb_sent;
+    int     peers;
+} gc_honest_point_t;
+
 typedef struct {
     int     n_honest;
     int     n_measured;                 /* honest, up at the end, with an accuracy */
@@ -27,6 +34,11 @@ typedef struct {
     double  accepted_from_untrusted;
     double  rejected_total;             /* rejections at honest peers */
     double  events_not_fired;
+    //  when the honest mean accuracy first reached scenario/target_accuracy (NAN: never)
+    double  target_accuracy;
+    double  rounds_to_target;
+    double  time_to_target_s;           /* median wall time of that evaluation over the peers */
+    double  mb_to_target;               /* mean MB sent per honest peer by then */
     //  per assertion of the scenario
     double *measured;
     bool   *pass;
@@ -34,6 +46,9 @@ typedef struct {
     bool    all_pass;                   /* every assertion, and the run completed */
 } gc_summary_t;
 
+//  The first evaluated round after `last` that some honest peer reports (each peer's
+//  last point of that round); false when there is none. Walk: last = -1, then pt.round.
+bool   gc_report_honest_next (const gc_result_t *res, double last, gc_honest_point_t *out);
 int    gc_report_summarise (const gc_result_t *res, gc_summary_t *out, gc_err_t *err);
 void   gc_summary_free (gc_summary_t *self);
 /*  The value of an assertion metric (NAN when it cannot be measured, with the

@@ -27,7 +27,8 @@ static const char *s_common [] = {
 //  What an assertion can measure (gc_report.c computes them).
 static const char *s_metrics [] = {
     "honest_mean_accuracy", "honest_min_accuracy", "consensus_distance", "honest_crashes",
-    "min_rounds", "accepted_from_untrusted", "events_not_fired", "rejected_total"
+    "min_rounds", "accepted_from_untrusted", "events_not_fired", "rejected_total",
+    "rounds_to_target", "time_to_target_s", "mb_to_target", "rounds_redone"
 };
 
 static const struct {
@@ -233,6 +234,9 @@ s_parse_scenario_section (s_ctx_t *ctx, zconfig_t *section)
         if (!strcmp (name, "timeout_s"))
             rc = gc_parse_double (value, 1, 7 * 86400, &self->timeout_s, key, &perr);
         else
+        if (!strcmp (name, "target_accuracy"))
+            rc = gc_parse_double (value, 0, 1, &self->target_accuracy, key, &perr);
+        else
         if (!strcmp (name, "grace_s"))
             rc = gc_parse_double (value, 0, 3600, &self->grace_s, key, &perr);
         else
@@ -245,7 +249,7 @@ s_parse_scenario_section (s_ctx_t *ctx, zconfig_t *section)
         }
         else
             return s_error (ctx, key, "unknown key (expected name, description, peers, timeout_s, "
-                            "grace_s or base_port)");
+                            "target_accuracy, grace_s or base_port)");
         if (rc)
             return gc_err_set (ctx->err, 1, "%s: %s", ctx->file, perr.msg);
     }
@@ -631,7 +635,8 @@ s_parse_asserts (s_ctx_t *ctx, zconfig_t *section)
         if (!s_metric_known (name))
             return s_error (ctx, key, "unknown metric (honest_mean_accuracy, honest_min_accuracy, "
                             "consensus_distance, honest_crashes, min_rounds, accepted_from_untrusted, "
-                            "events_not_fired, rejected_total, rejected.REASON)");
+                            "events_not_fired, rejected_total, rejected.REASON, rounds_to_target, "
+                            "time_to_target_s, mb_to_target, rounds_redone)");
         while (*text == ' ')
             text++;
         size_t c_i, n_cmp = sizeof s_cmp_names / sizeof s_cmp_names [0];
@@ -692,6 +697,7 @@ s_parse (s_ctx_t *ctx, zconfig_t *root)
 {
     gc_scenario_t *self = ctx->self;
     self->timeout_s = 600;
+    self->target_accuracy = 0.85;
     self->grace_s = 10;
     //  scenario first (the peer count), then groups (roles), then the rest:
     //  peer sets can name groups, "honest" and "byzantine".

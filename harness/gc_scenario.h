@@ -81,6 +81,7 @@ typedef struct {
     char         *description;
     uint32_t      n_peers;          /* scenario/peers */
     double        timeout_s;        /* scenario/timeout_s: the whole run's limit */
+    double        target_accuracy;  /* scenario/target_accuracy: for rounds/time/MB to target */
     double        grace_s;          /* scenario/grace_s: others may run on after the honest peers end */
     int           base_port;        /* scenario/base_port: 0 = choose a free range */
     gc_setting_t *settings;         /* gcnode keys for every peer, file order */

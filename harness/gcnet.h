@@ -38,6 +38,7 @@ typedef struct {
     char   status [32];
     char   failed [256];       /* the first failing assertion */
     double mean, min, consensus, min_rounds, elapsed_s, mb_sent;
+    double target, time_to_target_s;    /* scenario/target_accuracy; NAN: never reached */
 } gcnet_outcome_t;
 
 int gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args,

@@ -35,7 +35,7 @@ int
 gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args, gcnet_outcome_t *o)
 {
     memset (o, 0, sizeof *o);
-    o->mean = o->min = o->consensus = o->min_rounds = o->mb_sent = NAN;
+    o->mean = o->min = o->consensus = o->min_rounds = o->mb_sent = o->target = o->time_to_target_s = NAN;
     snprintf (o->name, sizeof o->name, "%s", path);
     snprintf (o->status, sizeof o->status, "not run");
     gc_err_t err = { 0 };
@@ -100,6 +100,8 @@ gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args,
         o->min = sum.honest_min_accuracy;
         o->consensus = sum.consensus_distance;
         o->min_rounds = sum.min_rounds;
+        o->target = sum.target_accuracy;
+        o->time_to_target_s = sum.time_to_target_s;
         double mb = 0;
         int honest = 0;
         for (uint32_t i = 0; i < res->n_peers; i++)

@@ -87,8 +87,8 @@ static void
 s_table (FILE *f, const gcnet_outcome_t *o, int n)
 {
     fprintf (f, "| scenario | result | honest mean acc. | honest min acc. | consensus dist. | min rounds "
-                "| MB sent / honest peer | time (s) | first failure |\n"
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+                "| MB sent / honest peer | time (s) | s to target | first failure |\n"
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < n; i++) {
         fprintf (f, "| %s | %s | ", o [i].name, o [i].exit_code == 0 ? "pass" : "**FAIL**");
         s_num (f, o [i].mean, "%.4f");
@@ -102,6 +102,11 @@ s_table (FILE *f, const gcnet_outcome_t *o, int n)
         s_num (f, o [i].mb_sent, "%.1f");
         fputs (" | ", f);
         s_num (f, o [i].elapsed_s, "%.0f");
+        fputs (" | ", f);
+        if (isfinite (o [i].time_to_target_s))
+            fprintf (f, "%.0f (%.2f)", o [i].time_to_target_s, o [i].target);
+        else
+            fputs ("–", f);
         //  '|' would break the table
         char failed [256];
         snprintf (failed, sizeof failed, "%s", o [i].failed);

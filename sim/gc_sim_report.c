@@ -57,56 +57,14 @@ typedef struct {
     double round, mean, min, time_s, mb, peers;
 } s_point_t;
 
-static int
-s_cmp_double (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-//  Per evaluated round: mean and min accuracy over the honest peers that
-//  reported it (each peer's last point of that round), the median virtual
-//  time at which they did, their mean megabytes sent.
+//  Per evaluated round: gc_report's honest series (times are virtual here).
 static size_t
 s_series (const gc_sim_t *sim, s_point_t **out)
 {
     *out = NULL;
     size_t cap = 0, n = 0;
-    double last = -1;
-    double *times = malloc ((sim->n ? sim->n : 1) * sizeof *times);
-    if (!times)
-        return 0;
-    while (true) {
-        double next = INFINITY;
-        for (uint32_t i = 0; i < sim->n; i++) {
-            const gc_peerstat_t *st = sim->res->peers [i].stat;
-            if (sim->res->peers [i].byzantine)
-                continue;
-            for (size_t k = 0; k < st->n_series; k++)
-                if (st->series [k].round > last && st->series [k].round < next)
-                    next = st->series [k].round;
-        }
-        if (!isfinite (next))
-            break;
-        s_point_t pt = { .round = next, .min = INFINITY };
-        for (uint32_t i = 0; i < sim->n; i++) {
-            const gc_peerstat_t *st = sim->res->peers [i].stat;
-            if (sim->res->peers [i].byzantine)
-                continue;
-            for (size_t k = st->n_series; k-- > 0;)
-                if (st->series [k].round == next) {
-                    pt.mean += st->series [k].accuracy;
-                    pt.min = fmin (pt.min, st->series [k].accuracy);
-                    pt.mb += st->series [k].bytes_sent / 1e6;
-                    times [(size_t) pt.peers] = st->series [k].wall_s;
-                    pt.peers++;
-                    break;
-                }
-        }
-        pt.mean /= pt.peers;
-        pt.mb /= pt.peers;
-        qsort (times, (size_t) pt.peers, sizeof *times, s_cmp_double);
-        pt.time_s = times [(size_t) pt.peers / 2];
+    gc_honest_point_t hp;
+    for (double last = -1; gc_report_honest_next (sim->res, last, &hp); last = hp.round) {
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
             s_point_t *grown = realloc (*out, cap * sizeof *grown);
@@ -114,10 +72,9 @@ s_series (const gc_sim_t *sim, s_point_t **out)
                 break;
             *out = grown;
         }
-        (*out) [n++] = pt;
-        last = next;
+        (*out) [n++] = (s_point_t) { .round = hp.round, .mean = hp.mean, .min = hp.min,
+                                     .time_s = hp.median_wall_s, .mb = hp.mean_mb_sent, .peers = hp.peers };
     }
-    free (times);
     return n;
 }
 

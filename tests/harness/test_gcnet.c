@@ -37,6 +37,7 @@ static const struct {
     { "freeze", "configs/scenarios/fast/freeze.zpl", S_RUN, NULL },
     { "partition", "configs/scenarios/fast/partition.zpl", S_RUN, "`node/control`" },
     { "drop", "configs/scenarios/fast/drop.zpl", S_RUN, "`node/control`" },
+    { "resume_all", "configs/scenarios/fast/resume-all.zpl", S_RUN, "--resume" },
     { "interrupt", NULL, S_INTERRUPT, NULL },
     { "kill9", NULL, S_KILL9, NULL },
     { "netns", "configs/scenarios/fast/baseline.zpl", S_NETNS, NULL },

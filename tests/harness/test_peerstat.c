@@ -64,6 +64,21 @@ test_tail_and_restart (void **state)
     assert_true (st->series [0].round == 2 && st->series [0].wall_s == 2.0);
     assert_true (st->series [1].round == 40 && st->series [1].wall_s == 10.5);
     assert_true (st->series [1].bytes_sent == 320);
+    //  rounds done again after a restart: the newest process went on (0), then
+    //  one resumed from a checkpoint 9 rounds back, then one started over
+    assert_int_equal (st->rounds_redone, 0);
+    static const struct { const char *line; uint64_t redone; } restarts [] = {
+        { "{\"t\":1,\"round\":31}\n", 9 },             /* 40 -> 31 */
+        { "{\"t\":1,\"round\":35}\n", 9 },             /* 31 -> 35: still 9, the most */
+        { "{\"t\":1,\"round\":1}\n", 34 },             /* 35 -> 1: started over */
+    };
+    for (size_t i = 0; i < sizeof restarts / sizeof restarts [0]; i++) {
+        gc_peerstat_restart (st, 20.0 + (double) i);
+        assert_int_equal (st->rounds_redone, i ? restarts [i - 1].redone : 0);
+        s_append (path, restarts [i].line);
+        assert_int_equal (gc_peerstat_poll (st), 1);
+        assert_int_equal (st->rounds_redone, restarts [i].redone);
+    }
     gc_peerstat_destroy (&st);
     assert_null (st);
     gc_test_rmtree (dir);

@@ -188,12 +188,75 @@ test_summary_and_report (void **state)
     free (dir);
 }
 
+//  When the honest mean first reached the target: round, median time, mean MB.
+//  3 honest peers evaluated at rounds 10 (mean 0.6) and 20 (mean 0.91).
+static void
+test_time_to_target (void **state)
+{
+    (void) state;
+    static const struct {
+        const char *target;
+        double      round, time_s, mb;      /* NAN: never reached */
+        bool        pass;                   /* of rounds_to_target <= 20 */
+    } cases [] = {
+        { "0.9",  20, 2.5, 2.0, true },     /* t 2.0 / 2.5 / 4.0 -> median 2.5 */
+        { "0.55", 10, 1.0, 1.0, true },
+        { "0.99", NAN, NAN, NAN, false },   /* never: the metric is NaN and fails */
+    };
+    static const double acc [2][3] = { { 0.5, 0.6, 0.7 }, { 0.85, 0.9, 0.98 } };
+    static const double t [2][3] = { { 1.0, 0.5, 3.0 }, { 2.0, 4.0, 2.5 } };
+    char *dir = gc_test_tmpdir ("target");
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        char text [512];
+        snprintf (text, sizeof text, "scenario\n    peers = 3\n    target_accuracy = %s\n"
+                  "assert\n    rounds_to_target = \"<= 20\"\n", cases [c].target);
+        gc_err_t err = { 0 };
+        gc_scenario_t *sc = gc_scenario_load_str (text, "target.zpl", &err);
+        if (!sc)
+            fail_msg ("%s", err.msg);
+        gc_peer_result_t peers [3];
+        memset (peers, 0, sizeof peers);
+        gc_result_t res = { .scenario = sc, .out_dir = dir, .n_peers = 3, .status = GC_RUN_COMPLETED,
+                            .peers = peers };
+        char path [3][512];
+        for (uint32_t i = 0; i < 3; i++) {
+            snprintf (path [i], sizeof path [i], "%s/peer%u.jsonl", dir, i);
+            peers [i].stat = gc_peerstat_new (path [i]);
+            for (int r = 0; r < 2; r++) {
+                char line [256];
+                snprintf (line, sizeof line, "{\"t\":%g,\"round\":%d,\"accuracy\":%g,\"bytes_sent\":%u}",
+                          t [r][i], 10 * (r + 1), acc [r][i], (r + 1) * (i + 1) * 500000u);
+                assert_true (gc_peerstat_feed (peers [i].stat, line, strlen (line)));
+            }
+        }
+        gc_summary_t sum;
+        assert_int_equal (gc_report_summarise (&res, &sum, &err), 0);
+        if (isnan (cases [c].round))
+            assert_true (isnan (sum.rounds_to_target) && isnan (sum.time_to_target_s) && isnan (sum.mb_to_target));
+        else {
+            assert_true (sum.rounds_to_target == cases [c].round);
+            assert_true (fabs (sum.time_to_target_s - cases [c].time_s) < 1e-9);
+            assert_true (fabs (sum.mb_to_target - cases [c].mb) < 1e-9);
+        }
+        assert_int_equal (sum.pass [0], cases [c].pass);
+        if (!cases [c].pass)
+            assert_non_null (strstr (sum.note [0], "never reached"));
+        gc_summary_free (&sum);
+        for (uint32_t i = 0; i < 3; i++)
+            gc_peerstat_destroy (&peers [i].stat);
+        gc_scenario_destroy (&sc);
+    }
+    gc_test_rmtree (dir);
+    free (dir);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_model_files),
         cmocka_unit_test (test_summary_and_report),
+        cmocka_unit_test (test_time_to_target),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

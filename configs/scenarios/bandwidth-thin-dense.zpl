@@ -1,0 +1,37 @@
+#   Bandwidth-capped links, dense fp32 models: every link carries at most
+#   2 Mbit/s (the fault layer's token bucket per destination; with gcnet run --netns, tc
+#   tbf on each veth). Its pair is bandwidth-thin-topk.zpl (same cap): the
+#   reports' "s to target" (wall seconds until the honest mean accuracy first reached
+#   0.85) tell what compression buys on such a link; rounds are set so that both get
+#   there (dense needs about 70, top-k about 220, in gcsim).
+#   2 Mbit/s is where, with 16 peers sharing 2 cores, a dense round costs the link
+#   about 16 times what it costs the CPU: docs/RESULTS.md explains the choice.
+scenario
+    name = "bandwidth-thin-dense"
+    description = "2 Mbit/s per link, dense fp32 models"
+    peers = 16
+    timeout_s = 1800
+    target_accuracy = 0.85
+node
+    eval_every = 10
+topology
+    kind = "torus:4x4"
+train
+    split = "iid"
+    rounds = 80
+gossip
+    compress = "none"
+    ec = "none"
+    aggregator = "cwtm:1"
+    wait = "adaptive"
+timeline
+    cap
+        at = "time 0"
+        do = "rate 2mbit"
+assert
+    honest_mean_accuracy = ">= 0.85"
+    honest_min_accuracy = ">= 0.84"
+    consensus_distance = "<= 0.1"
+    honest_crashes = "== 0"
+    min_rounds = ">= 80"
+    events_not_fired = "== 0"
