@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <czmq.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -47,7 +48,12 @@ struct gc_zmq_t {
     char            *bind;
     s_link_t        *links;
     size_t           n_links;
-    zactor_t        *actor;
+    //  The network thread and the pipe to it (our end; the thread owns and
+    //  closes the other). A joined thread, not a detached zactor: see s_thread.
+    zsock_t         *actor;
+    zsock_t         *actor_end;
+    pthread_t        thread;
+    atomic_bool      thread_ended;
     //  actor-owned
     zsock_t         *inbox;
     zsock_t         *control;
@@ -444,7 +450,6 @@ static void
 s_actor (zsock_t *pipe, void *arg)
 {
     gc_zmq_t *self = arg;
-    zsock_signal (pipe, 0);
     void *p = zsock_resolve (pipe), *inbox = zsock_resolve (self->inbox);
     zmq_pollitem_t items [3] = { { p, 0, ZMQ_POLLIN, 0 }, { inbox, 0, ZMQ_POLLIN, 0 },
                                  { self->control ? zsock_resolve (self->control) : NULL, 0, ZMQ_POLLIN, 0 } };
@@ -486,6 +491,41 @@ s_actor (zsock_t *pipe, void *arg)
     }
 }
 
+//  The network thread is joined by gc_zmq_destroy, so that nothing of it
+//  runs once destroy has returned, not even what a thread does after its
+//  function returned: its thread-local destructors (OpenSSL's per-thread
+//  state from verifying signatures, gc_sha256's context). A CZMQ zactor
+//  thread is detached and goes on with those after zactor_destroy returned
+//  (or earlier: a signal interrupts zactor_destroy's wait); the process then
+//  reaches exit(), where OPENSSL_cleanup frees every thread's OpenSSL state
+//  without a lock while the still-running thread frees its own: "double free
+//  or corruption (fasttop)" on a busy machine.
+static void *
+s_thread (void *arg)
+{
+    gc_zmq_t *self = arg;
+    s_actor (self->actor_end, self);
+    zsock_destroy (&self->actor_end);
+    atomic_store (&self->thread_ended, true);
+    return NULL;
+}
+
+//  $TERM to the thread (retried while the pipe is full or a signal
+//  interrupts), then wait for the thread's end.
+static void
+s_stop_thread (gc_zmq_t *self)
+{
+    void *pipe = zsock_resolve (self->actor);
+    while (!atomic_load (&self->thread_ended)) {
+        if (zmq_send (pipe, "$TERM", 5, ZMQ_DONTWAIT) == 5)
+            break;
+        if (zmq_errno () != EAGAIN && zmq_errno () != EINTR)
+            break;
+        zclock_sleep (1);
+    }
+    pthread_join (self->thread, NULL);
+}
+
 int
 gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
 {
@@ -510,9 +550,14 @@ gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
     self->held = calloc (S_HELD_MAX, sizeof *self->held);
     if (!self->held)
         return gc_err_set (err, 1, "transport: out of memory");
-    self->actor = zactor_new (s_actor, self);
+    self->actor = zsys_create_pipe (&self->actor_end);
     if (!self->actor)
+        return gc_err_set (err, 1, "transport: cannot create the network thread's pipe");
+    if (pthread_create (&self->thread, NULL, s_thread, self)) {
+        zsock_destroy (&self->actor_end);
+        zsock_destroy (&self->actor);
         return gc_err_set (err, 1, "transport: cannot start the network thread");
+    }
     return 0;
 }
 
@@ -532,7 +577,7 @@ gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
 {
     if (!self->actor || n_dests == 0)
         return n_dests ? -1 : 0;
-    void *pipe = zsock_resolve (zactor_sock (self->actor));
+    void *pipe = zsock_resolve (self->actor);
     zmq_msg_t parts [4];
     if (s_msg_from (&parts [0], "SEND", 4)
     ||  s_msg_from (&parts [1], dests, n_dests * sizeof *dests)
@@ -579,7 +624,10 @@ gc_zmq_destroy (gc_zmq_t **self_p)
     gc_zmq_t *self = *self_p;
     if (!self)
         return;
-    zactor_destroy (&self->actor);
+    if (self->actor) {
+        s_stop_thread (self);
+        zsock_destroy (&self->actor);
+    }
     for (size_t i = 0; i < self->n_held; i++) {
         zmq_msg_close (&self->held [i].header);
         zmq_msg_close (&self->held [i].payload);
