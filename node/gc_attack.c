@@ -127,9 +127,25 @@ s_rms (const float *x, size_t d)
     return d ? (float) sqrt (gc_vec_norm2sq (x, d) / (double) d) : 0.0f;
 }
 
+float
+gc_attack_scale (const float *const *models, size_t k, size_t d)
+{
+    float rms [64];
+    size_t n = k < 64 ? k : 64;
+    for (size_t j = 0; j < n; j++)
+        rms [j] = s_rms (models [j], d);
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && rms [b - 1] > rms [b]; b--) {
+            float t = rms [b];
+            rms [b] = rms [b - 1];
+            rms [b - 1] = t;
+        }
+    return n ? rms [n / 2] : 0.0f;
+}
+
 void
 gc_attack_target (const gc_attack_t *attack, double alie_z, const float *mean, const float *std,
-                  const float *prev_mean, size_t d, gc_rng_t *rng, float *z)
+                  const float *prev_mean, float scale_ref, size_t d, gc_rng_t *rng, float *z)
 {
     float p = (float) attack->param;
     switch (attack->kind) {
@@ -139,7 +155,7 @@ gc_attack_target (const gc_attack_t *attack, double alie_z, const float *mean, c
             break;
         case GC_ATTACK_NOISE:
         case GC_ATTACK_EQUIVOCATE: {
-            float scale = p * s_rms (mean, d);
+            float scale = p * scale_ref;
             for (size_t i = 0; i < d; i++)
                 z [i] = mean [i] + scale * (float) gc_rng_normal (rng);
             break;

@@ -73,12 +73,17 @@ double      gc_attack_alie_z (size_t n, size_t f);
 /*  Coordinate-wise mean and standard deviation of k models. */
 void        gc_attack_moments (const float *const *models, size_t k, size_t d,
                                float *mean, float *std);
+/*  The models' scale for noise and equivocate: the median over the k models of
+    their rms. Not rms(mean): a colluder's noisy model in the mean would set the
+    next round's noise, and two noise attackers who see each other would grow
+    their noise geometrically until it overflows. */
+float       gc_attack_scale (const float *const *models, size_t k, size_t d);
 /*  Target model z for the non-per-victim model attacks. mean/std/prev_mean
-    as above (prev_mean may equal mean on the first round); models[0..k) are
-    the observation (for mimic, models[1] is the first neighbour). */
+    as above (prev_mean may equal mean on the first round), scale from
+    gc_attack_scale. */
 void        gc_attack_target (const gc_attack_t *attack, double alie_z,
                               const float *mean, const float *std, const float *prev_mean,
-                              size_t d, gc_rng_t *rng, float *z);
+                              float scale, size_t d, gc_rng_t *rng, float *z);
 /*  Dissensus target for one victim. */
 void        gc_attack_dissensus (double eps, const float *victim, const float *mean,
                                  size_t d, float *z);

@@ -106,6 +106,7 @@ struct gc_engine_t {
     gc_attack_t        attack;
     double             alie_z;
     float             *att_mean, *att_std, *att_prev, *att_z, *att_z2;
+    float              att_scale;          /* the observed models' scale (gc_attack_scale) */
     bool               att_have_prev;
     gc_rng_t           att_rng;
     gc_key_t          *att_key;         /* untrusted: a key no one trusts */
@@ -650,6 +651,8 @@ s_observe (gc_engine_t *self)
     const gc_engine_observer_t *oracle = self->cfg.observer;
     if (oracle) {
         oracle->moments (oracle->ctx, self->cfg.self, self->att_mean, self->att_std);
+        const float *honest_mean = self->att_mean;     /* of honest models only */
+        self->att_scale = gc_attack_scale (&honest_mean, 1, self->n);
         if (!self->att_have_prev) {
             gc_vec_copy (self->att_prev, self->att_mean, self->n);
             self->att_have_prev = true;
@@ -667,6 +670,7 @@ s_observe (gc_engine_t *self)
     if (k == 0)
         self->inputs [k++] = self->pub;
     gc_attack_moments (self->inputs, k, self->n, self->att_mean, self->att_std);
+    self->att_scale = gc_attack_scale ((const float *const *) self->inputs, k, self->n);
     for (size_t i = 0; i < self->n_in; i++)
         pthread_mutex_unlock (&self->replicas [i].lock);
     if (!self->att_have_prev) {
@@ -709,8 +713,8 @@ s_attack_model (gc_engine_t *self, gc_err_t *err)
     else
     if (a->kind == GC_ATTACK_EQUIVOCATE) {
         //  two different models under one seq: half the neighbours get each
-        gc_attack_target (a, 0, self->att_mean, self->att_std, self->att_prev, self->n,
-                          &self->att_rng, self->att_z);
+        gc_attack_target (a, 0, self->att_mean, self->att_std, self->att_prev, self->att_scale,
+                          self->n, &self->att_rng, self->att_z);
         for (size_t i = 0; i < self->n; i++)
             self->att_z2 [i] = 2.0f * self->att_mean [i] - self->att_z [i];
         uint64_t state = ++self->seq, seq = ++self->seq;
@@ -739,7 +743,7 @@ s_attack_model (gc_engine_t *self, gc_err_t *err)
         }
         else
             gc_attack_target (a, self->alie_z, self->att_mean, self->att_std, self->att_prev,
-                              self->n, &self->att_rng, self->att_z);
+                              self->att_scale, self->n, &self->att_rng, self->att_z);
         rc = s_send_model (self, self->out_peers, self->n_out, model, err);
     }
     gc_vec_copy (self->att_prev, self->att_mean, self->n);

@@ -4,6 +4,7 @@
     peers learning, and the plain mean does not (so the attacks bite). */
 #include "gc_test.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -136,11 +137,43 @@ test_attack_specs (void **state)
     assert_true (gc_attack_alie_z (4, 0) == 0);       /* s = 3, p = 1/4: no shift */
 }
 
+//  The noise scale is the median of the observed models' rms: one colluder's
+//  huge model among five does not move it, so noise cannot feed on itself.
+static void
+test_noise_scale_ignores_a_colluder (void **state)
+{
+    (void) state;
+    enum { D = 1000 };
+    static float honest [4][D], colluder [D];
+    for (size_t i = 0; i < D; i++) {
+        for (int j = 0; j < 4; j++)
+            honest [j][i] = (float) (j + 1) * ((i % 2) ? 1.0f : -1.0f);      /* rms j + 1 */
+        colluder [i] = 1e30f;
+    }
+    const float *models [5] = { honest [0], colluder, honest [1], honest [2], honest [3] };
+    assert_float_equal (gc_attack_scale (models, 5, D), 3.0f, 1e-5);       /* of 1, 2, 3, 4, 1e30 */
+    assert_float_equal (gc_attack_scale (models, 1, D), 1.0f, 1e-5);
+    float mean [D], stdv [D], z [D];
+    const float *honest_only [4] = { honest [0], honest [1], honest [2], honest [3] };
+    gc_attack_moments (honest_only, 4, D, mean, stdv);
+    gc_attack_t noise;
+    assert_int_equal (gc_attack_parse ("noise:10", &noise, NULL), 0);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 1, 2);
+    float scale = gc_attack_scale (models, 5, D);
+    gc_attack_target (&noise, 0, mean, stdv, mean, scale, D, &rng, z);
+    double dev = 0;                     /* rms of z - mean: 10 x 3 */
+    for (size_t i = 0; i < D; i++)
+        dev += ((double) z [i] - mean [i]) * ((double) z [i] - mean [i]);
+    assert_true (fabs (sqrt (dev / D) - 30.0) < 3.0);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_attack_specs),
+        cmocka_unit_test (test_noise_scale_ignores_a_colluder),
         cmocka_unit_test (test_protocol_attacks_are_refused),
         cmocka_unit_test (test_silent_peer),
         cmocka_unit_test (test_model_attacks_against_robust_and_plain_rules),
