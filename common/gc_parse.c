@@ -77,3 +77,31 @@ gc_parse_u64 (const char *s, unsigned long long *out, const char *what, gc_err_t
     *out = v;
     return 0;
 }
+
+int
+gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *err)
+{
+    static const struct { const char *unit; double bytes; } units [] = {
+        { "", 1 }, { "B", 1 }, { "kB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
+        { "bit", 0.125 }, { "kbit", 125 }, { "mbit", 125e3 }, { "gbit", 125e6 }
+    };
+    if (!strcmp (text, "off")) {
+        *out = 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod (text, &end);
+    if (end == text || errno || !isfinite (v) || v < 0)
+        return gc_err_set (err, 1, "%s: '%s' is not a rate (e.g. 100mbit, 500kB, 250000, off)", what, text);
+    for (size_t i = 0; i < sizeof units / sizeof units [0]; i++)
+        if (!strcmp (end, units [i].unit)) {
+            *out = v * units [i].bytes;
+            if (*out > 0 && *out < 1000)
+                return gc_err_set (err, 1, "%s: '%s' is below 1000 bytes/s", what, text);
+            if (*out > 1e13)
+                return gc_err_set (err, 1, "%s: '%s' is above 10 TB/s", what, text);
+            return 0;
+        }
+    return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
+}

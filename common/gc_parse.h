@@ -32,5 +32,8 @@ int gc_parse_long (const char *s, long lo, long hi, long *out,
 /*  Unsigned 64-bit, decimal or 0x-hex. */
 int gc_parse_u64 (const char *s, unsigned long long *out,
                   const char *what, gc_err_t *err);
+/*  A rate in bytes/s: "100mbit", "12.5MB", "250000", "off" / "0" (unlimited);
+    units B kB MB GB and bit kbit mbit gbit (decimal); 1000 B/s to 10 TB/s. */
+int gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *err);
 
 #endif

@@ -439,34 +439,6 @@ s_parse_at (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *text)
 
 //  "100mbit", "12.5kB", "250000" (bytes/s), "0" or "off" (no cap).
 static int
-s_parse_rate (const char *text, double *out, const char *key, gc_err_t *err)
-{
-    static const struct { const char *unit; double bytes; } units [] = {
-        { "", 1 }, { "B", 1 }, { "kB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
-        { "bit", 0.125 }, { "kbit", 125 }, { "mbit", 125e3 }, { "gbit", 125e6 }
-    };
-    if (!strcmp (text, "off")) {
-        *out = 0;
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod (text, &end);
-    if (end == text || errno || !isfinite (v) || v < 0)
-        return gc_err_set (err, 1, "%s: '%s' is not a rate (e.g. 100mbit, 500kB, 250000, off)", key, text);
-    for (size_t i = 0; i < sizeof units / sizeof units [0]; i++)
-        if (!strcmp (end, units [i].unit)) {
-            *out = v * units [i].bytes;
-            if (*out > 0 && *out < 1000)
-                return gc_err_set (err, 1, "%s: '%s' is below 1000 bytes/s", key, text);
-            if (*out > 1e12)
-                return gc_err_set (err, 1, "%s: '%s' is above 1 TB/s", key, text);
-            return 0;
-        }
-    return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", key, text);
-}
-
-static int
 s_parse_partition (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *args)
 {
     gc_scenario_t *self = ctx->self;
@@ -545,7 +517,7 @@ s_parse_do (s_ctx_t *ctx, gc_event_t *ev, const char *key, const char *text)
             rc = gc_parse_double (args, 1, 1000, &ev->value, key, &perr);
             break;
         case GC_ACT_RATE:
-            rc = s_parse_rate (args, &ev->value, key, &perr);
+            rc = gc_parse_rate (args, &ev->value, key, &perr);
             break;
         case GC_ACT_PARTITION:
             return s_parse_partition (ctx, ev, key, args);

@@ -477,26 +477,10 @@ s_teardown (gc_sim_t *sim)
 //  routing: the fault layer of the sender (as gossip/gc_zmq.c applies it),
 //  then the link (bandwidth, latency, jitter; in order)
 
-static size_t
-s_contact_index (const gc_sim_peer_t *p, uint32_t peer)
-{
-    size_t lo = 0, hi = p->n_contacts;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (p->contacts [mid] == peer)
-            return mid;
-        if (p->contacts [mid] < peer)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return SIZE_MAX;
-}
-
 static void
 s_route_one (gc_sim_t *sim, gc_sim_peer_t *p, uint32_t to, gc_sim_msg_t *msg, int64_t t)
 {
-    size_t ci = s_contact_index (p, to);
+    size_t ci = gc_sim_peer_contact (p, to);
     if (ci == SIZE_MAX || to >= sim->n)
         return;                         /* the engine only sends to its contacts */
     gc_sim_link_t *link = &p->links [ci];

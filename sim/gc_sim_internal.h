@@ -187,6 +187,8 @@ void gc_sim_peer_freeze (gc_sim_t *sim, gc_sim_peer_t *p);
 void gc_sim_peer_thaw (gc_sim_t *sim, gc_sim_peer_t *p);
 void gc_sim_peer_finish (gc_sim_t *sim, gc_sim_peer_t *p, gc_peer_state_t state);
 int64_t gc_sim_peer_compute_ns (gc_sim_peer_t *p);
+/*  Index of peer in p->contacts (sorted), SIZE_MAX when it is not one. */
+size_t  gc_sim_peer_contact (const gc_sim_peer_t *p, uint32_t peer);
 void gc_sim_msg_release (gc_sim_msg_t *msg);
 /*  Push onto the peer's outputs (routed after the batch). */
 void gc_sim_peer_schedule (gc_sim_peer_t *p, int64_t t, uint32_t kind, uint64_t arg);

@@ -401,8 +401,8 @@ s_mix (gc_sim_t *sim, gc_sim_peer_t *p)
     gc_sim_peer_schedule (p, p->compute_due, GC_SIM_EV_COMPUTE, p->epoch);
 }
 
-static size_t
-s_contact_index (const gc_sim_peer_t *p, uint32_t peer)
+size_t
+gc_sim_peer_contact (const gc_sim_peer_t *p, uint32_t peer)
 {
     size_t lo = 0, hi = p->n_contacts;
     while (lo < hi) {
@@ -426,7 +426,7 @@ s_deliver (gc_sim_t *sim, gc_sim_peer_t *p, gc_sim_msg_t *msg)
         return;
     }
     if (p->frozen) {
-        size_t ci = s_contact_index (p, msg->from);
+        size_t ci = gc_sim_peer_contact (p, msg->from);
         if ((ci != SIZE_MAX && p->held_from [ci] >= GC_SIM_HELD_PER_LINK)
         ||  !s_grow ((void **) &p->held, &p->cap_held, p->n_held + 1, sizeof *p->held)) {
             p->dropped_frozen++;

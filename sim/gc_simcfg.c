@@ -11,34 +11,6 @@ static const char *s_keys [] = {
     "skip_crypto", "threads", "cores"
 };
 
-int
-gc_simcfg_parse_rate (const char *text, double *out, const char *what, gc_err_t *err)
-{
-    static const struct { const char *unit; double bytes; } units [] = {
-        { "", 1 }, { "B", 1 }, { "kB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 },
-        { "bit", 0.125 }, { "kbit", 125 }, { "mbit", 125e3 }, { "gbit", 125e6 }
-    };
-    if (!strcmp (text, "off")) {
-        *out = 0;
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod (text, &end);
-    if (end == text || errno || !isfinite (v) || v < 0)
-        return gc_err_set (err, 1, "%s: '%s' is not a rate (e.g. 100mbit, 500kB, 250000, off)", what, text);
-    for (size_t i = 0; i < sizeof units / sizeof units [0]; i++)
-        if (!strcmp (end, units [i].unit)) {
-            *out = v * units [i].bytes;
-            if (*out > 0 && *out < 1000)
-                return gc_err_set (err, 1, "%s: '%s' is below 1000 bytes/s", what, text);
-            if (*out > 1e13)
-                return gc_err_set (err, 1, "%s: '%s' is above 10 TB/s", what, text);
-            return 0;
-        }
-    return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
-}
-
 static int
 s_bool (const char *text, bool *out, const char *what, gc_err_t *err)
 {
@@ -63,7 +35,7 @@ s_apply (gc_simcfg_t *self, gc_simpeer_t *p, const char *name, const char *value
     if (!strcmp (name, "jitter_ms"))
         return gc_parse_double (value, 0, 600000, &p->jitter_ms, key, err);
     if (!strcmp (name, "bandwidth"))
-        return gc_simcfg_parse_rate (value, &p->bandwidth, key, err);
+        return gc_parse_rate (value, &p->bandwidth, key, err);
     if (!strcmp (name, "slow"))
         return gc_parse_double (value, 0.001, 1e4, &p->slow, key, err);
     if (!strcmp (name, "compute_jitter"))

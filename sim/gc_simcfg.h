@@ -51,7 +51,5 @@ typedef struct {
 /*  Read the sim keys of path for the peers of sc. */
 gc_simcfg_t *gc_simcfg_load (const char *path, const gc_scenario_t *sc, gc_err_t *err);
 void         gc_simcfg_destroy (gc_simcfg_t **self_p);
-/*  "100mbit", "12.5MB", "250000" (bytes/s), "off" / "0" (unlimited). */
-int          gc_simcfg_parse_rate (const char *text, double *out, const char *what, gc_err_t *err);
 
 #endif

@@ -113,6 +113,32 @@ test_parse_rejects_garbage (void **state)
 }
 
 static void
+test_parse_rate (void **state)
+{
+    (void) state;
+    static const struct { const char *text; double bytes; const char *error; } cases [] = {
+        { "250000", 250000, NULL }, { "20mbit", 2.5e6, NULL }, { "12.5MB", 12.5e6, NULL },
+        { "1gbit", 125e6, NULL }, { "off", 0, NULL }, { "0", 0, NULL },
+        { "fast", 0, "not a rate" }, { "-5MB", 0, "not a rate" }, { "5Mb", 0, "unknown unit" },
+        { "999", 0, "below 1000" }, { "20TB", 0, "unknown unit" }, { "2e13", 0, "above" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        double v = -1;
+        gc_err_t err = { 0 };
+        int rc = gc_parse_rate (cases [i].text, &v, "timeline/cap", &err);
+        if (cases [i].error) {
+            assert_int_equal (rc, -1);
+            assert_non_null (strstr (err.msg, cases [i].error));
+            assert_non_null (strstr (err.msg, "timeline/cap"));
+        }
+        else {
+            assert_int_equal (rc, 0);
+            assert_true (v == cases [i].bytes);
+        }
+    }
+}
+
+static void
 test_layout_offsets_and_find (void **state)
 {
     gc_layout_t layout;
@@ -158,6 +184,7 @@ main (void)
         cmocka_unit_test (test_rng_normal_and_gamma_moments),
         cmocka_unit_test (test_shuffle_is_a_permutation),
         cmocka_unit_test (test_parse_rejects_garbage),
+        cmocka_unit_test (test_parse_rate),
         cmocka_unit_test (test_layout_offsets_and_find),
         cmocka_unit_test (test_vec_nonfinite_found_anywhere),
     };
