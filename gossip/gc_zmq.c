@@ -81,8 +81,9 @@ gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
     }
     self->cfg = *cfg;
     self->bind = strdup (cfg->bind);
+    self->cfg.control = cfg->control ? strdup (cfg->control) : NULL;     /* ours: the caller's may go */
     self->links = calloc (S_MAX_PEERS, sizeof *self->links);
-    if (!self->bind || !self->links) {
+    if (!self->bind || !self->links || (cfg->control && !self->cfg.control)) {
         gc_zmq_destroy (&self);
         gc_err_set (err, 1, "transport: out of memory");
         return NULL;
@@ -641,6 +642,7 @@ gc_zmq_destroy (gc_zmq_t **self_p)
     }
     free (self->links);
     free (self->bind);
+    free ((char *) self->cfg.control);
     free (self);
     *self_p = NULL;
 }
