@@ -211,9 +211,9 @@ def table1(args):
         "dense gossip (`compress none`, `ec none`), `wait sync`, simulator without signatures (`skip_crypto`,",
         "no protocol attack here). Cell: honest peers' final test accuracy, mean / min, on the 10 000 test",
         "images. *omniscient*: the attackers compute their attack from every honest model (the simulator",
-        "grants it) instead of what they receive from their neighbours. *crashed*: honest peers whose",
-        "model became non-finite: their next publish fails and the peer stops, as gcnode exits",
-        "(docs/RESULTS.md, findings below).",
+        "grants it) instead of what they receive from their neighbours. *(n crashed)*: honest peers",
+        "whose run ended with an error (a peer whose own training diverges recovers from its",
+        "neighbours and goes on; findings below the table).",
         ""]
     for split in ["iid", "dirichlet:0.5"]:
         title = "iid" if split == "iid" else "Dirichlet α = 0.5"
@@ -309,9 +309,10 @@ def table2(args):
             "*MB total*: per peer over the run. Random-k is rescaled (unbiased) without EC and plain under",
             "ef / liec. Dense fp32 costs 0.94 MB per message. Mixing step γ = 1 (gcnode's default) but in",
             "the column *ef, γ = 0.3*: error feedback in the replica scheme is CHOCO-SGD, whose consensus",
-            "step must be below 1 under strong compression (at γ = 1 it diverges). *crashed*: honest peers",
-            "whose model went non-finite (their publish fails and the peer stops, as gcnode exits); the",
-            "accuracy is then their last evaluation.", "",
+            "step must be below 1 under strong compression (at γ = 1 it diverges). *(n crashed)*: honest",
+            "peers whose run ended with an error; the accuracy is then their last evaluation. A peer whose",
+            "training diverges publishes nothing that round and takes its neighbours' aggregate (it is",
+            "counted in the metrics as `diverged`, not crashed).", "",
             "| compressor | " + " | ".join(f"EC {e}: final / MB to 0.85 / MB total" for e, _, _ in EC_MODES) + " |",
             "| --- |" + " --- |" * len(EC_MODES)]
     data = {}
