@@ -174,8 +174,10 @@ s_median (double *v, int n)
     return n ? v [n / 2] : NAN;
 }
 
-bool
-gc_report_honest_next (const gc_result_t *res, double last, gc_honest_point_t *out)
+//  The first evaluated round after `last` that some honest peer reports (each
+//  peer's last point of that round); false when there is none.
+static bool
+s_honest_next (const gc_result_t *res, double last, gc_honest_point_t *out)
 {
     double next = INFINITY;
     for (uint32_t i = 0; i < res->n_peers; i++) {
@@ -209,18 +211,36 @@ gc_report_honest_next (const gc_result_t *res, double last, gc_honest_point_t *o
     return true;
 }
 
+//  The honest series, once: every evaluated round in order.
+static int
+s_honest_series (const gc_result_t *res, gc_summary_t *s)
+{
+    size_t cap = 0;
+    gc_honest_point_t pt;
+    for (double last = -1; s_honest_next (res, last, &pt); last = pt.round) {
+        if (s->n_series == cap) {
+            cap = cap ? 2 * cap : 64;
+            gc_honest_point_t *grown = realloc (s->series, cap * sizeof *grown);
+            if (!grown)
+                return -1;
+            s->series = grown;
+        }
+        s->series [s->n_series++] = pt;
+    }
+    return 0;
+}
+
 //  When the honest mean accuracy first reached the scenario's target.
 static void
 s_to_target (const gc_result_t *res, gc_summary_t *s)
 {
     s->target_accuracy = res->scenario->target_accuracy;
     s->rounds_to_target = s->time_to_target_s = s->mb_to_target = NAN;
-    gc_honest_point_t pt;
-    for (double last = -1; gc_report_honest_next (res, last, &pt); last = pt.round)
-        if (pt.mean >= s->target_accuracy) {
-            s->rounds_to_target = pt.round;
-            s->time_to_target_s = pt.median_wall_s;
-            s->mb_to_target = pt.mean_mb_sent;
+    for (size_t i = 0; i < s->n_series; i++)
+        if (s->series [i].mean >= s->target_accuracy) {
+            s->rounds_to_target = s->series [i].round;
+            s->time_to_target_s = s->series [i].median_wall_s;
+            s->mb_to_target = s->series [i].mean_mb_sent;
             return;
         }
 }
@@ -312,6 +332,10 @@ gc_report_summarise (const gc_result_t *res, gc_summary_t *s, gc_err_t *err)
     s->accepted_from_untrusted = s_accepted_from_untrusted (res);
     s->events_not_fired = (double) res->n_not_fired;
     s_consensus (res, s);
+    if (s_honest_series (res, s)) {
+        gc_summary_free (s);
+        return gc_err_set (err, 1, "out of memory");
+    }
     s_to_target (res, s);
     s->all_pass = res->status == GC_RUN_COMPLETED;
     for (size_t c = 0; c < sc->n_checks; c++) {
@@ -330,6 +354,7 @@ gc_summary_free (gc_summary_t *self)
     free (self->measured);
     free (self->pass);
     free (self->note);
+    free (self->series);
     memset (self, 0, sizeof *self);
 }
 
@@ -542,7 +567,7 @@ s_write_md (const gc_result_t *res, const gc_summary_t *s, const char *plots_not
 //  --- plots ---------------------------------------------------------------------
 
 static int
-s_write_series (const gc_result_t *res, const char *dir)
+s_write_series (const gc_result_t *res, const gc_summary_t *s, const char *dir)
 {
     char path [4300];
     for (uint32_t i = 0; i < res->n_peers; i++) {
@@ -564,10 +589,11 @@ s_write_series (const gc_result_t *res, const char *dir)
     if (!f)
         return -1;
     fprintf (f, "# round mean min median_wall_s peers mean_mb_sent\n");
-    gc_honest_point_t pt;
-    for (double last = -1; gc_report_honest_next (res, last, &pt); last = pt.round)
-        fprintf (f, "%.0f %.6f %.6f %.3f %d %.6f\n", pt.round, pt.mean, pt.min, pt.median_wall_s, pt.peers,
-                 pt.mean_mb_sent);
+    for (size_t k = 0; k < s->n_series; k++) {
+        const gc_honest_point_t *pt = &s->series [k];
+        fprintf (f, "%.0f %.6f %.6f %.3f %d %.6f\n", pt->round, pt->mean, pt->min, pt->median_wall_s,
+                 pt->peers, pt->mean_mb_sent);
+    }
     if (fclose (f))
         return -1;
     return 0;
@@ -650,7 +676,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
         snprintf (note, size, "No plots: cannot create %.300s.", dir);
         return;
     }
-    if (s_write_series (res, dir)) {
+    if (s_write_series (res, s, dir)) {
         snprintf (note, size, "No plots: cannot write the data files in %.300s.", dir);
         return;
     }

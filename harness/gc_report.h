@@ -39,6 +39,8 @@ typedef struct {
     double  rounds_to_target;
     double  time_to_target_s;           /* median wall time of that evaluation over the peers */
     double  mb_to_target;               /* mean MB sent per honest peer by then */
+    gc_honest_point_t *series;          /* every evaluated round, in order */
+    size_t  n_series;
     //  per assertion of the scenario
     double *measured;
     bool   *pass;
@@ -46,9 +48,6 @@ typedef struct {
     bool    all_pass;                   /* every assertion, and the run completed */
 } gc_summary_t;
 
-//  The first evaluated round after `last` that some honest peer reports (each peer's
-//  last point of that round); false when there is none. Walk: last = -1, then pt.round.
-bool   gc_report_honest_next (const gc_result_t *res, double last, gc_honest_point_t *out);
 int    gc_report_summarise (const gc_result_t *res, gc_summary_t *out, gc_err_t *err);
 void   gc_summary_free (gc_summary_t *self);
 /*  The value of an assertion metric (NAN when it cannot be measured, with the

@@ -1,6 +1,7 @@
 #include "gc_attack.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gc_parse.h"
@@ -127,20 +128,25 @@ s_rms (const float *x, size_t d)
     return d ? (float) sqrt (gc_vec_norm2sq (x, d) / (double) d) : 0.0f;
 }
 
+static int
+s_cmp_float (const void *a, const void *b)
+{
+    float x = *(const float *) a, y = *(const float *) b;
+    return (x > y) - (x < y);
+}
+
 float
 gc_attack_scale (const float *const *models, size_t k, size_t d)
 {
-    float rms [64];
-    size_t n = k < 64 ? k : 64;
-    for (size_t j = 0; j < n; j++)
+    float *rms = k ? malloc (k * sizeof *rms) : NULL;
+    if (!rms)
+        return k ? s_rms (models [0], d) : 0.0f;    /* out of memory: any model's scale */
+    for (size_t j = 0; j < k; j++)
         rms [j] = s_rms (models [j], d);
-    for (size_t a = 1; a < n; a++)
-        for (size_t b = a; b > 0 && rms [b - 1] > rms [b]; b--) {
-            float t = rms [b];
-            rms [b] = rms [b - 1];
-            rms [b - 1] = t;
-        }
-    return n ? rms [n / 2] : 0.0f;
+    qsort (rms, k, sizeof *rms, s_cmp_float);
+    float median = rms [k / 2];
+    free (rms);
+    return median;
 }
 
 void

@@ -53,31 +53,6 @@ s_write_model (const char *path, const float *x, size_t n)
     return fclose (f) || ok != 16 + n ? -1 : 0;
 }
 
-typedef struct {
-    double round, mean, min, time_s, mb, peers;
-} s_point_t;
-
-//  Per evaluated round: gc_report's honest series (times are virtual here).
-static size_t
-s_series (const gc_sim_t *sim, s_point_t **out)
-{
-    *out = NULL;
-    size_t cap = 0, n = 0;
-    gc_honest_point_t hp;
-    for (double last = -1; gc_report_honest_next (sim->res, last, &hp); last = hp.round) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            s_point_t *grown = realloc (*out, cap * sizeof *grown);
-            if (!grown)
-                break;
-            *out = grown;
-        }
-        (*out) [n++] = (s_point_t) { .round = hp.round, .mean = hp.mean, .min = hp.min,
-                                     .time_s = hp.median_wall_s, .mb = hp.mean_mb_sent, .peers = hp.peers };
-    }
-    return n;
-}
-
 //  report.json is gcnet's; the simulator's member goes in before its final
 //  brace (gc_report writes the object and nothing after it).
 static int
@@ -127,14 +102,14 @@ s_num (FILE *f, const char *name, double v, bool comma)
 }
 
 static char *
-s_sim_member (gc_sim_t *sim, const s_point_t *series, size_t n_series)
+s_sim_member (gc_sim_t *sim, const gc_honest_point_t *series, size_t n_series)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream (&text, &len);
     if (!f)
         return NULL;
-    const s_point_t *hit = NULL;
+    const gc_honest_point_t *hit = NULL;
     for (size_t i = 0; i < n_series && !hit; i++)
         if (series [i].mean >= sim->opts.target)
             hit = &series [i];
@@ -173,8 +148,8 @@ s_sim_member (gc_sim_t *sim, const s_point_t *series, size_t n_series)
     s_num (f, "honest_mb_sent_per_peer", honest ? mb / honest : NAN, true);
     s_num (f, "target_accuracy", sim->opts.target, true);
     s_num (f, "rounds_to_target", hit ? hit->round : NAN, true);
-    s_num (f, "virtual_s_to_target", hit ? hit->time_s : NAN, true);
-    s_num (f, "mb_sent_per_peer_to_target", hit ? hit->mb : NAN, true);
+    s_num (f, "virtual_s_to_target", hit ? hit->median_wall_s : NAN, true);
+    s_num (f, "mb_sent_per_peer_to_target", hit ? hit->mean_mb_sent : NAN, true);
     double best = NAN;
     for (size_t i = 0; i < n_series; i++)
         best = isnan (best) ? series [i].mean : fmax (best, series [i].mean);
@@ -185,7 +160,7 @@ s_sim_member (gc_sim_t *sim, const s_point_t *series, size_t n_series)
 }
 
 static void
-s_write_series (gc_sim_t *sim, const s_point_t *series, size_t n)
+s_write_series (gc_sim_t *sim, const gc_honest_point_t *series, size_t n)
 {
     char path [4200];
     snprintf (path, sizeof path, "%s/series.dat", sim->opts.out_dir);
@@ -196,7 +171,7 @@ s_write_series (gc_sim_t *sim, const s_point_t *series, size_t n)
                 "# round mean_accuracy min_accuracy median_virtual_s mean_mb_sent peers\n");
     for (size_t i = 0; i < n; i++)
         fprintf (f, "%.0f %.6f %.6f %.6f %.6f %.0f\n", series [i].round, series [i].mean, series [i].min,
-                 series [i].time_s, series [i].mb, series [i].peers);
+                 series [i].median_wall_s, series [i].mean_mb_sent, (double) series [i].peers);
     fclose (f);
 }
 
@@ -267,23 +242,20 @@ gc_sim_report (gc_sim_t *sim, gc_err_t *err)
     if (gc_report_summarise (res, &sum, err))
         return -1;
     int rc = gc_report_write (res, &sum, sim->opts.log, err);
-    s_point_t *series = NULL;
-    size_t n_series = s_series (sim, &series);
     if (rc == 0) {
-        char *member = s_sim_member (sim, series, n_series);
+        char *member = s_sim_member (sim, sum.series, sum.n_series);
         char path [4200];
         snprintf (path, sizeof path, "%s/report.json", sim->opts.out_dir);
         if (!member || s_add_sim_member (path, member))
             rc = gc_err_set (err, 1, "%s: cannot add the sim member", path);
         free (member);
     }
-    s_write_series (sim, series, n_series);
+    s_write_series (sim, sum.series, sum.n_series);
     double honest_rounds = 0;
     for (uint32_t i = 0; i < sim->n; i++)
         if (!sim->peers [i].byzantine)
             honest_rounds = fmax (honest_rounds, (double) sim->peers [i].round);
     s_write_timing (sim, honest_rounds);
-    free (series);
     if (rc == 0) {
         if (sim->opts.log)
             fprintf (sim->opts.log, "gcsim: report: %s/report.md\n", sim->opts.out_dir);
