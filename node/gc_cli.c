@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int
 s_vreport (const char *cmd, int code, const char *fmt, va_list ap)
@@ -47,4 +48,43 @@ void
 gc_cli_set_blas_threads (int n)
 {
     openblas_set_num_threads (n > 0 ? n : 1);
+}
+
+static void
+s_usage (FILE *out, const char *prog, const gc_cli_command_t *cmds, size_t n, const char *footer)
+{
+    fprintf (out, "usage: %s COMMAND [options]   (%s COMMAND --help for its options)\n\ncommands:\n",
+             prog, prog);
+    int width = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((int) strlen (cmds [i].name) > width)
+            width = (int) strlen (cmds [i].name);
+    for (size_t i = 0; i < n; i++)
+        fprintf (out, "  %-*s  %s\n", width, cmds [i].name, cmds [i].what);
+    if (footer)
+        fprintf (out, "\n%s\n", footer);
+    fprintf (out, "\n  --version  print the version\n  --help     this text\n");
+}
+
+int
+gc_cli_dispatch (const char *prog, const char *version, const gc_cli_command_t *cmds, size_t n,
+                 const char *footer, int argc, char **argv)
+{
+    if (argc < 2) {
+        s_usage (stderr, prog, cmds, n, footer);
+        return GC_EXIT_USAGE;
+    }
+    if (!strcmp (argv [1], "--help") || !strcmp (argv [1], "-h") || !strcmp (argv [1], "help")) {
+        s_usage (stdout, prog, cmds, n, footer);
+        return GC_EXIT_OK;
+    }
+    if (!strcmp (argv [1], "--version")) {
+        printf ("%s %s\n", prog, version);
+        return GC_EXIT_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp (argv [1], cmds [i].name))
+            return cmds [i].run (argc - 1, argv + 1);
+    fprintf (stderr, "%s: unknown command '%s' (see %s --help)\n", prog, argv [1], prog);
+    return GC_EXIT_USAGE;
 }

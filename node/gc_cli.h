@@ -4,6 +4,8 @@
 #ifndef GC_CLI_H
 #define GC_CLI_H
 
+#include <stddef.h>
+
 #define GC_EXIT_OK      0
 #define GC_EXIT_FAILURE 1
 #define GC_EXIT_USAGE   2
@@ -18,6 +20,20 @@ int gc_cli_failure (const char *cmd, const char *fmt, ...)
 /*  The getopt_long error for the option just rejected (unknown or missing
     its value), as one line; returns GC_EXIT_USAGE. */
 int gc_cli_bad_option (const char *cmd, int c, char **argv);
+
+/*  A binary made of subcommands (gcnode, gcnet): one row per command. */
+typedef struct {
+    const char *name;
+    int       (*run) (int argc, char **argv);
+    const char *what;
+} gc_cli_command_t;
+
+/*  main() of such a binary: PROG COMMAND [args] runs the command with argv
+    starting at its name; --help / -h / help print the command list (and
+    `footer`, when not NULL) on stdout, --version "PROG VERSION"; no command
+    or an unknown one is a usage error (exit 2). */
+int gc_cli_dispatch (const char *prog, const char *version, const gc_cli_command_t *cmds, size_t n,
+                     const char *footer, int argc, char **argv);
 
 /*  Set the OpenBLAS thread count (default 1: many peers share a machine). */
 void gc_cli_set_blas_threads (int n);
