@@ -41,6 +41,12 @@ typedef struct {
     double target, time_to_target_s;    /* scenario/target_accuracy; NAN: never reached */
 } gcnet_outcome_t;
 
+/*  The options run and suite share (-n --netns, -g --gcnode, -p --progress,
+    -q --quiet): true when c was one of them, stored in args. */
+bool gcnet_args_option (gcnet_args_t *args, int c, const char *value);
+/*  --progress must be auto, on or off: 0, or the usage error (printed). */
+int  gcnet_args_check (const char *cmd, const gcnet_args_t *args);
+
 int gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args,
                         gcnet_outcome_t *outcome);
 

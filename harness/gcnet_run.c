@@ -129,6 +129,26 @@ gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args,
     return o->exit_code = rc;
 }
 
+bool
+gcnet_args_option (gcnet_args_t *args, int c, const char *value)
+{
+    switch (c) {
+        case 'n': args->netns = true; return true;
+        case 'g': args->gcnode = value; return true;
+        case 'p': args->progress = value; return true;
+        case 'q': args->quiet = true; return true;
+        default: return false;
+    }
+}
+
+int
+gcnet_args_check (const char *cmd, const gcnet_args_t *args)
+{
+    if (strcmp (args->progress, "auto") && strcmp (args->progress, "on") && strcmp (args->progress, "off"))
+        return gcnet_error (cmd, GCNET_EXIT_USAGE, "--progress '%s' (expected auto, on or off)", args->progress);
+    return 0;
+}
+
 int
 gcnet_cmd_run (int argc, char **argv)
 {
@@ -146,20 +166,18 @@ gcnet_cmd_run (int argc, char **argv)
     opterr = 0;
     optind = 1;
     while ((c = getopt_long (argc, argv, ":o:qh", longopts, NULL)) != -1) {
+        if (gcnet_args_option (&args, c, optarg))
+            continue;
         switch (c) {
             case 'o': args.out_dir = optarg; break;
-            case 'n': args.netns = true; break;
-            case 'g': args.gcnode = optarg; break;
-            case 'p': args.progress = optarg; break;
-            case 'q': args.quiet = true; break;
             case 'h': s_help (); return GCNET_EXIT_OK;
             case ':': return gcnet_error ("run", GCNET_EXIT_USAGE, "%s needs a value", argv [optind - 1]);
             default: return gcnet_error ("run", GCNET_EXIT_USAGE, "unknown option '%s' (see gcnet run --help)",
                                          argv [optind - 1]);
         }
     }
-    if (strcmp (args.progress, "auto") && strcmp (args.progress, "on") && strcmp (args.progress, "off"))
-        return gcnet_error ("run", GCNET_EXIT_USAGE, "--progress '%s' (expected auto, on or off)", args.progress);
+    if (gcnet_args_check ("run", &args))
+        return GCNET_EXIT_USAGE;
     if (optind != argc - 1)
         return gcnet_error ("run", GCNET_EXIT_USAGE, "expected one scenario file (see gcnet run --help)");
     gcnet_outcome_t outcome;

@@ -190,21 +190,21 @@ gcnet_cmd_suite (int argc, char **argv)
     opterr = 0;
     optind = 1;
     while ((c = getopt_long (argc, argv, ":o:qh", longopts, NULL)) != -1) {
+        if (gcnet_args_option (&args, c, optarg))
+            continue;
         switch (c) {
             case 'f': full = true; break;
             case 'd': dir = optarg; break;
             case 'o': out = optarg; break;
             case 'r': results = optarg; break;
-            case 'n': args.netns = true; break;
-            case 'g': args.gcnode = optarg; break;
-            case 'p': args.progress = optarg; break;
-            case 'q': args.quiet = true; break;
             case 'h': s_help (); return GCNET_EXIT_OK;
             case ':': return gcnet_error ("suite", GCNET_EXIT_USAGE, "%s needs a value", argv [optind - 1]);
             default: return gcnet_error ("suite", GCNET_EXIT_USAGE, "unknown option '%s' (see gcnet suite --help)",
                                          argv [optind - 1]);
         }
     }
+    if (gcnet_args_check ("suite", &args))
+        return GCNET_EXIT_USAGE;
     char dirbuf [4096];
     if (!dir) {
         //  From the source tree when run from elsewhere (e.g. build/).

@@ -199,12 +199,38 @@ test_bad_options (void **state)
     assert_int_not_equal (stat (e->out, &st), 0);
 }
 
+//  run and suite share their option parser: their errors, without a network.
+static void
+test_run_and_suite_options (void **state)
+{
+    s_env_t *e = *state;
+    static const struct { const char *options, *needle; } cases [] = {
+        { "run --progress x S", "gcnet run: --progress 'x' (expected auto, on or off)" },
+        { "suite --progress sometimes", "gcnet suite: --progress 'sometimes'" },
+        { "suite --bogus", "unknown option '--bogus'" },
+        { "run", "expected one scenario file" },
+        { "bogus", "unknown command 'bogus'" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char *cmd = NULL;
+        const char *s_at = strstr (cases [i].options, " S");
+        if (s_at)
+            assert_true (asprintf (&cmd, "'%s' %.*s '%s'", e->gcnet, (int) (s_at - cases [i].options),
+                                   cases [i].options, e->scenario) > 0);
+        else
+            assert_true (asprintf (&cmd, "'%s' %s", e->gcnet, cases [i].options) > 0);
+        free (gc_test_expect (cmd, 2, cases [i].needle));
+        free (cmd);
+    }
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test_setup_teardown (test_compose_file, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_keys_are_kept, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_run_and_suite_options, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_bad_options, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
