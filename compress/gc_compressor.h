@@ -102,6 +102,15 @@ const float *gc_compressor_deferred (const gc_compressor_t *self);
 int  gc_payload_decompress_add (const uint8_t *payload, size_t len,
                                 const gc_layout_t *layout, float *into, gc_err_t *err);
 
+/*  out = base + decoded (base NULL: zeros), both n_params floats, apart.
+    The same validation as gc_payload_decompress_add and the same floats
+    (base + decoded, added as decompress_add adds them), but base is only
+    read: on an error out holds a partial result the caller throws away.
+    Dense fp32 sections are checked block by block as they are added, one
+    pass over the payload (a shared replica state, in gcsim). */
+int  gc_payload_decode_onto (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                             const float *base, float *out, gc_err_t *err);
+
 /*  Payload header fields, after the same validation (for logs, counters). */
 typedef struct {
     int      method;        /* gc_method_t in gc_payload.h */

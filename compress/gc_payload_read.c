@@ -44,6 +44,7 @@ typedef struct {
     s_section_t     sec [GC_LAYOUT_MAX_LAYERS];
     size_t          bitmap_words;   /* scratch phase 2 needs */
     size_t          floats;
+    bool            defer_dense;    /* fp32 dense values are checked while applied */
 } s_parse_t;
 
 static const char *s_err_names [] = {
@@ -129,6 +130,19 @@ s_get_f32 (const uint8_t *p)
     return f;
 }
 
+//  s_get_f32 that compiles to a plain load on little-endian hosts.
+static inline float
+s_value_f32 (const uint8_t *p)
+{
+#if GC_LITTLE_ENDIAN
+    float f;
+    memcpy (&f, p, 4);
+    return f;
+#else
+    return s_get_f32 (p);
+#endif
+}
+
 //  Index of the first non-finite value of n in format fmt, or n. Blocks
 //  are checked branch-free on the bits (exponent all ones: adding one to
 //  it carries into bit 31), so the loop vectorises.
@@ -169,13 +183,16 @@ s_check_values (const s_section_t *s, size_t si, const gc_layout_t *layout,
                 si, s->layer, layout->layers [s->layer].name, __VA_ARGS__)
 
 static int
-s_check_dense (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_dense (const s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout,
+               gc_err_t *err)
 {
     size_t want = (size_t) s->count * gc_valfmt_size (s->fmt);
     if (s->body_len != want)
         return S_ERR (GC_PAYLOAD_ERR_LENGTH, "dense body is %zu bytes, %u values need %zu",
                       s->body_len, s->count, want);
     s->values = s->body;
+    if (ps->defer_dense && s->fmt == GC_VAL_FP32)
+        return 0;
     return s_check_values (s, si, layout, s->values, s->count, s->fmt, "value", err);
 }
 
@@ -490,7 +507,7 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         pos += s->body_len;
         int rc;
         switch (s->enc) {
-            case GC_ENC_DENSE:         rc = s_check_dense (s, si, layout, err); break;
+            case GC_ENC_DENSE:         rc = s_check_dense (ps, s, si, layout, err); break;
             case GC_ENC_SPARSE_VARINT: rc = s_check_varint (s, si, layout, err); break;
             case GC_ENC_SPARSE_BITMAP: rc = s_check_bitmap (s, si, layout, err); break;
             case GC_ENC_RANDK:         rc = s_check_randk (ps, s, si, layout, err); break;
@@ -721,49 +738,120 @@ s_apply_lowrank (const s_section_t *s, float *restrict into, float alpha, float 
 }
 
 static void
-s_apply (const s_parse_t *ps, float *into, float alpha, uint64_t *bitmap, float *scratch)
+s_apply_section (const s_parse_t *ps, const s_section_t *s, float *into, float alpha,
+                 uint64_t *bitmap, float *scratch)
 {
-    const gc_layout_t *layout = ps->layout;
-    for (size_t si = 0; si < ps->n_sections; si++) {
-        const s_section_t *s = &ps->sec [si];
-        float *dst = into + layout->layers [s->layer].offset;
-        switch (s->enc) {
-            case GC_ENC_DENSE:
-                s_add_values (dst, s->values, s->count, s->fmt, alpha);
-                break;
-            case GC_ENC_SPARSE_VARINT:
-                s_apply_varint (s, dst, alpha);
-                break;
-            case GC_ENC_SPARSE_BITMAP:
-            {
-                s_bits_t b = { .bytes = s->index, .n_bytes = s->index_len };
-                s_apply_bits (&b, (s->index_len + 7) / 8, s->values, s->fmt, s->nnz, dst, alpha);
-                break;
-            }
-            case GC_ENC_RANDK:
-                s_apply_randk (ps, s, dst, alpha, bitmap);
-                break;
-            case GC_ENC_QSGD:
-                s_apply_qsgd (s, dst, alpha);
-                break;
-            case GC_ENC_SIGN:
-                s_apply_sign (s, dst, alpha);
-                break;
-            default:
-                s_apply_lowrank (s, dst, alpha, scratch);
-                break;
+    float *dst = into + ps->layout->layers [s->layer].offset;
+    switch (s->enc) {
+        case GC_ENC_DENSE:
+            s_add_values (dst, s->values, s->count, s->fmt, alpha);
+            break;
+        case GC_ENC_SPARSE_VARINT:
+            s_apply_varint (s, dst, alpha);
+            break;
+        case GC_ENC_SPARSE_BITMAP:
+        {
+            s_bits_t b = { .bytes = s->index, .n_bytes = s->index_len };
+            s_apply_bits (&b, (s->index_len + 7) / 8, s->values, s->fmt, s->nnz, dst, alpha);
+            break;
         }
+        case GC_ENC_RANDK:
+            s_apply_randk (ps, s, dst, alpha, bitmap);
+            break;
+        case GC_ENC_QSGD:
+            s_apply_qsgd (s, dst, alpha);
+            break;
+        case GC_ENC_SIGN:
+            s_apply_sign (s, dst, alpha);
+            break;
+        default:
+            s_apply_lowrank (s, dst, alpha, scratch);
+            break;
     }
 }
 
-int
-gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
-                  float *into, float alpha, gc_err_t *err)
+static void
+s_apply (const s_parse_t *ps, float *into, float alpha, uint64_t *bitmap, float *scratch)
+{
+    for (size_t si = 0; si < ps->n_sections; si++)
+        s_apply_section (ps, &ps->sec [si], into, alpha, bitmap, scratch);
+}
+
+//  out[lo, hi) = base (zeros without one).
+static void
+s_copy_base (float *out, const float *base, size_t lo, size_t hi)
+{
+    if (hi <= lo)
+        return;
+    if (base)
+        memcpy (out + lo, base + lo, (hi - lo) * sizeof *out);
+    else
+        memset (out + lo, 0, (hi - lo) * sizeof *out);
+}
+
+//  out = base + values (base NULL: zeros) for fp32 values not yet checked:
+//  each block is checked and then added while it is in L1, one pass over
+//  the payload instead of two. Returns the index of the first non-finite
+//  value, or n (out is then complete).
+static size_t
+s_onto_dense (float *restrict out, const float *restrict base, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += 256) {
+        size_t m = n - i < 256 ? n - i : 256;
+        size_t bad = s_first_bad_value (src + 4 * i, m, GC_VAL_FP32);
+        if (bad < m)
+            return i + bad;
+        float *restrict o = out + i;
+        const uint8_t *v = src + 4 * i;
+        //  0 + f, not f, without a base: what decoding into zeros gives (-0 -> +0)
+        const float *restrict b = base ? base + i : NULL;
+        if (b)
+            for (size_t j = 0; j < m; j++)
+                o [j] = b [j] + s_value_f32 (v + 4 * j);
+        else
+            for (size_t j = 0; j < m; j++)
+                o [j] = 0.0f + s_value_f32 (v + 4 * j);
+    }
+    return n;
+}
+
+//  Phase 2 of gc_payload_decode_onto: layer by layer, the uncovered ones
+//  copied from base.
+static int
+s_apply_onto (const s_parse_t *ps, const float *base, float *out, uint64_t *bitmap,
+              float *scratch, gc_err_t *err)
+{
+    const gc_layout_t *layout = ps->layout;
+    size_t done = 0;
+    for (size_t si = 0; si < ps->n_sections; si++) {
+        const s_section_t *s = &ps->sec [si];
+        size_t off = layout->layers [s->layer].offset;
+        s_copy_base (out, base, done, off);
+        if (s->enc == GC_ENC_DENSE && s->fmt == GC_VAL_FP32) {
+            if (s_onto_dense (out + off, base ? base + off : NULL, s->values, s->count) < s->count)
+                return s_check_values (s, si, layout, s->values, s->count, s->fmt, "value", err);
+        }
+        else {
+            s_copy_base (out, base, off, off + s->count);
+            s_apply_section (ps, s, out, 1.0f, bitmap, scratch);
+        }
+        done = off + s->count;
+    }
+    s_copy_base (out, base, done, layout->n_params);
+    return 0;
+}
+
+//  Parse (checks), scratch for phase 2, then base == NULL and out == NULL:
+//  into += alpha * decoded; else out = base + decoded.
+static int
+s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *into,
+          float alpha, const float *base, float *out, bool onto, gc_err_t *err)
 {
     //  The section table is too large for comfortable stack use in fuzzers.
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
         return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
+    ps->defer_dense = onto;
     int rc = s_parse (ps, payload, len, layout, err);
     uint64_t *bitmap = NULL;
     float *scratch = NULL;
@@ -775,12 +863,31 @@ gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
         if ((ps->bitmap_words && !bitmap) || (ps->floats && !scratch))
             rc = gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory for decode scratch");
         else
+        if (onto)
+            rc = s_apply_onto (ps, base, out, bitmap, scratch, err);
+        else
             s_apply (ps, into, alpha, bitmap, scratch);
     }
     free (bitmap);
     free (scratch);
     free (ps);
     return rc;
+}
+
+int
+gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                  float *into, float alpha, gc_err_t *err)
+{
+    return s_decode (payload, len, layout, into, alpha, NULL, NULL, false, err);
+}
+
+int
+gc_payload_decode_onto (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                        const float *base, float *out, gc_err_t *err)
+{
+    if (!out || out == base)
+        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "payload: decode onto needs an output apart from its base");
+    return s_decode (payload, len, layout, NULL, 1.0f, base, out, true, err);
 }
 
 int
@@ -797,6 +904,7 @@ gc_payload_inspect (const uint8_t *payload, size_t len, const gc_layout_t *layou
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
         return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
+    ps->defer_dense = false;
     int rc = s_parse (ps, payload, len, layout, err);
     if (rc == 0 && info) {
         info->method = ps->method;

@@ -26,10 +26,13 @@
 
 typedef atomic_uint_fast64_t s_counter_t;
 
-//  Replica of one in-neighbour: the last verified state of that peer.
+//  Replica of one in-neighbour: the last verified state of that peer. x is
+//  what is read: own (written in place), or a state of the shared store.
 typedef struct {
     uint32_t        peer;
-    float          *x;
+    const float    *x;
+    float          *own;
+    bool            shared;         /* x is held from self->states */
     uint64_t        state;          /* id (seq) of the state x holds */
     uint64_t        round;          /* its round */
     bool            synced;         /* x is a state of the peer (not aggregated otherwise) */
@@ -81,6 +84,8 @@ struct gc_engine_t {
     gc_buf_t           kf_payload;
     gc_robust_t       *robust;
     gc_wait_t         *wait;
+    gc_engine_states_t states;      /* shared replica states (gcsim), or ctx NULL */
+    bool               has_states;
     //  protocol state (trainer side)
     uint64_t           round;
     uint64_t           seq;         /* last seq used */
@@ -246,12 +251,12 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     for (size_t i = 0; i < self->n_in; i++) {
         s_replica_t *r = &self->replicas [i];
         r->peer = in [i];
-        r->x = gc_falloc (self->n);
-        if (!r->x)
+        r->x = r->own = gc_falloc (self->n);
+        if (!r->own)
             return gc_err_set (err, 1, "engine: out of memory for replicas");
         //  Every peer starts from the same initial model (shared seed), so a
         //  replica starts synced at state 0.
-        gc_vec_copy (r->x, self->x, self->n);
+        gc_vec_copy (r->own, self->x, self->n);
         r->synced = true;
         pthread_mutex_init (&r->lock, NULL);
     }
@@ -405,7 +410,9 @@ gc_engine_destroy (gc_engine_t **self_p)
     if (!self)
         return;
     for (size_t i = 0; self->replicas && i < self->n_in; i++) {
-        gc_mem_free (self->replicas [i].x);
+        if (self->replicas [i].shared)
+            self->states.release (self->states.ctx, self->replicas [i].x);
+        gc_mem_free (self->replicas [i].own);
         pthread_mutex_destroy (&self->replicas [i].lock);
     }
     free (self->replicas);
@@ -1189,6 +1196,50 @@ s_reject_authenticated (gc_engine_t *self, s_contact_t *c, int reason, int64_t n
     return GC_DELIVER_REJECTED;
 }
 
+//  A replica takes a state of the store: the one it held (or its own
+//  buffer) goes.
+static void
+s_replica_take (gc_engine_t *self, s_replica_t *r, const float *state)
+{
+    if (r->shared)
+        self->states.release (self->states.ctx, r->x);
+    gc_mem_free (r->own);
+    r->own = NULL;
+    r->x = state;
+    r->shared = true;
+}
+
+//  The replica's next state: payload applied to what it holds (keyframe:
+//  to zeros). In place on its own buffer, or, with a store, a store state
+//  built once per (base, message) for every engine that receives it. On an
+//  error the replica is as it was, and err says why.
+static int
+s_replica_apply (gc_engine_t *self, s_replica_t *r, const uint8_t *payload, size_t len,
+                 bool keyframe, gc_err_t *err)
+{
+    const gc_layout_t *layout = gc_mlp_layout (self->mlp);
+    if (!self->has_states || (!keyframe && !r->shared)) {
+        if (keyframe)
+            gc_vec_zero (r->own, self->n);
+        return gc_payload_decompress_add (payload, len, layout, r->own, err);
+    }
+    const gc_engine_states_t *st = &self->states;
+    const float *base = keyframe ? NULL : r->x;
+    const float *next = st->find (st->ctx, base, payload);
+    if (!next) {
+        float *built = st->alloc (st->ctx);
+        if (!built)
+            return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "out of memory for a replica state");
+        if (gc_payload_decode_onto (payload, len, layout, base, built, err)) {
+            st->release (st->ctx, built);
+            return -1;
+        }
+        next = st->offer (st->ctx, base, payload, built);
+    }
+    s_replica_take (self, r, next);
+    return 0;
+}
+
 static gc_deliver_t
 s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
             const uint8_t *payload, size_t len, int64_t now)
@@ -1215,7 +1266,7 @@ s_on_delta (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
     bool gap = h->base_seq != r->state;
     gc_err_t perr = { 0 };
     double t0 = gc_now_s ();
-    int bad = gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr);
+    int bad = s_replica_apply (self, r, payload, len, false, &perr);
     self->t_decode += gc_now_s () - t0;
     if (bad) {
         pthread_mutex_unlock (&r->lock);
@@ -1250,9 +1301,8 @@ s_on_keyframe (gc_engine_t *self, s_contact_t *c, const gc_msg_header_t *h,
         s_add (&self->superseded, 1);
         return GC_DELIVER_OK;
     }
-    gc_vec_zero (r->x, self->n);
     gc_err_t perr = { 0 };
-    if (gc_payload_decompress_add (payload, len, gc_mlp_layout (self->mlp), r->x, &perr)) {
+    if (s_replica_apply (self, r, payload, len, true, &perr)) {
         r->synced = false;
         pthread_mutex_unlock (&r->lock);
         atomic_store (&r->want_keyframe, true);
@@ -1502,6 +1552,24 @@ gc_engine_trim (gc_engine_t *self)
         gc_buf_free (&self->payload);
     if (self->kf_payload.cap > 65536)
         gc_buf_free (&self->kf_payload);
+}
+
+void
+gc_engine_share_states (gc_engine_t *self, const gc_engine_states_t *states, const float *initial)
+{
+    self->states = *states;
+    self->has_states = true;
+    if (!initial || memcmp (initial, self->x, self->n * sizeof *self->x))
+        return;
+    for (size_t i = 0; i < self->n_in; i++) {
+        s_replica_t *r = &self->replicas [i];
+        pthread_mutex_lock (&r->lock);
+        if (r->synced && r->state == 0 && !r->shared) {
+            states->hold (states->ctx, initial);
+            s_replica_take (self, r, initial);
+        }
+        pthread_mutex_unlock (&r->lock);
+    }
 }
 
 void

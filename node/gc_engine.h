@@ -189,6 +189,38 @@ const char  *gc_engine_model_spec (const gc_engine_t *self);
 void         gc_engine_set_scratch (gc_engine_t *self, float *update, float *sent, float *agg);
 void         gc_engine_trim (gc_engine_t *self);
 
+/*  Replica states shared by the engines of one process (gcsim). Decoding is
+    a function of the state a replica holds and the payload it applies, so
+    when several engines hold the same state of a peer and receive the same
+    message, the first decodes it and the others take the result. A state
+    is named by the state it was built on (NULL for a keyframe) and the
+    address of the payload (the transport keeps one copy of a message for
+    all its destinations and answers only for the message being delivered).
+    States are immutable once offered and counted by reference:
+      find   the result of payload on base, held for the caller, or NULL;
+      alloc  n floats to build a result in (held for the caller);
+      offer  the built result: returns the state to keep (built, or an equal
+             one offered first, in which case built is released);
+      hold / release  one reference.
+    With a store, every replica change (delta, keyframe) builds a new state
+    out of place (gc_payload_decode_onto) instead of writing in place; the
+    floats are the same either way. */
+typedef struct {
+    void         *ctx;
+    const float *(*find) (void *ctx, const float *base, const uint8_t *payload);
+    float       *(*alloc) (void *ctx);
+    const float *(*offer) (void *ctx, const float *base, const uint8_t *payload, float *built);
+    void         (*hold) (void *ctx, const float *state);
+    void         (*release) (void *ctx, const float *state);
+} gc_engine_states_t;
+
+/*  Use a store (copied; its ctx must outlive the engine). Replicas still at
+    the initial state take `initial` (a store state) instead of their own
+    copy when it holds the same floats as this engine's model. Call before
+    gc_engine_start. */
+void         gc_engine_share_states (gc_engine_t *self, const gc_engine_states_t *states,
+                                     const float *initial);
+
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);
 uint64_t     gc_engine_round (const gc_engine_t *self);

@@ -35,6 +35,7 @@ typedef struct {
     double      target;         /* accuracy for *_to_target (0: 0.85) */
     bool        jsonl;          /* also write peerN.jsonl (metrics lines, as gcnode) */
     bool        keep_models;    /* keep peerN.model (consensus distance reads them) */
+    bool        no_share;       /* each receiver decodes its own copy (same results, slower) */
     FILE       *log;            /* progress; NULL: quiet */
 } gc_sim_opts_t;
 

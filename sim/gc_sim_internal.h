@@ -42,12 +42,22 @@ typedef enum {
     GC_SIM_DONE                 /* rounds done: the process exited */
 } gc_sim_phase_t;
 
+#define GC_SIM_MEMO 4                   /* replica states a message remembers */
+
+//  A replica state built from a message (gc_sim_states.c), and the one it
+//  was built on (NULL: a keyframe); both held.
+typedef struct {
+    const float *base, *built;
+} gc_sim_memo_t;
+
 //  One message, shared by its destinations.
 typedef struct {
-    atomic_int refs;
-    uint32_t   from;
-    uint32_t   hlen, plen;
-    uint8_t    data [];         /* header, then payload */
+    atomic_int    refs;
+    uint32_t      from;
+    uint32_t      hlen, plen;
+    uint32_t      n_memo;
+    gc_sim_memo_t memo [GC_SIM_MEMO];
+    uint8_t       data [];      /* header, then payload */
 } gc_sim_msg_t;
 
 //  What a peer did while handling its events of a batch (routed afterwards).
@@ -102,6 +112,7 @@ typedef struct {
     size_t             n_partition;
     gc_rng_t           rng;             /* fault layer and link jitter (routing, serial) */
     gc_rng_t           compute_rng;     /* compute jitter (the peer's own processing) */
+    gc_sim_msg_t      *delivering;      /* the message the engine is handed now */
     //  deliveries held while frozen
     gc_sim_msg_t     **held;
     size_t             n_held, cap_held;
@@ -169,6 +180,12 @@ struct gc_sim_t {
     pthread_t          worker;
     bool               worker_started, quit;
     pthread_barrier_t  go, done;
+    //  shared replica states (gc_sim_states.c)
+    bool               share_states;
+    pthread_mutex_t    states_lock;
+    bool               states_lock_init;
+    float             *initial;         /* the initial model, as a state */
+    atomic_uint_fast64_t states_built, states_shared;
     //  end of the run
     bool               stop, honest_done, grace_pushed;
     gc_run_status_t    status;
@@ -192,6 +209,15 @@ size_t  gc_sim_peer_contact (const gc_sim_peer_t *p, uint32_t peer);
 void gc_sim_msg_release (gc_sim_msg_t *msg);
 /*  Push onto the peer's outputs (routed after the batch). */
 void gc_sim_peer_schedule (gc_sim_peer_t *p, int64_t t, uint32_t kind, uint64_t arg);
+
+/*  gc_sim_states.c: replica states shared between engines (gc_engine_states_t).
+    share_states: give p's new engine the store (no-op when sharing is off).
+    msg_forget: release the states a message remembers (before it is freed). */
+float *gc_sim_state_new (size_t n);
+void gc_sim_state_hold (const float *x);
+void gc_sim_state_release (const float *x);
+void gc_sim_share_states (gc_sim_t *sim, gc_sim_peer_t *p);
+void gc_sim_msg_forget (gc_sim_msg_t *msg);
 
 /*  gc_sim_report.c */
 int  gc_sim_report (gc_sim_t *sim, gc_err_t *err);

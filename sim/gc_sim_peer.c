@@ -19,8 +19,10 @@ static void s_mix (gc_sim_t *sim, gc_sim_peer_t *p);
 void
 gc_sim_msg_release (gc_sim_msg_t *msg)
 {
-    if (atomic_fetch_sub_explicit (&msg->refs, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit (&msg->refs, 1, memory_order_acq_rel) == 1) {
+        gc_sim_msg_forget (msg);
         free (msg);
+    }
 }
 
 static bool
@@ -67,6 +69,7 @@ s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header,
         return -1;
     }
     atomic_init (&msg->refs, 1);
+    msg->n_memo = 0;
     msg->from = p->index;
     msg->hlen = (uint32_t) hlen;
     msg->plen = (uint32_t) plen;
@@ -278,6 +281,7 @@ gc_sim_peer_spawn (gc_sim_t *sim, gc_sim_peer_t *p, bool resume)
     gc_engine_set_scratch (p->engine, c->update, c->sent, c->agg);
     if (resume && p->has_snap)
         gc_engine_restore (p->engine, p->snap_round, p->snap_seq, p->snap_x, p->snap_v);
+    gc_sim_share_states (sim, p);
     if (p->n_partition)
         gc_engine_partition (p->engine, p->partition, p->n_partition);
     p->res->state = GC_PEER_RUNNING;
@@ -438,7 +442,9 @@ s_deliver (gc_sim_t *sim, gc_sim_peer_t *p, gc_sim_msg_t *msg)
         p->held [p->n_held++] = msg;
         return;
     }
+    p->delivering = msg;
     gc_engine_on_message (p->engine, msg->data, msg->hlen, msg->data + msg->hlen, msg->plen, p->now);
+    p->delivering = NULL;
     gc_sim_msg_release (msg);
     if (p->phase == GC_SIM_WAITING && gc_engine_ready (p->engine, p->now))
         s_mix (sim, p);

@@ -198,13 +198,14 @@ s_write_timing (gc_sim_t *sim, double honest_rounds)
                 " \"loop_cpu_s\": %.3f, \"cpu_per_round_per_peer_ms\": %.4f,\n"
                 " \"eval_cpu_s\": %.3f, \"peer_rounds\": %.0f, \"rounds\": %.0f, \"rounds_per_s\": %.3f,\n"
                 " \"cost_per_round_per_peer_ms\": %.4f, \"cost_per_round_per_peer_ms_without_eval\": %.4f,\n"
-                " \"max_rss_mb\": %.1f}\n",
+                " \"max_rss_mb\": %.1f, \"share_states\": %s, \"states_built\": %llu, \"states_shared\": %llu}\n",
              sim->threads, sim->n, sim->scfg->skip_crypto ? "true" : "false", sim->wall_setup_s, loop,
              sim->cpu_loop_s, peer_rounds > 0 ? sim->cpu_loop_s * 1e3 / peer_rounds : 0, eval_s,
              peer_rounds, honest_rounds, loop > 0 ? honest_rounds / loop : 0,
              peer_rounds > 0 ? loop * 1e3 / peer_rounds : 0,
              peer_rounds > 0 ? fmax (0, loop - eval_wall) * 1e3 / peer_rounds : 0,
-             (double) ru.ru_maxrss / 1024.0);
+             (double) ru.ru_maxrss / 1024.0, sim->share_states ? "true" : "false",
+             (unsigned long long) sim->states_built, (unsigned long long) sim->states_shared);
     fclose (f);
     if (sim->opts.log)
         fprintf (sim->opts.log, "gcsim: %u peers, %.0f rounds in %.2f s wall (%d thread%s): %.1f rounds/s, "

@@ -30,6 +30,9 @@ s_help (void)
         "      --target A       accuracy for rounds/time/bytes to target (default 0.85)\n"
         "      --jsonl          also write peerN.jsonl metrics files\n"
         "      --keep-models    keep peerN.model files (final models)\n"
+        "      --no-share       decode every message once per receiver, as separate\n"
+        "                       processes do, instead of once per replica state\n"
+        "                       (the same results, byte for byte; slower)\n"
         "  -q, --quiet          no progress, only the results\n"
         "  -h, --help           this text\n");
 }
@@ -54,6 +57,7 @@ main (int argc, char **argv)
         { "target", required_argument, NULL, 'T' },
         { "jsonl", no_argument, NULL, 'j' },
         { "keep-models", no_argument, NULL, 'k' },
+        { "no-share", no_argument, NULL, 'S' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
@@ -89,6 +93,7 @@ main (int argc, char **argv)
                 break;
             case 'j': opts.jsonl = true; break;
             case 'k': opts.keep_models = true; break;
+            case 'S': opts.no_share = true; break;
             case 'q': opts.log = NULL; break;
             case 'h': s_help (); return 0;
             case ':': return s_usage ("%s needs a value", argv [optind - 1]);

@@ -1,6 +1,7 @@
 /*  libFuzzer target for the payload decoder: byte 0 picks a layout, the
     rest is the payload. A decode must either succeed with finite values or
-    fail without writing; nothing may read or write out of bounds (ASan). */
+    fail without writing; decoding onto a base (gc_payload_decode_onto) must
+    agree with it; nothing may read or write out of bounds (ASan). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 static float s_into [FUZZ_MAX_PARAMS];
 static float s_before [FUZZ_MAX_PARAMS];
+static float s_onto [FUZZ_MAX_PARAMS];
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -31,13 +33,20 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     int rc = gc_payload_decompress_add (payload, size - 1, &layout, s_into, &err);
     gc_payload_info_t info;
     int rc_inspect = gc_payload_inspect (payload, size - 1, &layout, &info, NULL);
+    //  The out-of-place decoder agrees, float for float, and only reads its base.
+    int rc_onto = gc_payload_decode_onto (payload, size - 1, &layout, s_before, s_onto, NULL);
     free (payload);
-    if (rc != rc_inspect)
+    if (rc != rc_inspect || rc != rc_onto)
         abort ();
+    for (size_t i = 0; i < n; i++)
+        if (s_before [i] != (float) (i % 13) - 6.0f)
+            abort ();
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
             if (!isfinite (s_into [i]))
                 abort ();
+        if (memcmp (s_into, s_onto, n * sizeof (float)))
+            abort ();
     }
     else if (memcmp (s_into, s_before, n * sizeof (float)) || err.code < 16)
         abort ();

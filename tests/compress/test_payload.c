@@ -135,6 +135,15 @@ test_round_trip_every_method (void **state)
             assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, y, NULL), 0);
             for (size_t i = 0; i < n; i++)
                 assert_true (s_same (y [i], y0 [i] + q [i]));
+            //  Decoding onto a base (or zeros) gives the same floats, base untouched.
+            float *o = malloc (n * sizeof *o);
+            assert_int_equal (gc_payload_decode_onto (out.data, out.len, &layout, y0, o, NULL), 0);
+            assert_memory_equal (o, y, n * sizeof *o);
+            for (size_t i = 0; i < n; i++)
+                assert_true (s_same (y0 [i], (float) i * 0.25f));
+            assert_int_equal (gc_payload_decode_onto (out.data, out.len, &layout, NULL, o, NULL), 0);
+            assert_memory_equal (o, q, n * sizeof *o);
+            free (o);
             gc_buf_free (&out);
             gc_compressor_destroy (&comp);
         }
@@ -389,6 +398,23 @@ static int b_nnz_big (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 3
 static int b_length (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 40, 3); return GC_PAYLOAD_ERR_LENGTH; }
 static int b_index_range (gc_buf_t *b) { s_valid_sparse (b); b->data [45] = 27; return GC_PAYLOAD_ERR_INDEX_RANGE; }
 static int b_index_order (gc_buf_t *b) { s_valid_sparse (b); b->data [45] = 0; return GC_PAYLOAD_ERR_INDEX_ORDER; }
+//  Method none, two dense fp32 sections (layers 1 and 3): a non-finite value
+//  at position `at` of the second, found while the values are added.
+static int
+s_dense_bad (gc_buf_t *b, int at, float v)
+{
+    s_header (b, GC_METHOD_NONE, 0, 2, 57, 4);
+    uint8_t *p = s_section (b, 1, GC_ENC_DENSE, GC_VAL_FP32, 6, 24);
+    for (int i = 0; i < 6; i++)
+        s_f32 (p + 4 * i, 0.5f * (float) i);
+    p = s_section (b, 3, GC_ENC_DENSE, GC_VAL_FP32, 3, 12);
+    s_f32 (p + 4 * at, v);
+    return GC_PAYLOAD_ERR_NONFINITE;
+}
+
+static int b_dense_valid (gc_buf_t *b) { s_dense_bad (b, 0, 1.0f); return 0; }
+static int b_dense_nan (gc_buf_t *b) { return s_dense_bad (b, 2, NAN); }
+static int b_dense_inf (gc_buf_t *b) { return s_dense_bad (b, 0, INFINITY); }
 static int b_nan_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 50, NAN); return GC_PAYLOAD_ERR_NONFINITE; }
 static int b_inf_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 46, -INFINITY); return GC_PAYLOAD_ERR_NONFINITE; }
 
@@ -578,6 +604,7 @@ test_corrupt_payloads_are_rejected (void **state)
         { "nnz zero", b_nnz_zero }, { "nnz > count", b_nnz_big }, { "sparse length", b_length },
         { "index range", b_index_range }, { "index order", b_index_order },
         { "nan value", b_nan_value }, { "inf value", b_inf_value },
+        { "dense valid", b_dense_valid }, { "dense nan", b_dense_nan }, { "dense inf", b_dense_inf },
         { "varint overlong", b_varint_overlong }, { "varint 33 bits", b_varint_33bits },
         { "varint runs out", b_varint_runs_out }, { "varint trailing", b_varint_trailing },
         { "varint block small", b_varint_block_small }, { "varint huge gap", b_varint_huge_gap },
@@ -612,14 +639,25 @@ test_corrupt_payloads_are_rejected (void **state)
         memcpy (into, before, sizeof into);
         gc_err_t err = { 0 };
         int rc = gc_payload_decompress_add (b.data, b.len, &layout, into, &err);
+        //  Onto a base: the same verdict, the same code, the base only read.
+        float onto [57];
+        gc_err_t oerr = { 0 };
+        int orc = gc_payload_decode_onto (b.data, b.len, &layout, before, onto, &oerr);
+        if (orc != rc || oerr.code != err.code)
+            fail_msg ("%s: decode_onto rc %d code %d, decompress_add rc %d code %d", cases [c].name,
+                      orc, oerr.code, rc, err.code);
+        for (int i = 0; i < 57; i++)
+            assert_true (before [i] == (float) i - 20.0f);
         if (want == 0) {
             if (rc)
                 fail_msg ("%s: rejected (%s)", cases [c].name, err.msg);
             for (int i = 0; i < 57; i++)
                 if (!isfinite (into [i]))
                     fail_msg ("%s: entry %d decodes to %g", cases [c].name, i, (double) into [i]);
+            assert_memory_equal (onto, into, sizeof into);
             continue;
         }
+        assert_string_equal (oerr.msg, err.msg);
         if (rc != -1 || err.code != want)
             fail_msg ("%s: rc %d code %d (%s), expected code %d (%s)", cases [c].name, rc,
                       err.code, err.msg, want, gc_compress_err_name (want));
