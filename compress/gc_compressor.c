@@ -276,6 +276,12 @@ gc_compressor_destroy (gc_compressor_t **self_p)
     *self_p = NULL;
 }
 
+bool
+gc_compressor_lossless (const gc_compressor_t *self)
+{
+    return self->method == GC_METHOD_NONE && self->valfmt == GC_VAL_FP32 && !self->lbs;
+}
+
 const char *
 gc_compressor_name (const gc_compressor_t *self)
 {

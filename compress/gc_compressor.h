@@ -79,6 +79,10 @@ void gc_compressor_destroy (gc_compressor_t **self_p);
 int  gc_compressor_compress (gc_compressor_t *self, const float *x, uint64_t round,
                              gc_buf_t *out, gc_err_t *err);
 
+/*  Whether decoding a payload gives back exactly what was compressed (plain
+    fp32, no window): the sender then knows what it sent without decoding. */
+bool gc_compressor_lossless (const gc_compressor_t *self);
+
 /*  The canonical spec with every default spelled out ("topk:0.01:global:sampled:fp32"). */
 const char *gc_compressor_name (const gc_compressor_t *self);
 const gc_layout_t *gc_compressor_layout (const gc_compressor_t *self);

@@ -143,6 +143,39 @@ test_none_keeps_no_residual (void **state)
     free (sent);
 }
 
+//  Without EC, `sent` is what the payload decodes to, bit for bit, whether
+//  the step decodes it (lossy methods) or knows it (plain fp32: no decode),
+//  negative zeros included.
+static void
+test_none_sends_what_decodes (void **state)
+{
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    static const char *specs [] = { "none", "fp16", "topk:0.1", "lbs:budget=0.5:none" };
+    float *u = malloc (n * sizeof *u), *sent = malloc (n * sizeof *sent), *q = malloc (n * sizeof *q);
+    for (size_t i = 0; i < n; i++)
+        u [i] = i % 5 == 0 ? -0.0f : sinf ((float) i);
+    for (size_t c = 0; c < sizeof specs / sizeof specs [0]; c++) {
+        gc_compressor_t *comp = gc_compressor_new (specs [c], &layout, 3, NULL);
+        gc_ec_t *ec = gc_ec_new ("none", comp, NULL);
+        assert_int_equal (gc_compressor_lossless (comp), c == 0);
+        gc_buf_t out;
+        gc_buf_init (&out);
+        assert_int_equal (gc_ec_step (ec, u, 1, &out, sent, NULL, NULL), 0);
+        memset (q, 0, n * sizeof *q);
+        assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, q, NULL), 0);
+        if (memcmp (q, sent, n * sizeof *q))
+            fail_msg ("%s: sent differs from the decoded payload", specs [c]);
+        gc_buf_free (&out);
+        gc_ec_destroy (&ec);
+        gc_compressor_destroy (&comp);
+    }
+    free (u);
+    free (sent);
+    free (q);
+}
+
 //  ef owns what LBS would defer: the compressor's own deferral is off.
 static void
 test_ef_turns_lbs_deferral_off (void **state)
@@ -224,6 +257,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_ef_and_liec_lose_nothing),
         cmocka_unit_test (test_none_keeps_no_residual),
+        cmocka_unit_test (test_none_sends_what_decodes),
         cmocka_unit_test (test_ef_turns_lbs_deferral_off),
         cmocka_unit_test (test_modes_parse_or_explain),
         cmocka_unit_test (test_failed_step_changes_nothing),
