@@ -38,6 +38,15 @@ gc_vec_sub (float *restrict out, const float *a, const float *b, size_t n)
 }
 
 void
+gc_vec_advance (float *restrict delta, const float *restrict x, float *restrict prev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        delta [i] = x [i] - prev [i];
+        prev [i] = x [i];
+    }
+}
+
+void
 gc_vec_lerp (float *restrict y, const float *restrict x, float g, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -16,6 +16,8 @@ void   gc_vec_axpy (float *restrict y, float a, const float *restrict x, size_t 
 void   gc_vec_scale (float *x, float a, size_t n);
 /*  out = a - b */
 void   gc_vec_sub (float *restrict out, const float *a, const float *b, size_t n);
+/*  delta = x - prev, then prev = x: one pass where sub and copy take two */
+void   gc_vec_advance (float *restrict delta, const float *restrict x, float *restrict prev, size_t n);
 /*  y += g * (x - y): move y a fraction g towards x */
 void   gc_vec_lerp (float *restrict y, const float *restrict x, float g, size_t n);
 double gc_vec_dot (const float *a, const float *b, size_t n);

@@ -557,12 +557,12 @@ static int
 s_publish_delta (gc_engine_t *self, gc_err_t *err)
 {
     double t0 = gc_now_s ();
-    gc_vec_sub (self->update, self->x, self->prev, self->n);
+    //  prev moves on before the step: a failed step ends the process
+    gc_vec_advance (self->update, self->x, self->prev, self->n);
     bool exact = false;
     if (gc_ec_step (self->ec, self->update, self->round, &self->payload, self->sent, &exact, err))
         return -1;
     gc_vec_axpy (self->pub, 1.0f, self->sent, self->n);
-    gc_vec_copy (self->prev, self->x, self->n);
     self->t_compress += gc_now_s () - t0;
     uint64_t base = self->state;
     if (s_send (self, self->out_peers, self->n_out, GC_MSG_DELTA, exact ? GC_WIRE_FLAG_EXACT : 0,

@@ -175,10 +175,26 @@ test_vec_nonfinite_found_anywhere (void **state)
     assert_true (fabs (gc_vec_dot (x, x, 1000) / 332833500.0 - 1.0) < 2e-5);
 }
 
+//  advance = sub then copy, in one pass (the publish step's delta).
+static void
+test_vec_advance_is_sub_then_copy (void **state)
+{
+    float x [37], prev [37], delta [37], want [37];
+    for (int i = 0; i < 37; i++) {
+        x [i] = sinf ((float) i) * 3.0f;
+        prev [i] = cosf ((float) i);
+    }
+    gc_vec_sub (want, x, prev, 37);
+    gc_vec_advance (delta, x, prev, 37);
+    assert_memory_equal (delta, want, sizeof want);
+    assert_memory_equal (prev, x, sizeof x);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_vec_advance_is_sub_then_copy),
         cmocka_unit_test (test_rng_reproducible_and_streams_differ),
         cmocka_unit_test (test_rng_below_is_in_range_and_uniform),
         cmocka_unit_test (test_rng_normal_and_gamma_moments),
