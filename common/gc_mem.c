@@ -1,8 +1,10 @@
 #include "gc_mem.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void *
 gc_aligned_alloc (size_t n)
@@ -30,4 +32,21 @@ void
 gc_mem_free (void *p)
 {
     free (p);
+}
+
+void
+gc_mem_hugepages_reexec (char **argv)
+{
+    const char *tunables = getenv ("GLIBC_TUNABLES");
+    const char *wanted = getenv ("GC_HUGEPAGES");
+    if ((tunables && strstr (tunables, "glibc.malloc.hugetlb")) || (wanted && !strcmp (wanted, "0")))
+        return;
+    char value [1024];
+    int len = snprintf (value, sizeof value, "%s%sglibc.malloc.hugetlb=1", tunables ? tunables : "",
+                        tunables && *tunables ? ":" : "");
+    if (len < 0 || (size_t) len >= sizeof value || setenv ("GLIBC_TUNABLES", value, 1))
+        return;
+    execv ("/proc/self/exe", argv);
+    //  no /proc (or no exec): run on ordinary pages, with the tunable left
+    //  set so that a child does not try again
 }

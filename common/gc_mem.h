@@ -13,4 +13,12 @@ float *gc_falloc (size_t n);
 void  *gc_aligned_alloc (size_t n);
 void   gc_mem_free (void *p);
 
+/*  Ask glibc's malloc to back the heap with transparent huge pages (tunable
+    glibc.malloc.hugetlb=1) by re-executing the program once with the tunable
+    set; returns only when it did not (already set, either way, by the user;
+    GC_HUGEPAGES=0; or exec failed). For programs that stream through many
+    model-sized buffers every round (gcsim): with 4 kB pages each pass takes a
+    TLB miss per page, which under a hypervisor costs more than the copy. */
+void   gc_mem_hugepages_reexec (char **argv);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gc_mem.h"
 #include "gc_parse.h"
 #include "gc_scenario.h"
 #include "gc_sim.h"
@@ -62,6 +63,7 @@ main (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
+    gc_mem_hugepages_reexec (argv);
     gc_sim_opts_t opts = { .log = stderr };
     gc_err_t err = { 0 };
     long n;
