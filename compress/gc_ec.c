@@ -104,6 +104,12 @@ gc_ec_name (const gc_ec_t *self)
     return self->name;
 }
 
+bool
+gc_ec_passes_through (const gc_ec_t *self)
+{
+    return self->mode == S_NONE && gc_compressor_lossless (self->comp);
+}
+
 int
 gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
             float *sent, bool *is_exact, gc_err_t *err)
@@ -116,7 +122,7 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
     if (self->mode == S_NONE) {
         if (gc_compressor_compress (self->comp, update, round, out, err))
             return -1;
-        if (sent && gc_compressor_lossless (self->comp)) {
+        if (sent && gc_ec_passes_through (self)) {
             //  what decoding into zeros gives (0 + u: -0 becomes +0), without the decode
             for (size_t i = 0; i < n; i++)
                 sent [i] = 0.0f + update [i];

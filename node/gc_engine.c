@@ -560,9 +560,15 @@ s_publish_delta (gc_engine_t *self, gc_err_t *err)
     //  prev moves on before the step: a failed step ends the process
     gc_vec_advance (self->update, self->x, self->prev, self->n);
     bool exact = false;
-    if (gc_ec_step (self->ec, self->update, self->round, &self->payload, self->sent, &exact, err))
+    bool through = gc_ec_passes_through (self->ec);
+    if (gc_ec_step (self->ec, self->update, self->round, &self->payload, through ? NULL : self->sent,
+                    &exact, err))
         return -1;
-    gc_vec_axpy (self->pub, 1.0f, self->sent, self->n);
+    if (through)                        /* sent would be 0 + update: pub + sent without it */
+        for (size_t i = 0; i < self->n; i++)
+            self->pub [i] += 0.0f + self->update [i];
+    else
+        gc_vec_axpy (self->pub, 1.0f, self->sent, self->n);
     self->t_compress += gc_now_s () - t0;
     uint64_t base = self->state;
     if (s_send (self, self->out_peers, self->n_out, GC_MSG_DELTA, exact ? GC_WIRE_FLAG_EXACT : 0,

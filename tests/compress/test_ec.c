@@ -160,6 +160,7 @@ test_none_sends_what_decodes (void **state)
         gc_compressor_t *comp = gc_compressor_new (specs [c], &layout, 3, NULL);
         gc_ec_t *ec = gc_ec_new ("none", comp, NULL);
         assert_int_equal (gc_compressor_lossless (comp), c == 0);
+        assert_int_equal (gc_ec_passes_through (ec), c == 0);
         gc_buf_t out;
         gc_buf_init (&out);
         assert_int_equal (gc_ec_step (ec, u, 1, &out, sent, NULL, NULL), 0);
