@@ -106,20 +106,32 @@ gc_attack_alie_z (size_t n, size_t f)
 void
 gc_attack_moments (const float *const *models, size_t k, size_t d, float *mean, float *std)
 {
-    gc_vec_zero (mean, d);
-    for (size_t j = 0; j < k; j++)
-        gc_vec_axpy (mean, 1.0f / (float) k, models [j], d);
-    gc_vec_zero (std, d);
-    for (size_t j = 0; j < k; j++) {
-        const float *m = models [j];
-        for (size_t i = 0; i < d; i++) {
-            float diff = m [i] - mean [i];
-            std [i] += diff * diff;
-        }
-    }
+    //  Block by block, so that the k models are read from memory once, not
+    //  twice (mean, then deviations); each entry sees the same operations in
+    //  the same order as whole-vector passes would give it.
+    enum { S_BLOCK = 2048 };
+    float w = 1.0f / (float) k;
     float inv = k > 1 ? 1.0f / (float) (k - 1) : 0.0f;
-    for (size_t i = 0; i < d; i++)
-        std [i] = sqrtf (std [i] * inv);
+    for (size_t b = 0; b < d; b += S_BLOCK) {
+        size_t m = d - b < S_BLOCK ? d - b : S_BLOCK;
+        float *restrict mb = mean + b, *restrict sb = std + b;
+        for (size_t i = 0; i < m; i++)
+            mb [i] = sb [i] = 0.0f;
+        for (size_t j = 0; j < k; j++) {
+            const float *restrict x = models [j] + b;
+            for (size_t i = 0; i < m; i++)
+                mb [i] += w * x [i];
+        }
+        for (size_t j = 0; j < k; j++) {
+            const float *restrict x = models [j] + b;
+            for (size_t i = 0; i < m; i++) {
+                float diff = x [i] - mb [i];
+                sb [i] += diff * diff;
+            }
+        }
+        for (size_t i = 0; i < m; i++)
+            sb [i] = sqrtf (sb [i] * inv);
+    }
 }
 
 static float

@@ -168,11 +168,45 @@ test_noise_scale_ignores_a_colluder (void **state)
     assert_true (fabs (sqrt (dev / D) - 30.0) < 3.0);
 }
 
+//  Mean and standard deviation (n - 1) of k models, against a double
+//  reference, for lengths around the kernel's block size.
+static void
+test_moments_match_reference (void **state)
+{
+    (void) state;
+    static const size_t lengths [] = { 1, 7, 2047, 2048, 2049, 5000 };
+    static const size_t ks [] = { 1, 2, 5 };
+    enum { MAXD = 5000, MAXK = 5 };
+    static float models [MAXK][MAXD], mean [MAXD], stdv [MAXD];
+    for (size_t j = 0; j < MAXK; j++)
+        for (size_t i = 0; i < MAXD; i++)
+            models [j][i] = sinf ((float) (i * 7 + j * 13)) * (float) (j + 1);
+    const float *in [MAXK] = { models [0], models [1], models [2], models [3], models [4] };
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths [0]; l++)
+        for (size_t c = 0; c < sizeof ks / sizeof ks [0]; c++) {
+            size_t d = lengths [l], k = ks [c];
+            gc_attack_moments (in, k, d, mean, stdv);
+            for (size_t i = 0; i < d; i++) {
+                double m = 0, v = 0;
+                for (size_t j = 0; j < k; j++)
+                    m += models [j][i];
+                m /= (double) k;
+                for (size_t j = 0; j < k; j++)
+                    v += (models [j][i] - m) * (models [j][i] - m);
+                double sd = k > 1 ? sqrt (v / (double) (k - 1)) : 0;
+                if (fabs (mean [i] - m) > 1e-5 || fabs (stdv [i] - sd) > 1e-5)
+                    fail_msg ("d %zu k %zu entry %zu: mean %g std %g, reference %g %g", d, k, i,
+                              (double) mean [i], (double) stdv [i], m, sd);
+            }
+        }
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_attack_specs),
+        cmocka_unit_test (test_moments_match_reference),
         cmocka_unit_test (test_noise_scale_ignores_a_colluder),
         cmocka_unit_test (test_protocol_attacks_are_refused),
         cmocka_unit_test (test_silent_peer),
