@@ -656,6 +656,20 @@ s_send_model (gc_engine_t *self, const uint32_t *dests, size_t n, const float *m
                    self->kf_payload.len, err);
 }
 
+//  Noise and equivocate draw around the models' scale; IPM steps from the
+//  previous mean. Other attacks skip the passes these cost.
+static bool
+s_attack_needs_scale (const gc_engine_t *self)
+{
+    return self->attack.kind == GC_ATTACK_NOISE || self->attack.kind == GC_ATTACK_EQUIVOCATE;
+}
+
+static bool
+s_attack_needs_prev (const gc_engine_t *self)
+{
+    return self->attack.kind == GC_ATTACK_IPM;
+}
+
 //  mean and std of what the attacker observes: its own model and its synced
 //  replicas.
 static void
@@ -665,7 +679,8 @@ s_observe (gc_engine_t *self)
     if (oracle) {
         oracle->moments (oracle->ctx, self->cfg.self, self->att_mean, self->att_std);
         const float *honest_mean = self->att_mean;     /* of honest models only */
-        self->att_scale = gc_attack_scale (&honest_mean, 1, self->n);
+        if (s_attack_needs_scale (self))
+            self->att_scale = gc_attack_scale (&honest_mean, 1, self->n);
         if (!self->att_have_prev) {
             gc_vec_copy (self->att_prev, self->att_mean, self->n);
             self->att_have_prev = true;
@@ -683,7 +698,8 @@ s_observe (gc_engine_t *self)
     if (k == 0)
         self->inputs [k++] = self->pub;
     gc_attack_moments (self->inputs, k, self->n, self->att_mean, self->att_std);
-    self->att_scale = gc_attack_scale ((const float *const *) self->inputs, k, self->n);
+    if (s_attack_needs_scale (self))
+        self->att_scale = gc_attack_scale ((const float *const *) self->inputs, k, self->n);
     for (size_t i = 0; i < self->n_in; i++)
         pthread_mutex_unlock (&self->replicas [i].lock);
     if (!self->att_have_prev) {
@@ -759,7 +775,8 @@ s_attack_model (gc_engine_t *self, gc_err_t *err)
                               self->att_scale, self->n, &self->att_rng, self->att_z);
         rc = s_send_model (self, self->out_peers, self->n_out, model, err);
     }
-    gc_vec_copy (self->att_prev, self->att_mean, self->n);
+    if (s_attack_needs_prev (self))
+        gc_vec_copy (self->att_prev, self->att_mean, self->n);
     return rc;
 }
 
