@@ -134,13 +134,10 @@ s_get_f32 (const uint8_t *p)
 static inline float
 s_value_f32 (const uint8_t *p)
 {
-#if GC_LITTLE_ENDIAN
+    uint32_t u = s_u32 (p);
     float f;
-    memcpy (&f, p, 4);
+    memcpy (&f, &u, 4);
     return f;
-#else
-    return s_get_f32 (p);
-#endif
 }
 
 //  Index of the first non-finite value of n in format fmt, or n. Blocks
@@ -541,15 +538,8 @@ s_add_values (float *restrict dst, const uint8_t *src, size_t n, int fmt, float 
         }
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        float v;
-#if GC_LITTLE_ENDIAN
-        memcpy (&v, src + 4 * i, 4);
-#else
-        v = s_get_f32 (src + 4 * i);
-#endif
-        dst [i] += alpha * v;
-    }
+    for (size_t i = 0; i < n; i++)
+        dst [i] += alpha * s_value_f32 (src + 4 * i);
 }
 
 //  Values as floats, in chunks, for the scatter loops.
