@@ -6,5 +6,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$GC_ROOT"
 gc_build build -DCMAKE_BUILD_TYPE=Release >&2
+# the speed table runs a PyTorch reference with Debian's python3 (scripts/pysim_reference.py)
+case "${1:-}" in speed|all) (GC_PACKAGES=(python3-torch); gc_install_deps) >&2 ;; esac
 export OPENBLAS_NUM_THREADS=1
 exec python3 scripts/gcsim_tables.py "$@"
