@@ -480,6 +480,70 @@ s_dist2_block (const double *x, const double *y, size_t n, bool portable)
     return sum;
 }
 
+#ifdef S_WD
+//  Whole blocks straight from the inputs, for the two passes of the
+//  clipping rules: the same operations in the same order as the tile
+//  kernels (s_dtile_block, then s_dist2_block or s_mix_row), without copying
+//  the block into the tile and widening it there first.
+
+//  s_dist2_block of input x (floats) against zrow (doubles); x's |bits| into big.
+static double
+s_dist2_direct (const float *x, const double *zrow, s_vi *big)
+{
+    s_vd a0 = s_vd_zero (), a1 = s_vd_zero ();
+    for (size_t c = 0; c < TB; c += 2 * S_WD) {
+        s_vf v = s_loadu (x + c);
+        *big = s_vi_absmax (*big, v);
+        s_vd d0 = s_vd_sub (s_vd_lo (v), s_vd_load (zrow + c));
+        s_vd d1 = s_vd_sub (s_vd_hi (v), s_vd_load (zrow + c + S_WD));
+        a0 = s_vd_add (a0, s_vd_mul (d0, d0));
+        a1 = s_vd_add (a1, s_vd_mul (d1, d1));
+    }
+    return s_vd_sum (s_vd_add (a0, a1));
+}
+
+//  s_mix_row over rows x_0 .. x_k-1 (the inputs at c0) and x_k = centre, with
+//  every input checked (those with a zero coefficient too). out is written
+//  only when the block is finite, after every row is read (out may be centre).
+static int
+s_step_direct (const float *const *in, size_t c0, const double *m, size_t k,
+               const float *centre, float *out)
+{
+    float obuf [TB];
+    s_vi big = s_vi_zero ();
+    for (size_t j = 0; j < k; j++)
+        if (m [j] == 0)
+            for (size_t c = 0; c < TB; c += S_W)
+                big = s_vi_absmax (big, s_loadu (in [j] + c0 + c));
+    for (size_t c = 0; c < TB; c += 2 * S_W) {
+        s_vd a0 = s_vd_zero (), a1 = s_vd_zero (), a2 = s_vd_zero (), a3 = s_vd_zero ();
+        for (size_t j = 0; j <= k; j++) {
+            if (m [j] == 0)
+                continue;
+            const float *x = (j < k ? in [j] + c0 : centre) + c;
+            s_vf v0 = s_loadu (x), v1 = s_loadu (x + S_W);
+            if (j < k) {
+                big = s_vi_absmax (big, v0);
+                big = s_vi_absmax (big, v1);
+            }
+            s_vd mj = s_vd_set1 (m [j]);
+            a0 = s_vd_add (a0, s_vd_mul (mj, s_vd_lo (v0)));
+            a1 = s_vd_add (a1, s_vd_mul (mj, s_vd_hi (v0)));
+            a2 = s_vd_add (a2, s_vd_mul (mj, s_vd_lo (v1)));
+            a3 = s_vd_add (a3, s_vd_mul (mj, s_vd_hi (v1)));
+        }
+        s_vd_store_ps (obuf + c, a0);
+        s_vd_store_ps (obuf + c + S_WD, a1);
+        s_vd_store_ps (obuf + c + 2 * S_WD, a2);
+        s_vd_store_ps (obuf + c + 3 * S_WD, a3);
+    }
+    if (s_vi_reduce (big) >= GC_ROBUST_NONFINITE_BITS)
+        return 1;
+    memcpy (out, obuf, sizeof obuf);
+    return 0;
+}
+#endif
+
 //  One block of centre + sum_i a_i (x_i - centre), written as the mixture
 //  sum_i a_i x_i + (1 - sum_i a_i) centre so that it runs on the mixing
 //  kernel (register accumulators); both forms are exact to double rounding.
@@ -501,6 +565,13 @@ gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
             d2 [i] = 0;
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
+#ifdef S_WD
+        if (!d2 && !ws->portable && n == TB) {
+            if (s_step_direct (in, c0, coef, k, centre + c0, out + c0))
+                return 1;
+            continue;
+        }
+#endif
         if (s_dtile_block (ws, in, k, c0, n))
             return 1;
         //  centre may be out itself (cclip iterates in place): copied
@@ -530,6 +601,18 @@ gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t 
         d2 [i] = 0;
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
+#ifdef S_WD
+        if (!ws->portable && n == TB) {
+            for (size_t c = 0; c < n; c++)
+                zrow [c] = z [c0 + c];
+            s_vi big = s_vi_zero ();
+            for (size_t i = 0; i < k; i++)
+                d2 [i] += s_dist2_direct (in [i] + c0, zrow, &big);
+            if (s_vi_reduce (big) >= GC_ROBUST_NONFINITE_BITS)
+                return 1;
+            continue;
+        }
+#endif
         if (s_dtile_block (ws, in, k, c0, n))
             return 1;
         for (size_t c = 0; c < n; c++)

@@ -47,6 +47,10 @@ typedef __m512d s_vd;
 #   define s_vd_mul(a, b)     _mm512_mul_pd (a, b)
 #   define s_vd_store_ps(p, v) _mm256_storeu_ps (p, _mm512_cvtpd_ps (v))
 #   define s_vd_sum(v)        _mm512_reduce_add_pd (v)
+/*  the low and high S_WD floats of an s_vf, widened */
+#   define s_vd_lo(v)         _mm512_cvtps_pd (_mm512_castps512_ps256 (v))
+#   define s_vd_hi(v)         _mm512_cvtps_pd (_mm256_castsi256_ps ( \
+                                  _mm512_extracti64x4_epi64 (_mm512_castps_si512 (v), 1)))
 #elif defined (__AVX2__)
 #   define S_W 8
 typedef __m256 s_vf;
@@ -71,6 +75,8 @@ typedef __m256d s_vd;
 #   define s_vd_sub(a, b)     _mm256_sub_pd (a, b)
 #   define s_vd_mul(a, b)     _mm256_mul_pd (a, b)
 #   define s_vd_store_ps(p, v) _mm_storeu_ps (p, _mm256_cvtpd_ps (v))
+#   define s_vd_lo(v)         _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
+#   define s_vd_hi(v)         _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
 static inline double
 s_vd_sum (__m256d v)
 {

@@ -634,7 +634,8 @@ s_ref_cclip (const s_set_t *s, const double *w, const float *centre, double tau,
     size_t d = s->d;
     for (size_t j = 0; j < d; j++)
         v [j] = centre [j];
-    double step [64];
+    double step [512];
+    assert_true (d <= 512);
     for (int it = 0; it < iters; it++) {
         memset (step, 0, d * sizeof *step);
         for (size_t i = 0; i < s->k; i++) {
@@ -651,44 +652,72 @@ s_ref_cclip (const s_set_t *s, const double *w, const float *centre, double tau,
     }
 }
 
+//  d = 300: two whole blocks of the kernels (read straight from the inputs)
+//  and a partial one (through the tile); both kernel paths give the same bytes.
 static void
 test_clipping_matches_reference (void **state)
 {
+    enum { D = 300 };
     gc_rng_t rng;
     gc_rng_init (&rng, 27, 0);
-    size_t k = 6, d = 40;
-    s_set_t s;
-    s_set_new (&s, k, d);
-    s_fill_honest (&s, &rng, 0, 0.0f, 1.0f);
-    for (size_t j = 0; j < d; j++)
-        s_row (&s, 4) [j] += 30.0f;
-    double w [6] = { 3, 1, 2, 1, 1, 2 }, wn [6], v [40];
-    for (size_t i = 0; i < k; i++)
-        wn [i] = w [i] / 10.0;
-    float out [40];
-    //  cclip from the peer's vector (input 2), and from an explicit centre.
-    gc_robust_t *r = s_rule ("cclip:3:4");
-    assert_int_equal (s_agg (r, &s, w, 2, out), 0);
-    s_ref_cclip (&s, wn, s.in [2], 3.0, 4, v);
-    for (size_t j = 0; j < d; j++)
-        assert_true (fabs (out [j] - v [j]) < 1e-5);
-    float centre [40];
-    for (size_t j = 0; j < d; j++)
-        centre [j] = 0.5f;
-    gc_err_t err;
-    assert_int_equal (gc_robust_aggregate_centered (r, s.in, w, k, d, -1, centre, out, &err), 0);
-    s_ref_cclip (&s, wn, centre, 3.0, 4, v);
-    for (size_t j = 0; j < d; j++)
-        assert_true (fabs (out [j] - v [j]) < 1e-5);
-    gc_robust_destroy (&r);
-    //  scclip is one clipping step around the peer's vector.
-    r = s_rule ("scclip:3");
-    assert_int_equal (s_agg (r, &s, w, 2, out), 0);
-    s_ref_cclip (&s, wn, s.in [2], 3.0, 1, v);
-    for (size_t j = 0; j < d; j++)
-        assert_true (fabs (out [j] - v [j]) < 1e-5);
-    gc_robust_destroy (&r);
-    s_set_free (&s);
+    static const size_t dims [] = { 40, D };
+    for (size_t t = 0; t < 2; t++) {
+        size_t k = 6, d = dims [t];
+        s_set_t s;
+        s_set_new (&s, k, d);
+        s_fill_honest (&s, &rng, 0, 0.0f, 1.0f);
+        for (size_t j = 0; j < d; j++)
+            s_row (&s, 4) [j] += 30.0f;
+        double w [6] = { 3, 1, 2, 1, 1, 2 }, wn [6], v [D];
+        for (size_t i = 0; i < k; i++)
+            wn [i] = w [i] / 10.0;
+        float out [D], fast [D], centre [D];
+        for (size_t j = 0; j < d; j++)
+            centre [j] = 0.5f;
+        //  cclip from the peer's vector (input 2) and from an explicit centre;
+        //  scclip is one clipping step around the peer's vector.
+        static const struct { const char *spec; double tau; int iters; bool centred; } cases [] = {
+            { "cclip:3:4", 3.0, 4, false }, { "cclip:3:4", 3.0, 4, true }, { "scclip:3", 3.0, 1, false },
+        };
+        for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+            gc_robust_t *r = s_rule (cases [c].spec);
+            const float *from = cases [c].centred ? centre : s.in [2];
+            s_ref_cclip (&s, wn, from, cases [c].tau, cases [c].iters, v);
+            for (int portable = 0; portable < 2; portable++) {
+                gc_robust_set_portable (r, portable);
+                gc_err_t err;
+                if (cases [c].centred)
+                    assert_int_equal (gc_robust_aggregate_centered (r, s.in, w, k, d, -1, centre, out, &err), 0);
+                else
+                    assert_int_equal (s_agg (r, &s, w, 2, out), 0);
+                for (size_t j = 0; j < d; j++)
+                    if (!(fabs (out [j] - v [j]) < 1e-5))
+                        fail_msg ("%s d %zu portable %d: out[%zu] = %.9g, reference %.9g",
+                                  cases [c].spec, d, portable, j, (double) out [j], v [j]);
+                if (portable)
+                    assert_memory_equal (out, fast, d * sizeof *out);
+                else
+                    memcpy (fast, out, d * sizeof *out);
+            }
+            gc_robust_destroy (&r);
+        }
+        //  A NaN inside a whole block, in an input of weight 0 too, is reported
+        //  by both paths and names its input.
+        double w0 [6] = { 3, 1, 2, 0, 1, 2 };
+        for (int zero = 0; zero < 2; zero++) {
+            s_row (&s, 3) [d > 256 ? 200 : d - 8] = NAN;
+            gc_robust_t *r = s_rule ("scclip:3");
+            for (int portable = 0; portable < 2; portable++) {
+                gc_robust_set_portable (r, portable);
+                gc_err_t err;
+                assert_int_equal (gc_robust_aggregate (r, s.in, zero ? w0 : w, k, d, 2, out, &err), -1);
+                assert_int_equal (err.code, GC_ROBUST_ENONFINITE);
+                assert_int_equal (gc_robust_bad_input (r), 3);
+            }
+            gc_robust_destroy (&r);
+        }
+        s_set_free (&s);
+    }
 }
 
 //  NNM by exact distances, materialised.
