@@ -121,18 +121,9 @@ s_f32_bad (const uint8_t *p)
     return (s_u32 (p) & 0x7f800000u) == 0x7f800000u;
 }
 
+//  A little-endian float: a plain load on little-endian hosts (s_u32).
 static inline float
 s_get_f32 (const uint8_t *p)
-{
-    uint32_t u = gc_get_u32 (p);
-    float f;
-    memcpy (&f, &u, 4);
-    return f;
-}
-
-//  s_get_f32 that compiles to a plain load on little-endian hosts.
-static inline float
-s_value_f32 (const uint8_t *p)
 {
     uint32_t u = s_u32 (p);
     float f;
@@ -539,7 +530,7 @@ s_add_values (float *restrict dst, const uint8_t *src, size_t n, int fmt, float 
         return;
     }
     for (size_t i = 0; i < n; i++)
-        dst [i] += alpha * s_value_f32 (src + 4 * i);
+        dst [i] += alpha * s_get_f32 (src + 4 * i);
 }
 
 //  Values as floats, in chunks, for the scatter loops.
@@ -797,10 +788,10 @@ s_onto_dense (float *restrict out, const float *restrict base, const uint8_t *sr
         const float *restrict b = base ? base + i : NULL;
         if (b)
             for (size_t j = 0; j < m; j++)
-                o [j] = b [j] + s_value_f32 (v + 4 * j);
+                o [j] = b [j] + s_get_f32 (v + 4 * j);
         else
             for (size_t j = 0; j < m; j++)
-                o [j] = 0.0f + s_value_f32 (v + 4 * j);
+                o [j] = 0.0f + s_get_f32 (v + 4 * j);
     }
     return n;
 }

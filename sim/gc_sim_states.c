@@ -65,6 +65,19 @@ s_message (gc_sim_peer_t *p, const uint8_t *payload)
     return msg && payload == msg->data + msg->hlen ? msg : NULL;
 }
 
+//  The state msg built on base, held for the caller, or NULL. Caller holds
+//  states_lock.
+static const float *
+s_memo_take (gc_sim_msg_t *msg, const float *base)
+{
+    for (uint32_t i = 0; i < msg->n_memo; i++)
+        if (msg->memo [i].base == base) {
+            gc_sim_state_hold (msg->memo [i].built);
+            return msg->memo [i].built;
+        }
+    return NULL;
+}
+
 static const float *
 s_find (void *ctx, const float *base, const uint8_t *payload)
 {
@@ -72,13 +85,8 @@ s_find (void *ctx, const float *base, const uint8_t *payload)
     gc_sim_msg_t *msg = s_message (p, payload);
     if (!msg)
         return NULL;
-    const float *found = NULL;
     pthread_mutex_lock (&p->sim->states_lock);
-    for (uint32_t i = 0; i < msg->n_memo && !found; i++)
-        if (msg->memo [i].base == base) {
-            found = msg->memo [i].built;
-            gc_sim_state_hold (found);
-        }
+    const float *found = s_memo_take (msg, base);
     pthread_mutex_unlock (&p->sim->states_lock);
     if (found)
         p->sim->states_shared++;
@@ -99,15 +107,9 @@ s_offer (void *ctx, const float *base, const uint8_t *payload, float *built)
     gc_sim_msg_t *msg = s_message (p, payload);
     if (!msg)
         return built;
-    const float *kept = built;
     pthread_mutex_lock (&p->sim->states_lock);
-    for (uint32_t i = 0; i < msg->n_memo; i++)
-        if (msg->memo [i].base == base) {
-            kept = msg->memo [i].built;         /* built at the same time: equal */
-            gc_sim_state_hold (kept);
-            break;
-        }
-    if (kept == built && msg->n_memo < GC_SIM_MEMO) {
+    const float *first = s_memo_take (msg, base);   /* built at the same time: equal */
+    if (!first && msg->n_memo < GC_SIM_MEMO) {
         //  The entry holds its base too: a freed base's address, reused by a
         //  new state, must not name this result.
         if (base)
@@ -116,10 +118,11 @@ s_offer (void *ctx, const float *base, const uint8_t *payload, float *built)
         msg->memo [msg->n_memo++] = (gc_sim_memo_t) { .base = base, .built = built };
     }
     pthread_mutex_unlock (&p->sim->states_lock);
-    if (kept != built)
-        gc_sim_state_release (built);
     p->sim->states_built++;
-    return kept;
+    if (!first)
+        return built;
+    gc_sim_state_release (built);
+    return first;
 }
 
 static void
