@@ -418,13 +418,15 @@ s_check_lowrank (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *la
     return 0;
 }
 
+//  defer_dense: leave fp32 dense values to the apply phase to check (onto).
 static int
 s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *layout,
-         gc_err_t *err)
+         bool defer_dense, gc_err_t *err)
 {
     memset (ps, 0, offsetof (s_parse_t, sec));
     ps->bitmap_words = 0;
     ps->floats = 0;
+    ps->defer_dense = defer_dense;
     ps->layout = layout;
     if (!payload || len < GC_PAYLOAD_HEADER_SIZE)
         return gc_err_set (err, GC_PAYLOAD_ERR_TRUNCATED,
@@ -822,18 +824,17 @@ s_apply_onto (const s_parse_t *ps, const float *base, float *out, uint64_t *bitm
     return 0;
 }
 
-//  Parse (checks), scratch for phase 2, then base == NULL and out == NULL:
-//  into += alpha * decoded; else out = base + decoded.
+//  Parse (checks), scratch for phase 2, then without out: into += alpha *
+//  decoded; with out: out = base + decoded.
 static int
 s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *into,
-          float alpha, const float *base, float *out, bool onto, gc_err_t *err)
+          float alpha, const float *base, float *out, gc_err_t *err)
 {
     //  The section table is too large for comfortable stack use in fuzzers.
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
         return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
-    ps->defer_dense = onto;
-    int rc = s_parse (ps, payload, len, layout, err);
+    int rc = s_parse (ps, payload, len, layout, out != NULL, err);
     uint64_t *bitmap = NULL;
     float *scratch = NULL;
     if (rc == 0) {
@@ -844,7 +845,7 @@ s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *
         if ((ps->bitmap_words && !bitmap) || (ps->floats && !scratch))
             rc = gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory for decode scratch");
         else
-        if (onto)
+        if (out)
             rc = s_apply_onto (ps, base, out, bitmap, scratch, err);
         else
             s_apply (ps, into, alpha, bitmap, scratch);
@@ -859,7 +860,7 @@ int
 gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                   float *into, float alpha, gc_err_t *err)
 {
-    return s_decode (payload, len, layout, into, alpha, NULL, NULL, false, err);
+    return s_decode (payload, len, layout, into, alpha, NULL, NULL, err);
 }
 
 int
@@ -868,7 +869,7 @@ gc_payload_decode_onto (const uint8_t *payload, size_t len, const gc_layout_t *l
 {
     if (!out || out == base)
         return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "payload: decode onto needs an output apart from its base");
-    return s_decode (payload, len, layout, NULL, 1.0f, base, out, true, err);
+    return s_decode (payload, len, layout, NULL, 1.0f, base, out, err);
 }
 
 int
@@ -885,8 +886,7 @@ gc_payload_inspect (const uint8_t *payload, size_t len, const gc_layout_t *layou
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
         return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
-    ps->defer_dense = false;
-    int rc = s_parse (ps, payload, len, layout, err);
+    int rc = s_parse (ps, payload, len, layout, false, err);
     if (rc == 0 && info) {
         info->method = ps->method;
         info->exact = ps->flags & GC_PAYLOAD_FLAG_EXACT;
