@@ -27,12 +27,12 @@
 typedef atomic_uint_fast64_t s_counter_t;
 
 //  Replica of one in-neighbour: the last verified state of that peer. x is
-//  what is read: own (written in place), or a state of the shared store.
+//  what is read: own (written in place), or, when own is NULL, a state held
+//  from the shared store.
 typedef struct {
     uint32_t        peer;
     const float    *x;
     float          *own;
-    bool            shared;         /* x is held from self->states */
     uint64_t        state;          /* id (seq) of the state x holds */
     uint64_t        round;          /* its round */
     bool            synced;         /* x is a state of the peer (not aggregated otherwise) */
@@ -84,8 +84,7 @@ struct gc_engine_t {
     gc_buf_t           kf_payload;
     gc_robust_t       *robust;
     gc_wait_t         *wait;
-    gc_engine_states_t states;      /* shared replica states (gcsim), or ctx NULL */
-    bool               has_states;
+    gc_engine_states_t states;      /* shared replica states (gcsim); find NULL: none */
     //  protocol state (trainer side)
     uint64_t           round;
     uint64_t           seq;         /* last seq used */
@@ -410,7 +409,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     if (!self)
         return;
     for (size_t i = 0; self->replicas && i < self->n_in; i++) {
-        if (self->replicas [i].shared)
+        if (!self->replicas [i].own && self->replicas [i].x)     /* a held state */
             self->states.release (self->states.ctx, self->replicas [i].x);
         gc_mem_free (self->replicas [i].own);
         pthread_mutex_destroy (&self->replicas [i].lock);
@@ -1224,12 +1223,11 @@ s_reject_authenticated (gc_engine_t *self, s_contact_t *c, int reason, int64_t n
 static void
 s_replica_take (gc_engine_t *self, s_replica_t *r, const float *state)
 {
-    if (r->shared)
+    if (!r->own)
         self->states.release (self->states.ctx, r->x);
     gc_mem_free (r->own);
     r->own = NULL;
     r->x = state;
-    r->shared = true;
 }
 
 //  The replica's next state: payload applied to what it holds (keyframe:
@@ -1241,7 +1239,7 @@ s_replica_apply (gc_engine_t *self, s_replica_t *r, const uint8_t *payload, size
                  bool keyframe, gc_err_t *err)
 {
     const gc_layout_t *layout = gc_mlp_layout (self->mlp);
-    if (!self->has_states || (!keyframe && !r->shared)) {
+    if (!self->states.find || (!keyframe && r->own)) {
         if (keyframe)
             gc_vec_zero (r->own, self->n);
         return gc_payload_decompress_add (payload, len, layout, r->own, err);
@@ -1581,13 +1579,12 @@ void
 gc_engine_share_states (gc_engine_t *self, const gc_engine_states_t *states, const float *initial)
 {
     self->states = *states;
-    self->has_states = true;
     if (!initial || memcmp (initial, self->x, self->n * sizeof *self->x))
         return;
     for (size_t i = 0; i < self->n_in; i++) {
         s_replica_t *r = &self->replicas [i];
         pthread_mutex_lock (&r->lock);
-        if (r->synced && r->state == 0 && !r->shared) {
+        if (r->synced && r->state == 0 && r->own) {
             states->hold (states->ctx, initial);
             s_replica_take (self, r, initial);
         }
