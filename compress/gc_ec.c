@@ -122,12 +122,6 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
     if (self->mode == S_NONE) {
         if (gc_compressor_compress (self->comp, update, round, out, err))
             return -1;
-        if (sent && gc_ec_passes_through (self)) {
-            //  what decoding into zeros gives (0 + u: -0 becomes +0), without the decode
-            for (size_t i = 0; i < n; i++)
-                sent [i] = 0.0f + update [i];
-            return 0;
-        }
         if (sent) {
             gc_vec_zero (sent, n);
             return gc_payload_apply (out->data, out->len, self->layout, sent, 1.0f, err);

@@ -39,8 +39,9 @@ int      gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_
 
 /*  The residual e (n floats; zeros for mode none), for checkpoints. */
 float   *gc_ec_residual (gc_ec_t *self);
-/*  Whether sent is always 0 + update (mode none over a lossless compressor):
-    the caller may then skip sent and use the update itself. */
+/*  Whether sent is always 0 + update, bit for bit (mode none over a lossless
+    compressor): the caller may then pass no sent and use the update itself
+    (the engine's publish does). */
 bool     gc_ec_passes_through (const gc_ec_t *self);
 /*  The canonical mode ("none", "ef", "liec:8"). */
 const char *gc_ec_name (const gc_ec_t *self);

@@ -143,9 +143,9 @@ test_none_keeps_no_residual (void **state)
     free (sent);
 }
 
-//  Without EC, `sent` is what the payload decodes to, bit for bit, whether
-//  the step decodes it (lossy methods) or knows it (plain fp32: no decode),
-//  negative zeros included.
+//  Without EC, `sent` is what the payload decodes to, bit for bit, and for
+//  plain fp32 (passes through) that is 0 + update, negative zeros included:
+//  what the engine's publish uses instead of sent.
 static void
 test_none_sends_what_decodes (void **state)
 {
@@ -168,6 +168,12 @@ test_none_sends_what_decodes (void **state)
         assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, q, NULL), 0);
         if (memcmp (q, sent, n * sizeof *q))
             fail_msg ("%s: sent differs from the decoded payload", specs [c]);
+        //  What passing through promises the engine: the decode is 0 + update.
+        for (size_t i = 0; gc_ec_passes_through (ec) && i < n; i++) {
+            float want = 0.0f + u [i];
+            if (memcmp (&q [i], &want, sizeof want))
+                fail_msg ("%s: entry %zu decodes to %g, not 0 + %g", specs [c], i, (double) q [i], (double) u [i]);
+        }
         gc_buf_free (&out);
         gc_ec_destroy (&ec);
         gc_compressor_destroy (&comp);
