@@ -334,9 +334,7 @@ static int
 s_setup (gc_sim_t *sim, gc_err_t *err)
 {
     double t0 = gc_now_s ();
-    sim->share_states = !sim->opts.no_share;
-    pthread_mutex_init (&sim->states_lock, NULL);
-    sim->states_lock_init = true;
+    pthread_mutex_init (&sim->states_lock, NULL);        /* s_teardown, which always follows, destroys it */
     sim->sc = gc_scenario_load_sim (sim->opts.scenario, sim->opts.peers, err);
     if (!sim->sc)
         return err->code = 2, -1;
@@ -459,8 +457,7 @@ s_teardown (gc_sim_t *sim)
         gc_trust_destroy (&cl->trust);
     }
     gc_sim_state_release (sim->initial);        /* after the engines and messages holding states */
-    if (sim->states_lock_init)
-        pthread_mutex_destroy (&sim->states_lock);
+    pthread_mutex_destroy (&sim->states_lock);
     gc_mem_free (sim->omni_mean);
     gc_mem_free (sim->omni_std);
     free (sim->omni_models);

@@ -181,9 +181,7 @@ struct gc_sim_t {
     bool               worker_started, quit;
     pthread_barrier_t  go, done;
     //  shared replica states (gc_sim_states.c)
-    bool               share_states;
     pthread_mutex_t    states_lock;
-    bool               states_lock_init;
     float             *initial;         /* the initial model, as a state */
     atomic_uint_fast64_t states_built, states_shared;
     //  end of the run
@@ -211,7 +209,7 @@ void gc_sim_msg_release (gc_sim_msg_t *msg);
 void gc_sim_peer_schedule (gc_sim_peer_t *p, int64_t t, uint32_t kind, uint64_t arg);
 
 /*  gc_sim_states.c: replica states shared between engines (gc_engine_states_t).
-    share_states: give p's new engine the store (no-op when sharing is off).
+    share_states: give p's new engine the store (no-op with --no-share).
     msg_forget: release the states a message remembers (before it is freed). */
 float *gc_sim_state_new (size_t n);
 void gc_sim_state_hold (const float *x);

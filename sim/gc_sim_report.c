@@ -204,7 +204,7 @@ s_write_timing (gc_sim_t *sim, double honest_rounds)
              peer_rounds, honest_rounds, loop > 0 ? honest_rounds / loop : 0,
              peer_rounds > 0 ? loop * 1e3 / peer_rounds : 0,
              peer_rounds > 0 ? fmax (0, loop - eval_wall) * 1e3 / peer_rounds : 0,
-             (double) ru.ru_maxrss / 1024.0, sim->share_states ? "true" : "false",
+             (double) ru.ru_maxrss / 1024.0, sim->opts.no_share ? "false" : "true",
              (unsigned long long) sim->states_built, (unsigned long long) sim->states_shared);
     fclose (f);
     if (sim->opts.log)

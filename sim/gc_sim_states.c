@@ -7,7 +7,7 @@
     states built from it while it is alive (it is freed when its last
     destination has it). The result does not depend on which receiver
     builds a state first, so reports stay byte-identical with one or two
-    threads and with sharing off (sim/share_states = 0). */
+    threads and with sharing off (gcsim --no-share). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +142,7 @@ s_release (void *ctx, const float *state)
 void
 gc_sim_share_states (gc_sim_t *sim, gc_sim_peer_t *p)
 {
-    if (!sim->share_states)
+    if (sim->opts.no_share)
         return;
     pthread_mutex_lock (&sim->states_lock);
     if (!sim->initial && (sim->initial = gc_sim_state_new (sim->d)))
