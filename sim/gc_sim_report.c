@@ -159,30 +159,29 @@ s_sim_member (gc_sim_t *sim, const gc_honest_point_t *series, size_t n_series)
     return text;
 }
 
-static void
-s_write_series (gc_sim_t *sim, const gc_honest_point_t *series, size_t n)
+//  0, or -1 when the file could not be written (err names it).
+static int
+s_write_series (gc_sim_t *sim, const gc_honest_point_t *series, size_t n, gc_err_t *err)
 {
     char path [4200];
     snprintf (path, sizeof path, "%s/series.dat", sim->opts.out_dir);
     FILE *f = fopen (path, "w");
     if (!f)
-        return;
+        return gc_err_set (err, 1, "%s: cannot write", path);
     fprintf (f, "# honest peers per evaluated round (gcsim; virtual time)\n"
                 "# round mean_accuracy min_accuracy median_virtual_s mean_mb_sent peers\n");
     for (size_t i = 0; i < n; i++)
         fprintf (f, "%.0f %.6f %.6f %.6f %.6f %.0f\n", series [i].round, series [i].mean, series [i].min,
                  series [i].median_wall_s, series [i].mean_mb_sent, (double) series [i].peers);
-    fclose (f);
+    if (ferror (f) | fclose (f))
+        return gc_err_set (err, 1, "%s: cannot write", path);
+    return 0;
 }
 
-static void
-s_write_timing (gc_sim_t *sim, double honest_rounds)
+//  timing.json, and its figures on the log. 0, or -1 with err.
+static int
+s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
 {
-    char path [4200];
-    snprintf (path, sizeof path, "%s/timing.json", sim->opts.out_dir);
-    FILE *f = fopen (path, "w");
-    if (!f)
-        return;
     double peer_rounds = 0, eval_s = 0;
     for (uint32_t i = 0; i < sim->n; i++)
         peer_rounds += (double) sim->peers [i].rounds_done;
@@ -190,9 +189,17 @@ s_write_timing (gc_sim_t *sim, double honest_rounds)
         eval_s += sim->classes [c].eval_s;
     struct rusage ru;
     getrusage (RUSAGE_SELF, &ru);
-    double loop = sim->wall_loop_s;
+    double loop = sim->wall_loop_s, rss_mb = (double) ru.ru_maxrss / 1024.0;
     //  evaluation time is summed over threads: share it out like the loop
     double eval_wall = eval_s / sim->threads;
+    double per = peer_rounds > 0 ? 1e3 / peer_rounds : 0;      /* seconds -> ms per peer-round */
+    double rounds_per_s = loop > 0 ? honest_rounds / loop : 0;
+    double cost = loop * per, cost_no_eval = fmax (0, loop - eval_wall) * per, cpu = sim->cpu_loop_s * per;
+    char path [4200];
+    snprintf (path, sizeof path, "%s/timing.json", sim->opts.out_dir);
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return gc_err_set (err, 1, "%s: cannot write", path);
     fprintf (f, "{\"note\": \"wall-clock figures of this run (not reproducible; report.json has the results)\",\n"
                 " \"threads\": %d, \"peers\": %u, \"skip_crypto\": %s, \"setup_s\": %.3f, \"loop_s\": %.3f,\n"
                 " \"loop_cpu_s\": %.3f, \"cpu_per_round_per_peer_ms\": %.4f,\n"
@@ -200,20 +207,17 @@ s_write_timing (gc_sim_t *sim, double honest_rounds)
                 " \"cost_per_round_per_peer_ms\": %.4f, \"cost_per_round_per_peer_ms_without_eval\": %.4f,\n"
                 " \"max_rss_mb\": %.1f, \"share_states\": %s, \"states_built\": %llu, \"states_shared\": %llu}\n",
              sim->threads, sim->n, sim->scfg->skip_crypto ? "true" : "false", sim->wall_setup_s, loop,
-             sim->cpu_loop_s, peer_rounds > 0 ? sim->cpu_loop_s * 1e3 / peer_rounds : 0, eval_s,
-             peer_rounds, honest_rounds, loop > 0 ? honest_rounds / loop : 0,
-             peer_rounds > 0 ? loop * 1e3 / peer_rounds : 0,
-             peer_rounds > 0 ? fmax (0, loop - eval_wall) * 1e3 / peer_rounds : 0,
-             (double) ru.ru_maxrss / 1024.0, sim->opts.no_share ? "false" : "true",
+             sim->cpu_loop_s, cpu, eval_s, peer_rounds, honest_rounds, rounds_per_s, cost, cost_no_eval,
+             rss_mb, sim->opts.no_share ? "false" : "true",
              (unsigned long long) sim->states_built, (unsigned long long) sim->states_shared);
-    fclose (f);
+    if (ferror (f) | fclose (f))
+        return gc_err_set (err, 1, "%s: cannot write", path);
     if (sim->opts.log)
         fprintf (sim->opts.log, "gcsim: %u peers, %.0f rounds in %.2f s wall (%d thread%s): %.1f rounds/s, "
                  "%.3f ms per round per peer (%.3f without evaluation; CPU %.3f), max RSS %.0f MB\n",
                  sim->n, honest_rounds, loop, sim->threads, sim->threads > 1 ? "s" : "",
-                 loop > 0 ? honest_rounds / loop : 0, peer_rounds > 0 ? loop * 1e3 / peer_rounds : 0,
-                 peer_rounds > 0 ? fmax (0, loop - eval_wall) * 1e3 / peer_rounds : 0,
-                 peer_rounds > 0 ? sim->cpu_loop_s * 1e3 / peer_rounds : 0, (double) ru.ru_maxrss / 1024.0);
+                 rounds_per_s, cost, cost_no_eval, cpu, rss_mb);
+    return 0;
 }
 
 int
@@ -251,12 +255,15 @@ gc_sim_report (gc_sim_t *sim, gc_err_t *err)
             rc = gc_err_set (err, 1, "%s: cannot add the sim member", path);
         free (member);
     }
-    s_write_series (sim, sum.series, sum.n_series);
     double honest_rounds = 0;
     for (uint32_t i = 0; i < sim->n; i++)
         if (!sim->peers [i].byzantine)
             honest_rounds = fmax (honest_rounds, (double) sim->peers [i].round);
-    s_write_timing (sim, honest_rounds);
+    gc_err_t werr = { 0 };
+    //  both files are written even when the first fails (| not ||)
+    if ((s_write_series (sim, sum.series, sum.n_series, &werr) | s_write_timing (sim, honest_rounds, &werr))
+    &&  rc == 0)
+        rc = gc_err_set (err, 1, "%s", werr.msg);
     if (rc == 0) {
         if (sim->opts.log)
             fprintf (sim->opts.log, "gcsim: report: %s/report.md\n", sim->opts.out_dir);
