@@ -2,7 +2,6 @@
     break the rest on a timeline, and assert on what the honest peers learn. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "gc_cli.h"
 #include "gcnet.h"

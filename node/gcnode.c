@@ -1,8 +1,5 @@
 /*  gcnode — a Byzantine-robust decentralized gossip training node.
     One binary, several commands; each lives in cmd_<name>.c. */
-#include <stdio.h>
-#include <string.h>
-
 #include "gc_cli.h"
 
 #ifndef GC_VERSION
