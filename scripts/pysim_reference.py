@@ -82,11 +82,16 @@ def read_idx(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as f:
         data = f.read()
+    if len(data) < 4:
+        sys.exit(f"{path}: {len(data)} bytes, shorter than an IDX header")
     zero, dtype, ndims = struct.unpack(">HBB", data[:4])
-    if zero != 0 or dtype != 0x08:
+    if zero != 0 or dtype != 0x08 or ndims == 0 or len(data) < 4 + 4 * ndims:
         sys.exit(f"{path}: not an IDX file of unsigned bytes")
     dims = struct.unpack(">" + "I" * ndims, data[4:4 + 4 * ndims])
-    return torch.frombuffer(bytearray(data[4 + 4 * ndims:]), dtype=torch.uint8).reshape(dims)
+    body = data[4 + 4 * ndims:]
+    if len(body) != math.prod(dims):
+        sys.exit(f"{path}: {len(body)} bytes of data, its header {'x'.join(map(str, dims))} says {math.prod(dims)}")
+    return torch.frombuffer(bytearray(body), dtype=torch.uint8).reshape(dims)
 
 
 def find(data_dir, name):
@@ -177,6 +182,17 @@ def alie_z(n, f):
     return max(statistics.NormalDist().inv_cdf(p), 0.0)
 
 
+def number(spec, text, lo, hi):
+    """A float in (lo, hi), or a usage error naming the spec."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not lo < v < hi:
+        raise argparse.ArgumentTypeError(f"aggregator '{spec}': '{text}' is not a number in ({lo:g}, {hi:g})")
+    return v
+
+
 def parse_aggregator(spec):
     parts = spec.split(":")
     if parts == ["mean"]:
@@ -186,9 +202,9 @@ def parse_aggregator(spec):
     if parts[0] == "scclip" and len(parts) == 1:
         return ("scclip_auto", 0.25)
     if parts[0] == "scclip" and parts[1:2] == ["auto"] and len(parts) <= 3:
-        return ("scclip_auto", float(parts[2]) if len(parts) == 3 else 0.25)
+        return ("scclip_auto", number(spec, parts[2], 0, 1) if len(parts) == 3 else 0.25)
     if parts[0] == "scclip" and len(parts) == 2:
-        return ("scclip", float(parts[1]))
+        return ("scclip", number(spec, parts[1], 0, math.inf))
     raise argparse.ArgumentTypeError(
         f"aggregator '{spec}': expected mean, cwtm:B, scclip, scclip:TAU or scclip:auto:DELTA")
 
