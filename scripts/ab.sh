@@ -56,11 +56,12 @@ trap 'rm -rf "$out"' EXIT
 export OPENBLAS_NUM_THREADS=1
 
 # rounds/s of one run without the final evaluation, from its timing.json
+# (revisions before the field was added: derived as gcsim derives it)
 rate () {
   python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))
-loop = t["loop_s"] - t["eval_cpu_s"] / t["threads"]
-print("%.2f" % (t["rounds"] / loop))' "$1/timing.json"
+r = t.get("rounds_per_s_without_eval") or t["rounds"] / (t["loop_s"] - t["eval_cpu_s"] / t["threads"])
+print("%.2f" % r)' "$1/timing.json"
 }
 
 a_rates=() b_rates=()

@@ -287,8 +287,7 @@ def speed(args):
                 r = runner.run_all({key: (text, [])}, threads=threads)[key]
                 t = r["timing"]
                 # the reference times its round loop without the final evaluation: so does this
-                loop = t["loop_s"] - t["eval_cpu_s"] / t["threads"]
-                rows.append((aggregator, label, attack, threads, skip, t["loop_s"], T1_ROUNDS / loop,
+                rows.append((aggregator, label, attack, threads, skip, t["loop_s"], t["rounds_per_s_without_eval"],
                              t["cpu_per_round_per_peer_ms"], honest(r, "mean_accuracy")))
     # the reference after the gcsim runs, one at a time, 1 thread; plain averaging too
     ref = {}

@@ -194,7 +194,9 @@ s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
     double eval_wall = eval_s / sim->threads;
     double per = peer_rounds > 0 ? 1e3 / peer_rounds : 0;      /* seconds -> ms per peer-round */
     double rounds_per_s = loop > 0 ? honest_rounds / loop : 0;
-    double cost = loop * per, cost_no_eval = fmax (0, loop - eval_wall) * per, cpu = sim->cpu_loop_s * per;
+    double loop_no_eval = fmax (0, loop - eval_wall);
+    double rounds_per_s_no_eval = loop_no_eval > 0 ? honest_rounds / loop_no_eval : 0;
+    double cost = loop * per, cost_no_eval = loop_no_eval * per, cpu = sim->cpu_loop_s * per;
     char path [4200];
     snprintf (path, sizeof path, "%s/timing.json", sim->opts.out_dir);
     FILE *f = fopen (path, "w");
@@ -204,10 +206,12 @@ s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
                 " \"threads\": %d, \"peers\": %u, \"skip_crypto\": %s, \"setup_s\": %.3f, \"loop_s\": %.3f,\n"
                 " \"loop_cpu_s\": %.3f, \"cpu_per_round_per_peer_ms\": %.4f,\n"
                 " \"eval_cpu_s\": %.3f, \"peer_rounds\": %.0f, \"rounds\": %.0f, \"rounds_per_s\": %.3f,\n"
+                " \"rounds_per_s_without_eval\": %.3f,\n"
                 " \"cost_per_round_per_peer_ms\": %.4f, \"cost_per_round_per_peer_ms_without_eval\": %.4f,\n"
                 " \"max_rss_mb\": %.1f, \"share_states\": %s, \"states_built\": %llu, \"states_shared\": %llu}\n",
              sim->threads, sim->n, sim->scfg->skip_crypto ? "true" : "false", sim->wall_setup_s, loop,
-             sim->cpu_loop_s, cpu, eval_s, peer_rounds, honest_rounds, rounds_per_s, cost, cost_no_eval,
+             sim->cpu_loop_s, cpu, eval_s, peer_rounds, honest_rounds, rounds_per_s, rounds_per_s_no_eval,
+             cost, cost_no_eval,
              rss_mb, sim->opts.no_share ? "false" : "true",
              (unsigned long long) sim->states_built, (unsigned long long) sim->states_shared);
     if (ferror (f) | fclose (f))
