@@ -104,6 +104,13 @@ typedef struct {
     int (*send) (void *ctx, const uint32_t *dests, size_t n_dests,
                  const uint8_t *header, size_t header_len,
                  const uint8_t *payload, size_t payload_len);
+    /*  Optional: as send, but the transport takes the payload (a malloc'd
+        block it frees with free) instead of copying it; on -1 the engine
+        still owns it. The engine hands over only its own delta payloads,
+        which it builds afresh every round anyway. */
+    int (*send_owned) (void *ctx, const uint32_t *dests, size_t n_dests,
+                       const uint8_t *header, size_t header_len,
+                       uint8_t *payload, size_t payload_len);
 } gc_engine_io_t;
 
 /*  Rejection reasons beyond the wire's (gc_wire_reason.h), continuing its

@@ -57,7 +57,8 @@ typedef struct {
     uint32_t      hlen, plen;
     uint32_t      n_memo;
     gc_sim_memo_t memo [GC_SIM_MEMO];
-    uint8_t       data [];      /* header, then payload */
+    uint8_t      *payload;      /* after the header in data, or a block taken from the engine */
+    uint8_t       data [];      /* header (then payload, when copied) */
 } gc_sim_msg_t;
 
 //  What a peer did while handling its events of a batch (routed afterwards).

@@ -21,6 +21,8 @@ gc_sim_msg_release (gc_sim_msg_t *msg)
 {
     if (atomic_fetch_sub_explicit (&msg->refs, 1, memory_order_acq_rel) == 1) {
         gc_sim_msg_forget (msg);
+        if (msg->payload != msg->data + msg->hlen)
+            free (msg->payload);
         free (msg);
     }
 }
@@ -51,16 +53,16 @@ gc_sim_peer_schedule (gc_sim_peer_t *p, int64_t t, uint32_t kind, uint64_t arg)
     p->news [p->n_news++] = (gc_sim_new_t) { .t = t, .kind = kind, .arg = arg };
 }
 
-//  The engine's transport: one copy of the message for all its destinations,
-//  routed when the batch is over.
+//  The engine's transport: one message for all its destinations, routed
+//  when the batch is over. The payload is copied after the header, or the
+//  engine's block is taken (take: not NULL).
 static int
-s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header, size_t hlen,
-        const uint8_t *payload, size_t plen)
+s_send_msg (gc_sim_peer_t *p, const uint32_t *dests, size_t n_dests, const uint8_t *header,
+            size_t hlen, const uint8_t *copy, uint8_t *take, size_t plen)
 {
-    gc_sim_peer_t *p = ctx;
     if (hlen > UINT32_MAX || plen > UINT32_MAX)
         return -1;
-    gc_sim_msg_t *msg = malloc (sizeof *msg + hlen + plen);
+    gc_sim_msg_t *msg = malloc (sizeof *msg + hlen + (take ? 0 : plen));
     if (!msg
     ||  !s_grow ((void **) &p->sends, &p->cap_sends, p->n_sends + 1, sizeof *p->sends)
     ||  !s_grow ((void **) &p->dests, &p->cap_dests, p->n_dests + n_dests, sizeof *p->dests)) {
@@ -75,13 +77,28 @@ s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header,
     msg->plen = (uint32_t) plen;
     if (hlen)
         memcpy (msg->data, header, hlen);
-    if (plen)
-        memcpy (msg->data + hlen, payload, plen);
+    msg->payload = take ? take : msg->data + hlen;
+    if (copy && plen)
+        memcpy (msg->payload, copy, plen);
     p->sends [p->n_sends++] = (gc_sim_send_t) { .msg = msg, .t = p->now, .first_dest = p->n_dests,
                                                  .n_dests = n_dests };
     memcpy (p->dests + p->n_dests, dests, n_dests * sizeof *dests);
     p->n_dests += n_dests;
     return 0;
+}
+
+static int
+s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header, size_t hlen,
+        const uint8_t *payload, size_t plen)
+{
+    return s_send_msg (ctx, dests, n_dests, header, hlen, payload, NULL, plen);
+}
+
+static int
+s_send_owned (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header, size_t hlen,
+              uint8_t *payload, size_t plen)
+{
+    return s_send_msg (ctx, dests, n_dests, header, hlen, NULL, payload, plen);
 }
 
 int64_t
@@ -262,7 +279,7 @@ gc_sim_peer_spawn (gc_sim_t *sim, gc_sim_peer_t *p, bool resume)
     //  virtual clock, and always above what an earlier process used.
     uint64_t seq = GC_SIM_SEQ_BASE + (uint64_t) (sim->now / 1000);
     p->ecfg.seq_start = seq > p->last_seq ? seq : p->last_seq + 1;
-    gc_engine_io_t io = { .ctx = p, .send = s_send };
+    gc_engine_io_t io = { .ctx = p, .send = s_send, .send_owned = s_send_owned };
     gc_err_t err = { 0 };
     p->res->starts++;
     if (p->res->starts > 1)
@@ -443,7 +460,7 @@ s_deliver (gc_sim_t *sim, gc_sim_peer_t *p, gc_sim_msg_t *msg)
         return;
     }
     p->delivering = msg;
-    gc_engine_on_message (p->engine, msg->data, msg->hlen, msg->data + msg->hlen, msg->plen, p->now);
+    gc_engine_on_message (p->engine, msg->data, msg->hlen, msg->payload, msg->plen, p->now);
     p->delivering = NULL;
     gc_sim_msg_release (msg);
     if (p->phase == GC_SIM_WAITING && gc_engine_ready (p->engine, p->now))

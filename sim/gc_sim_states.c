@@ -62,7 +62,7 @@ static gc_sim_msg_t *
 s_message (gc_sim_peer_t *p, const uint8_t *payload)
 {
     gc_sim_msg_t *msg = p->delivering;
-    return msg && payload == msg->data + msg->hlen ? msg : NULL;
+    return msg && payload == msg->payload ? msg : NULL;
 }
 
 //  The state msg built on base, held for the caller, or NULL. Caller holds
