@@ -51,9 +51,21 @@ s_send (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header,
     return 0;
 }
 
-net_t *
-net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
-         const char *const *attacks)
+//  Takes the payload: queues copies as s_send does, then frees the block,
+//  so that an engine still using it is a use after free under ASan.
+static int
+s_send_owned (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *header, size_t hlen,
+              uint8_t *payload, size_t plen)
+{
+    s_send (ctx, dests, n_dests, header, hlen, payload, plen);
+    ((net_io_t *) ctx)->net->taken++;
+    free (payload);
+    return 0;
+}
+
+static net_t *
+s_net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
+           const char *const *attacks, bool taking)
 {
     assert_true (n <= NET_MAX_PEERS);
     net_t *self = calloc (1, sizeof *self);
@@ -95,7 +107,8 @@ net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
         self->byzantine [i] = c.attack && *c.attack;
         self->io_ctx [i].net = self;
         self->io_ctx [i].peer = i;
-        gc_engine_io_t io = { .ctx = &self->io_ctx [i], .send = s_send };
+        gc_engine_io_t io = { .ctx = &self->io_ctx [i], .send = s_send,
+                              .send_owned = taking ? s_send_owned : NULL };
         self->engines [i] = gc_engine_new (&c, &io, &err);
         if (!self->engines [i])
             fail_msg ("engine %u: %s", i, err.msg);
@@ -103,6 +116,20 @@ net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
     for (uint32_t i = 0; i < n; i++)
         assert_int_equal (gc_engine_start (self->engines [i], self->now), 0);
     return self;
+}
+
+net_t *
+net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
+         const char *const *attacks)
+{
+    return s_net_new (n, topology, cfg, attacks, false);
+}
+
+net_t *
+net_new_taking (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
+                const char *const *attacks)
+{
+    return s_net_new (n, topology, cfg, attacks, true);
 }
 
 void

@@ -44,12 +44,17 @@ struct net_t {
     void               *filter_arg;
     int64_t             now;
     uint64_t            delivered, dropped;
+    uint64_t            taken;          /* payloads the transport took (net_new_taking) */
 };
 
 /*  cfg: engine settings to use (self, topology, keys, data are filled in);
     attacks: NULL, or per peer NULL (honest) or an attack spec. */
 net_t *net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
                 const char *const *attacks);
+/*  The same, with a transport that takes the engines' delta payloads
+    (gc_engine_io_t.send_owned) instead of copying them. */
+net_t *net_new_taking (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
+                       const char *const *attacks);
 void   net_destroy (net_t **self_p);
 /*  One lock-step round of every peer. */
 void   net_round (net_t *self);
