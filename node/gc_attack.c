@@ -148,17 +148,14 @@ s_cmp_float (const void *a, const void *b)
 }
 
 float
-gc_attack_scale (const float *const *models, size_t k, size_t d)
+gc_attack_scale (const float *const *models, size_t k, size_t d, float *rms)
 {
-    float *rms = k ? malloc (k * sizeof *rms) : NULL;
-    if (!rms)
-        return k ? s_rms (models [0], d) : 0.0f;    /* out of memory: any model's scale */
+    if (k == 0)
+        return 0.0f;
     for (size_t j = 0; j < k; j++)
         rms [j] = s_rms (models [j], d);
     qsort (rms, k, sizeof *rms, s_cmp_float);
-    float median = rms [k / 2];
-    free (rms);
-    return median;
+    return rms [k / 2];
 }
 
 void

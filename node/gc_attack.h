@@ -76,8 +76,8 @@ void        gc_attack_moments (const float *const *models, size_t k, size_t d,
 /*  The models' scale for noise and equivocate: the median over the k models of
     their rms. Not rms(mean): a colluder's noisy model in the mean would set the
     next round's noise, and two noise attackers who see each other would grow
-    their noise geometrically until it overflows. */
-float       gc_attack_scale (const float *const *models, size_t k, size_t d);
+    their noise geometrically until it overflows. rms: k floats of scratch. */
+float       gc_attack_scale (const float *const *models, size_t k, size_t d, float *rms);
 /*  Target model z for the non-per-victim model attacks. mean/std/prev_mean
     as above (prev_mean may equal mean on the first round), scale from
     gc_attack_scale. */

@@ -110,6 +110,7 @@ struct gc_engine_t {
     gc_attack_t        attack;
     double             alie_z;
     float             *att_mean, *att_std, *att_prev, *att_z, *att_z2;
+    float             *att_rms;            /* gc_attack_scale's scratch: one per input */
     float              att_scale;          /* the observed models' scale (gc_attack_scale) */
     bool               att_have_prev;
     gc_rng_t           att_rng;
@@ -437,7 +438,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (i < 3 || !self->scratch_borrowed)
             gc_mem_free (bufs [i]);
-    float *att [] = { self->att_mean, self->att_std, self->att_prev, self->att_z, self->att_z2 };
+    float *att [] = { self->att_mean, self->att_std, self->att_prev, self->att_z, self->att_z2, self->att_rms };
     for (size_t i = 0; i < sizeof att / sizeof att [0]; i++)
         gc_mem_free (att [i]);
     gc_key_destroy (&self->att_key);
@@ -695,7 +696,7 @@ s_observe (gc_engine_t *self)
         oracle->moments (oracle->ctx, self->cfg.self, self->att_mean, self->att_std);
         const float *honest_mean = self->att_mean;     /* of honest models only */
         if (s_attack_needs_scale (self))
-            self->att_scale = gc_attack_scale (&honest_mean, 1, self->n);
+            self->att_scale = gc_attack_scale (&honest_mean, 1, self->n, self->att_rms);
         if (!self->att_have_prev) {
             gc_vec_copy (self->att_prev, self->att_mean, self->n);
             self->att_have_prev = true;
@@ -714,7 +715,7 @@ s_observe (gc_engine_t *self)
         self->inputs [k++] = self->pub;
     gc_attack_moments (self->inputs, k, self->n, self->att_mean, self->att_std);
     if (s_attack_needs_scale (self))
-        self->att_scale = gc_attack_scale ((const float *const *) self->inputs, k, self->n);
+        self->att_scale = gc_attack_scale ((const float *const *) self->inputs, k, self->n, self->att_rms);
     for (size_t i = 0; i < self->n_in; i++)
         pthread_mutex_unlock (&self->replicas [i].lock);
     if (!self->att_have_prev) {
@@ -919,6 +920,8 @@ s_build_attack (gc_engine_t *self, gc_err_t *err)
         for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
             if (!(*bufs [i] = gc_falloc (self->n)))
                 return gc_err_set (err, 1, "engine: out of memory");
+        if (!(self->att_rms = gc_falloc (self->n_in + 1)))
+            return gc_err_set (err, 1, "engine: out of memory");
     }
     if (self->attack.kind == GC_ATTACK_UNTRUSTED) {
         uint8_t seed [32];

@@ -151,8 +151,9 @@ test_noise_scale_ignores_a_colluder (void **state)
         colluder [i] = 1e30f;
     }
     const float *models [5] = { honest [0], colluder, honest [1], honest [2], honest [3] };
-    assert_float_equal (gc_attack_scale (models, 5, D), 3.0f, 1e-5);       /* of 1, 2, 3, 4, 1e30 */
-    assert_float_equal (gc_attack_scale (models, 1, D), 1.0f, 1e-5);
+    float rms [5];
+    assert_float_equal (gc_attack_scale (models, 5, D, rms), 3.0f, 1e-5);       /* of 1, 2, 3, 4, 1e30 */
+    assert_float_equal (gc_attack_scale (models, 1, D, rms), 1.0f, 1e-5);
     float mean [D], stdv [D], z [D];
     const float *honest_only [4] = { honest [0], honest [1], honest [2], honest [3] };
     gc_attack_moments (honest_only, 4, D, mean, stdv);
@@ -160,7 +161,7 @@ test_noise_scale_ignores_a_colluder (void **state)
     assert_int_equal (gc_attack_parse ("noise:10", &noise, NULL), 0);
     gc_rng_t rng;
     gc_rng_init (&rng, 1, 2);
-    float scale = gc_attack_scale (models, 5, D);
+    float scale = gc_attack_scale (models, 5, D, rms);
     gc_attack_target (&noise, 0, mean, stdv, mean, scale, D, &rng, z);
     double dev = 0;                     /* rms of z - mean: 10 x 3 */
     for (size_t i = 0; i < D; i++)
