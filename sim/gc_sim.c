@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "gc_attack.h"
 #include "gc_cli.h"
@@ -465,6 +466,8 @@ s_teardown (gc_sim_t *sim)
     free (sim->ids);
     free (sim->fired);
     free (sim->batch);
+    free (sim->round_wall);
+    free (sim->round_rss_mb);
     free (sim->chain_first);
     free (sim->chain_last);
     free (sim->chain_next);
@@ -917,6 +920,46 @@ s_cpu_s (void)
          + (double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec * 1e-6;
 }
 
+static double
+s_rss_mb (void)
+{
+    long size = 0, pages = 0;           /* statm: size, resident, ... in pages */
+    FILE *f = fopen ("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf (f, "%ld %ld", &size, &pages) != 2)
+            pages = 0;
+        fclose (f);
+    }
+    return (double) pages * (double) sysconf (_SC_PAGESIZE) / (1024.0 * 1024.0);
+}
+
+//  Where the wall time went, round by round (timing.json): shows one-time
+//  costs such as the first rounds' page faults apart from the steady rate.
+static void
+s_note_rounds (gc_sim_t *sim, double wall)
+{
+    double median = s_median_round (sim);
+    if ((double) sim->n_round_wall >= median)
+        return;
+    double rss = s_rss_mb ();
+    while ((double) sim->n_round_wall < median) {
+        if (sim->n_round_wall == sim->cap_round_wall) {
+            size_t cap = sim->cap_round_wall ? 2 * sim->cap_round_wall : 64;
+            double *walls = realloc (sim->round_wall, cap * sizeof *walls);
+            if (walls)
+                sim->round_wall = walls;
+            float *rss_mb = realloc (sim->round_rss_mb, cap * sizeof *rss_mb);
+            if (rss_mb)
+                sim->round_rss_mb = rss_mb;
+            if (!walls || !rss_mb)
+                return;                 /* a shorter record; the run goes on */
+            sim->cap_round_wall = cap;
+        }
+        sim->round_wall [sim->n_round_wall] = wall;
+        sim->round_rss_mb [sim->n_round_wall++] = (float) rss;
+    }
+}
+
 static int
 s_loop (gc_sim_t *sim, gc_err_t *err)
 {
@@ -933,6 +976,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
         if (s_batch (sim))
             return gc_err_set (err, 1, "out of memory at %.3f s of virtual time", (double) sim->now * 1e-9);
         s_after_batch (sim);
+        s_note_rounds (sim, gc_now_s () - t0);
         s_progress (sim, &next_log, false);
     }
     s_progress (sim, &next_log, true);

@@ -191,6 +191,9 @@ struct gc_sim_t {
     uint64_t           messages, deliveries, dropped_fault;
     //  wall clock (timing.json only)
     double             wall_setup_s, wall_loop_s, cpu_loop_s;
+    double            *round_wall;      /* [r - 1]: loop's wall s when the median round reached r */
+    float             *round_rss_mb;    /* [r - 1]: resident memory then */
+    size_t             n_round_wall, cap_round_wall;
 };
 
 /*  gc_sim_peer.c */

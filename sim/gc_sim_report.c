@@ -178,6 +178,20 @@ s_write_series (gc_sim_t *sim, const gc_honest_point_t *series, size_t n, gc_err
     return 0;
 }
 
+//  timing.json's last fields: the loop's wall seconds and resident MB when
+//  the median honest round reached 1, 2, ...
+static void
+s_write_round_walls (const gc_sim_t *sim, FILE *f)
+{
+    fprintf (f, " \"round_wall_s\": [");
+    for (size_t r = 0; r < sim->n_round_wall; r++)
+        fprintf (f, "%s%.3f", r ? ", " : "", sim->round_wall [r]);
+    fprintf (f, "],\n \"round_rss_mb\": [");
+    for (size_t r = 0; r < sim->n_round_wall; r++)
+        fprintf (f, "%s%.0f", r ? ", " : "", (double) sim->round_rss_mb [r]);
+    fprintf (f, "]}\n");
+}
+
 //  timing.json, and its figures on the log. 0, or -1 with err.
 static int
 s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
@@ -208,12 +222,13 @@ s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
                 " \"eval_cpu_s\": %.3f, \"peer_rounds\": %.0f, \"rounds\": %.0f, \"rounds_per_s\": %.3f,\n"
                 " \"rounds_per_s_without_eval\": %.3f,\n"
                 " \"cost_per_round_per_peer_ms\": %.4f, \"cost_per_round_per_peer_ms_without_eval\": %.4f,\n"
-                " \"max_rss_mb\": %.1f, \"share_states\": %s, \"states_built\": %llu, \"states_shared\": %llu}\n",
+                " \"max_rss_mb\": %.1f, \"share_states\": %s, \"states_built\": %llu, \"states_shared\": %llu,\n",
              sim->threads, sim->n, sim->scfg->skip_crypto ? "true" : "false", sim->wall_setup_s, loop,
              sim->cpu_loop_s, cpu, eval_s, peer_rounds, honest_rounds, rounds_per_s, rounds_per_s_no_eval,
              cost, cost_no_eval,
              rss_mb, sim->opts.no_share ? "false" : "true",
              (unsigned long long) sim->states_built, (unsigned long long) sim->states_shared);
+    s_write_round_walls (sim, f);
     if (ferror (f) | fclose (f))
         return gc_err_set (err, 1, "%s: cannot write", path);
     if (sim->opts.log)

@@ -264,6 +264,27 @@ test_skip_crypto_changes_nothing (void **state)
     free (skip_text);
 }
 
+//  timing.json's per-round record: one wall time and one RSS per round the
+//  median honest peer completed, the times in order.
+static void
+s_check_round_walls (const gc_json_t *timing)
+{
+    const gc_json_t *walls = gc_json_get (timing, "round_wall_s");
+    const gc_json_t *rss = gc_json_get (timing, "round_rss_mb");
+    assert_non_null (walls);
+    assert_non_null (rss);
+    size_t n = 0, n_rss = 0;
+    double last = 0;
+    for (const gc_json_t *w = walls->child; w; w = w->next, n++) {
+        assert_true (w->number >= last);
+        last = w->number;
+    }
+    for (const gc_json_t *r = rss->child; r; r = r->next, n_rss++)
+        assert_true (r->number > 0);
+    assert_int_equal (n, n_rss);
+    assert_int_equal (n, (size_t) gc_json_num (timing, "rounds", -1));
+}
+
 //  Receivers that share decoded replica states (the default) compute what
 //  each decoding its own copy computes: the same report, with drops, gaps,
 //  keyframes, a restart and a partition (busy), dense models from ALIE
@@ -290,6 +311,7 @@ test_shared_states_change_nothing (void **state)
         double shared_n = gc_json_num (json, "states_shared", -1);
         if (!(built > 0 && shared_n > 0))
             fail_msg ("case %zu: %.0f states built, %.0f shared", c, built, shared_n);
+        s_check_round_walls (json);
         gc_json_destroy (&json);
         free (text);
         free (shared);
