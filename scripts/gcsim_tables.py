@@ -477,6 +477,14 @@ T4_COST_ROUNDS = 20                 # x 1024 / peers: one-time costs (first touc
 T4_COST_REPS = 3
 
 
+def steady_ms(timing, peers):
+    """Median wall ms per round per peer over rounds 3 .. last-1 (timing.json's round_wall_s):
+    without the first two rounds' one-time costs and the last round's evaluation."""
+    walls = [0.0] + timing.get("round_wall_s", [])
+    per_round = [b - a for a, b in zip(walls, walls[1:])][2:-1]
+    return statistics.median(per_round) * 1e3 / peers if per_round else float("nan")
+
+
 def table4(args):
     runner = Runner(4, 1, 2, args.force)           # one run at a time: 1024 peers take ~16 GB
     body = [f"Fashion-MNIST, MLP 784-256-128-10 (235 146 parameters), 4 local steps of 32, iid, dense gossip,",
@@ -487,7 +495,9 @@ def table4(args):
             "peer-rounds at every size), no evaluation but the last. *ms per round per peer*: wall",
             "time of the simulation loop / (peers x rounds), without evaluation; the machine is shared,",
             f"so each figure is the best of {T4_COST_REPS} runs, made in turn across the sizes (16, 64, 256, 1024,",
-            "16, ...) so that every size meets the same spells of load.", "",
+            "16, ...) so that every size meets the same spells of load. *steady*: the median round's",
+            "wall time / peers over rounds 3 to the last but one (timing.json's `round_wall_s`), i.e. without",
+            "the first rounds' one-time costs (page faults of the memory messages and states settle in).", "",
             "| peers | graph | in-degree | rounds to 0.85 | virtual s to 0.85 | final accuracy | ms per round per peer | CPU ms | max RSS GB |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     tori = {16: "4x4", 64: "8x8", 256: "16x16", 1024: "32x32"}
@@ -518,8 +528,10 @@ def table4(args):
         body.append(f"| {n} | torus:{tori[n]} | 4 | – | – | – | {costs[n]:.3f} | {t['cpu_per_round_per_peer_ms']:.3f} | "
                     f"{t['max_rss_mb'] / 1024:.1f} |")
     per_turn = ", ".join(f"{t[1024] / t[16]:.2f}" for t in turns)
+    steady = {n: steady_ms(best[n]["timing"], n) for n in best}
     body += ["", f"Fixed degree: cost per round per peer at 1024 peers / at 16 peers = **{costs[1024] / costs[16]:.2f}** "
-             f"(best runs); in each turn separately: {per_turn}."]
+             f"(best runs); in each turn separately: {per_turn}; steady, of the best runs: "
+             f"{steady[1024] / steady[16]:.2f} ({steady[16]:.3f} and {steady[1024]:.3f} ms)."]
     write_table(4, "scripts/results.sh 4", "\n".join(body))
 
 
