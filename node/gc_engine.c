@@ -548,17 +548,6 @@ gc_engine_start (gc_engine_t *self, int64_t now)
                    (const uint8_t *) spec, strlen (spec), NULL);
 }
 
-//  Bring a cold model-sized array into cache in one sequential pass: sgemm
-//  reads the weights and the momentum it accumulates into in a strided
-//  order that stalls on memory when a simulator's peer comes back to them
-//  after a thousand others (in gcnode they are in cache: a pass of hits).
-static void
-s_warm (const float *v, size_t n)
-{
-    for (size_t i = 0; i < n; i += 16)
-        __builtin_prefetch (v + i, 0, 3);
-}
-
 double
 gc_engine_train (gc_engine_t *self)
 {
@@ -566,8 +555,6 @@ gc_engine_train (gc_engine_t *self)
         return 0;
     double t0 = gc_now_s (), loss = 0;
     uint32_t steps = self->cfg.local_steps ? self->cfg.local_steps : 1;
-    s_warm (self->x, self->n);
-    s_warm (gc_optim_velocity (self->optim), self->n);
     for (uint32_t s = 0; s < steps; s++) {
         const float *x;
         const uint8_t *y;
