@@ -57,7 +57,10 @@ void        gc_optim_destroy (gc_optim_t **self_p);
 double      gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
                            const uint8_t *y, size_t batch, double lr, size_t *correct);
 /*  The momentum buffer v (n_params floats), in true scale: checkpointed with
-    the model, or written before resuming. */
+    the model, or written before resuming. Not a plain getter: it folds the
+    pending scale into the buffer (u <- c u), which rounds, so the steps
+    after it differ in the last bits from those of a run that did not call
+    it. Call it only where that is meant (checkpoints, resume). */
 float      *gc_optim_velocity (gc_optim_t *self);
 size_t      gc_optim_n_params (const gc_optim_t *self);
 const gc_optim_config_t *gc_optim_config (const gc_optim_t *self);
