@@ -886,6 +886,19 @@ s_batch (gc_sim_t *sim)
     return 0;
 }
 
+static double
+s_rss_mb (void)
+{
+    long size = 0, pages = 0;           /* statm: size, resident, ... in pages */
+    FILE *f = fopen ("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf (f, "%ld %ld", &size, &pages) != 2)
+            pages = 0;
+        fclose (f);
+    }
+    return (double) pages * (double) sysconf (_SC_PAGESIZE) / (1024.0 * 1024.0);
+}
+
 static void
 s_progress (gc_sim_t *sim, double *next_log, bool force)
 {
@@ -905,9 +918,12 @@ s_progress (gc_sim_t *sim, double *next_log, bool force)
         min = fmin (min, p->res->stat->accuracy);
         with++;
     }
-    fprintf (sim->opts.log, "gcsim: virtual %8.3f s  round %4.0f  honest acc %.4f (min %.4f)  wall %.1f s\n",
-             (double) sim->now * 1e-9, s_median_round (sim), with ? sum / with : NAN, with ? min : NAN,
-             wall - sim->wall_loop_s);
+    char acc [64] = "not evaluated yet";
+    if (with)
+        snprintf (acc, sizeof acc, "%.4f (min %.4f)", sum / with, min);
+    fprintf (sim->opts.log, "gcsim: virtual %8.3f s  round %4.0f  honest acc %s  wall %.1f s  RSS %.1f GB\n",
+             (double) sim->now * 1e-9, s_median_round (sim), acc, wall - sim->wall_loop_s,
+             s_rss_mb () / 1024.0);
     fflush (sim->opts.log);
 }
 
@@ -918,19 +934,6 @@ s_cpu_s (void)
     getrusage (RUSAGE_SELF, &ru);
     return (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec * 1e-6
          + (double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec * 1e-6;
-}
-
-static double
-s_rss_mb (void)
-{
-    long size = 0, pages = 0;           /* statm: size, resident, ... in pages */
-    FILE *f = fopen ("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf (f, "%ld %ld", &size, &pages) != 2)
-            pages = 0;
-        fclose (f);
-    }
-    return (double) pages * (double) sysconf (_SC_PAGESIZE) / (1024.0 * 1024.0);
 }
 
 //  Where the wall time went, round by round (timing.json): shows one-time
