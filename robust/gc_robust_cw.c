@@ -601,10 +601,10 @@ gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t 
         d2 [i] = 0;
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
+        for (size_t c = 0; c < n; c++)
+            zrow [c] = z [c0 + c];
 #ifdef S_WD
         if (!ws->portable && n == TB) {
-            for (size_t c = 0; c < n; c++)
-                zrow [c] = z [c0 + c];
             s_vi big = s_vi_zero ();
             for (size_t i = 0; i < k; i++)
                 d2 [i] += s_dist2_direct (in [i] + c0, zrow, &big);
@@ -615,8 +615,6 @@ gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t 
 #endif
         if (s_dtile_block (ws, in, k, c0, n))
             return 1;
-        for (size_t c = 0; c < n; c++)
-            zrow [c] = z [c0 + c];
         for (size_t i = 0; i < k; i++)
             d2 [i] += s_dist2_block (ws->dtile + i * TB, zrow, n, ws->portable);
     }

@@ -273,8 +273,8 @@ def run_reference(out_dir, aggregator, attack, threads):
 
 def speed(args):
     """Table 1's no-attack and ALIE rows (iid) with cwtm:1 and scclip: rounds per second,
-    against the straightforward PyTorch simulation of the same setting run in the same job."""
-    check_reference()
+    against the straightforward PyTorch simulation of the same setting run in the same job
+    (main checked first that the reference can run)."""
     runner = Runner("speed", 1, 2, True)
     pairs = [(aggregator, label, attack) for aggregator in ["cwtm:1", "scclip"]
              for label, attack in [("none", ""), ("ALIE z formula", "alie")]]
@@ -501,8 +501,8 @@ def table4(args):
             "| peers | graph | in-degree | rounds to 0.85 | virtual s to 0.85 | final accuracy | ms per round per peer | CPU ms | max RSS GB |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     tori = {16: "4x4", 64: "8x8", 256: "16x16", 1024: "32x32"}
+    gossip = {"compress": "none", "ec": "none", "aggregator": "cwtm:1", "wait": "sync"}
     for n in [16, 64, 256, 1024]:
-        gossip = {"compress": "none", "ec": "none", "aggregator": "cwtm:1", "wait": "sync"}
         text = zpl("t4", n, base_sections(T4_ROUNDS, 10, gossip, "exponential", 1000), None, {"skip_crypto": 1})
         r = runner.run_all({f"exp-{n}": (text, [])})[f"exp-{n}"]
         t = r["timing"]
@@ -510,15 +510,14 @@ def table4(args):
                     f"{fmt(sim_value(r, 'virtual_s_to_target'), '{:.3f}')} | {fmt(honest(r, 'mean_accuracy'))} | "
                     f"{t['cost_per_round_per_peer_ms_without_eval']:.3f} | {t['cpu_per_round_per_peer_ms']:.3f} | "
                     f"{t['max_rss_mb'] / 1024:.1f} |")
+    # the same number of peer-rounds at every size
+    texts = {n: zpl("t4", n, base_sections(T4_COST_ROUNDS * 1024 // n, 0, gossip, f"torus:{tori[n]}", 1000),
+                    None, {"skip_crypto": 1}) for n in tori}
     costs, best, turns = {}, {}, []
     for rep in range(T4_COST_REPS):
         turns.append({})
         for n in [16, 64, 256, 1024]:
-            gossip = {"compress": "none", "ec": "none", "aggregator": "cwtm:1", "wait": "sync"}
-            rounds = T4_COST_ROUNDS * 1024 // n          # the same number of peer-rounds at every size
-            text = zpl("t4", n, base_sections(rounds, 0, gossip, f"torus:{tori[n]}", 1000), None,
-                       {"skip_crypto": 1})
-            r = runner.run_all({f"torus-{n}-{rep}": (text, [])})[f"torus-{n}-{rep}"]
+            r = runner.run_all({f"torus-{n}-{rep}": (texts[n], [])})[f"torus-{n}-{rep}"]
             cost = turns[-1][n] = r["timing"]["cost_per_round_per_peer_ms_without_eval"]
             if n not in best or cost < best[n]["timing"]["cost_per_round_per_peer_ms_without_eval"]:
                 best[n] = r

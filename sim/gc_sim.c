@@ -659,7 +659,7 @@ s_fire (gc_sim_t *sim, size_t e)
         if (!gc_peerset_has (&ev->peers, i))
             continue;
         gc_sim_peer_t *p = &sim->peers [i];
-        p->touched = true;
+        p->touched = sim->rounds_moved = true;
         switch (ev->action) {
             case GC_ACT_KILL:
                 gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
@@ -880,6 +880,8 @@ s_batch (gc_sim_t *sim)
         gc_sim_peer_t *p = &sim->peers [sim->active [a]];
         s_route (sim, p);
         sim->chain_first [p->index] = -1;
+        sim->rounds_moved |= p->touched;
+        p->touched = false;
         if (p->oom)
             return -1;
     }
@@ -941,6 +943,9 @@ s_cpu_s (void)
 static void
 s_note_rounds (gc_sim_t *sim, double wall)
 {
+    if (!sim->rounds_moved)
+        return;                         /* the median cannot have moved */
+    sim->rounds_moved = false;
     double median = s_median_round (sim);
     if ((double) sim->n_round_wall >= median)
         return;

@@ -125,7 +125,7 @@ typedef struct {
     size_t             n_dests, cap_dests;
     gc_sim_new_t      *news;
     size_t             n_news, cap_news;
-    bool               touched;         /* round or phase changed in this batch */
+    bool               touched;         /* round or phase changed (gathered after each batch) */
     //  checkpoints, for `restart resume`
     bool               wants_snap, has_snap;
     float             *snap_x, *snap_v;
@@ -194,6 +194,7 @@ struct gc_sim_t {
     double            *round_wall;      /* [r - 1]: loop's wall s when the median round reached r */
     float             *round_rss_mb;    /* [r - 1]: resident memory then */
     size_t             n_round_wall, cap_round_wall;
+    bool               rounds_moved;    /* a peer's round or phase changed in the last batch */
 };
 
 /*  gc_sim_peer.c */
