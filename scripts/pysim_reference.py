@@ -265,6 +265,8 @@ def main():
     args = parser.parse_args()
     if args.rounds < 1 or args.threads < 1:
         parser.error("--rounds and --threads must be at least 1")
+    if args.alie_z is not None and not math.isfinite(args.alie_z):
+        parser.error(f"--alie-z {args.alie_z}: not a finite number")
     rule = parse_aggregator(args.aggregator)
     if rule[0] == "cwtm" and 2 * rule[1] >= 5:
         parser.error(f"cwtm:{rule[1]} needs more than {2 * rule[1]} inputs, a peer aggregates 5")
