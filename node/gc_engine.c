@@ -77,19 +77,6 @@ gc_engine_count (gc_engine_t *self, gc_contact_t *c, int reason)
         gc_counter_add (&self->ctr.rejected, 1);
 }
 
-#ifndef NDEBUG
-void
-gc_engine_assert_owner (pthread_t *owner, atomic_bool *has)
-{
-    //  the first caller takes ownership; every later one must be it
-    if (!atomic_load (has)) {
-        *owner = pthread_self ();
-        atomic_store (has, true);
-    }
-    assert (pthread_equal (*owner, pthread_self ()));
-}
-#endif
-
 //  Phases in their documented order (gc_engine.h): train and publish may
 //  repeat a phase only as the driver's loop does; the asserts catch a driver
 //  that mixes before it published, or waits before the wait began.
@@ -99,7 +86,7 @@ static void
 s_phase (gc_engine_t *self, int phase)
 {
 #ifndef NDEBUG
-    GC_ENGINE_TRAINER (self);
+    GC_ENGINE_IN (self->trainer_busy);
     switch (phase) {
         case S_PHASE_WAIT:          /* wait_begin: after a publish */
             assert (self->phase == S_PHASE_PUBLISH || self->phase == S_PHASE_WAIT);
@@ -322,6 +309,10 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_engine_t *self = *self_p;
     if (!self)
         return;
+#ifndef NDEBUG
+    //  destroy only when no thread is inside the engine any more
+    assert (!atomic_load (&self->trainer_busy) && !atomic_load (&self->receiver_busy));
+#endif
     for (size_t i = 0; self->replicas && i < self->n_in; i++)
         gc_replica_fini (self, &self->replicas [i]);
     free (self->replicas);
@@ -390,7 +381,7 @@ gc_engine_send_seq (gc_engine_t *self, const uint32_t *all_dests, size_t n_all, 
                     uint8_t flags, uint64_t seq, uint64_t base_seq, const uint8_t *payload,
                     size_t len, gc_key_t *signer, gc_err_t *err)
 {
-    GC_ENGINE_TRAINER (self);
+    GC_ENGINE_IN (self->trainer_busy);      /* sends happen inside a phase */
     size_t n_dests = 0;
     uint32_t *dests = self->dest_scratch;
     for (size_t i = 0; i < n_all; i++) {
@@ -425,22 +416,26 @@ int
 gc_engine_start (gc_engine_t *self, int64_t now)
 {
     (void) now;
+    GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_START);
-    if (self->role.ops->silent)
-        return 0;
-    //  HELLO payload: the announcing peer's model spec, so a mismatch is
-    //  visible in the receiver's log (it is not used for decisions).
-    const char *spec = gc_mlp_spec (self->learn.mlp);
-    return gc_engine_send (self, self->contact_peers, self->n_contacts, GC_MSG_HELLO, 0, 0,
-                           (const uint8_t *) spec, strlen (spec), NULL);
+    int rc = 0;
+    if (!self->role.ops->silent) {
+        //  HELLO payload: the announcing peer's model spec, so a mismatch is
+        //  visible in the receiver's log (it is not used for decisions).
+        const char *spec = gc_mlp_spec (self->learn.mlp);
+        rc = gc_engine_send (self, self->contact_peers, self->n_contacts, GC_MSG_HELLO, 0, 0,
+                             (const uint8_t *) spec, strlen (spec), NULL);
+    }
+    GC_ENGINE_LEAVE (self->trainer_busy);
+    return rc;
 }
 
 double
 gc_engine_train (gc_engine_t *self)
 {
-    GC_ENGINE_TRAINER (self);
     if (!self->learn.sampler)
         return 0;
+    GC_ENGINE_ENTER (self->trainer_busy);
     double t0 = gc_now_s (), loss = 0;
     uint32_t steps = self->cfg.local_steps ? self->cfg.local_steps : 1;
     for (uint32_t s = 0; s < steps; s++) {
@@ -454,6 +449,7 @@ gc_engine_train (gc_engine_t *self)
     }
     gc_gauge_set (&self->ctr.last_loss, loss / steps);
     gc_gauge_add (&self->ctr.t_train, gc_now_s () - t0);
+    GC_ENGINE_LEAVE (self->trainer_busy);
     return loss / steps;
 }
 
@@ -462,10 +458,12 @@ gc_engine_train (gc_engine_t *self)
 int
 gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
+    GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_PUBLISH);
-    if (self->role.ops->publish (self, &self->role, now, err))
-        return -1;
-    return gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err) ? -1 : 0;
+    int rc = self->role.ops->publish (self, &self->role, now, err)
+          || gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err) ? -1 : 0;
+    GC_ENGINE_LEAVE (self->trainer_busy);
+    return rc;
 }
 
 //  ---------------------------------------------------------------------------
@@ -474,15 +472,16 @@ gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
 void
 gc_engine_wait_begin (gc_engine_t *self, int64_t now)
 {
+    GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_WAIT);
     gc_wait_begin (self->gossip.wait, now);
     self->ctr.wait_started = (double) now * 1e-9;
+    GC_ENGINE_LEAVE (self->trainer_busy);
 }
 
 bool
 gc_engine_ready (gc_engine_t *self, int64_t now)
 {
-    GC_ENGINE_TRAINER (self);
     gc_replica_collect_fresh (self);
     return gc_wait_ready (self->gossip.wait, self->fresh, now);
 }
@@ -553,6 +552,7 @@ s_drop_input (gc_engine_t *self, size_t *k, size_t bad)
     int ri = self->input_replica [bad];
     if (ri >= 0) {
         gc_replica_t *r = &self->replicas [ri];
+        GC_ASSERT_LOCKED (&r->lock);
         r->synced = false;
         atomic_store (&r->want_keyframe, true);
         gc_engine_count (self, gc_engine_contact (self, r->peer), GC_REJECT_NONFINITE);
@@ -570,6 +570,7 @@ s_drop_input (gc_engine_t *self, size_t *k, size_t bad)
 int
 gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
+    GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_MIX);
     gc_replica_collect_fresh (self);
     gc_wait_end (self->gossip.wait, self->arrivals, now);
@@ -612,6 +613,7 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     gc_gauge_add (&self->ctr.t_aggregate, gc_now_s () - t0);
     self->round++;
     gc_replica_catch_up (self);
+    GC_ENGINE_LEAVE (self->trainer_busy);
     (void) err;
     return 0;
 }
@@ -704,6 +706,7 @@ gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *seq, const flo
 void
 gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float *x, const float *v)
 {
+    GC_ENGINE_ENTER (self->trainer_busy);
     gc_vec_copy (self->learn.x, x, self->learn.n);
     gc_vec_copy (gc_optim_velocity (self->learn.optim), v, self->learn.n);
     self->round = round;
@@ -711,6 +714,7 @@ gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float 
         self->seq = seq;
     self->learn.fresh_state = true;
     gc_replica_invalidate_all (self);
+    GC_ENGINE_LEAVE (self->trainer_busy);
 }
 
 const char *

@@ -24,6 +24,7 @@
 #define GC_ENGINE_INTERNAL_H
 
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -192,25 +193,28 @@ struct gc_engine_t {
     pthread_cond_t       arrived;
     gc_engine_counters_t ctr;
 #ifndef NDEBUG
-    //  Debug builds check the owning threads: the first thread to call a
-    //  phase owns the phases, the first to hand in a message owns the
-    //  receive path (gcsim: one thread owns both).
-    pthread_t            trainer;
-    atomic_bool          has_trainer;
-    pthread_t            receiver;
-    atomic_bool          has_receiver;
+    //  Debug builds check who calls: the phases are the trainer's, one
+    //  call at a time (gcsim hands a peer between its threads, but never
+    //  runs two of its phases at once); the receive path is one thread's
+    //  at a time too. busy is set for the length of a call.
+    atomic_int           trainer_busy;
+    atomic_int           receiver_busy;
     int                  phase;     /* the last phase called (gc_engine.c) */
 #endif
 };
 
-//  Debug builds: the calling thread owns this side of the engine.
+//  Debug builds: a side of the engine is entered by one thread at a time;
+//  a lock the caller must hold is held (by someone: trylock fails).
 #ifndef NDEBUG
-void gc_engine_assert_owner (pthread_t *owner, atomic_bool *has);
-#   define GC_ENGINE_TRAINER(self) gc_engine_assert_owner (&(self)->trainer, &(self)->has_trainer)
-#   define GC_ENGINE_RECEIVER(self) gc_engine_assert_owner (&(self)->receiver, &(self)->has_receiver)
+#   define GC_ENGINE_ENTER(flag) assert (atomic_exchange (&(flag), 1) == 0)
+#   define GC_ENGINE_LEAVE(flag) atomic_store (&(flag), 0)
+#   define GC_ENGINE_IN(flag)    assert (atomic_load (&(flag)))
+#   define GC_ASSERT_LOCKED(m)   assert (pthread_mutex_trylock (m) == EBUSY)
 #else
-#   define GC_ENGINE_TRAINER(self) ((void) 0)
-#   define GC_ENGINE_RECEIVER(self) ((void) 0)
+#   define GC_ENGINE_ENTER(flag) ((void) 0)
+#   define GC_ENGINE_LEAVE(flag) ((void) 0)
+#   define GC_ENGINE_IN(flag)    ((void) 0)
+#   define GC_ASSERT_LOCKED(m)   ((void) 0)
 #endif
 
 //  gc_engine.c

@@ -84,11 +84,10 @@ s_has_edge (const gc_contact_t *c, int type)
     }
 }
 
-gc_deliver_t
-gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
-                      const uint8_t *payload, size_t payload_len, int64_t now)
+static gc_deliver_t
+s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
+              const uint8_t *payload, size_t payload_len, int64_t now)
 {
-    GC_ENGINE_RECEIVER (self);
     gc_counter_add (&self->ctr.msgs_recv, 1);
     gc_counter_add (&self->ctr.bytes_recv, header_len + payload_len);
     gc_msg_header_t h;
@@ -141,4 +140,14 @@ gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_le
             break;                      /* evidence: verified by the decoder, kept by the harness */
     }
     return reason == GC_WIRE_OK ? GC_DELIVER_OK : s_reject_authenticated (self, c, reason, now);
+}
+
+gc_deliver_t
+gc_engine_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
+                      const uint8_t *payload, size_t payload_len, int64_t now)
+{
+    GC_ENGINE_ENTER (self->receiver_busy);
+    gc_deliver_t d = s_on_message (self, header, header_len, payload, payload_len, now);
+    GC_ENGINE_LEAVE (self->receiver_busy);
+    return d;
 }

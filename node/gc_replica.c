@@ -166,7 +166,10 @@ const float *
 gc_replica_of (gc_engine_t *self, uint32_t peer)
 {
     gc_contact_t *c = gc_engine_contact (self, peer);
-    if (!c || c->in < 0 || !self->replicas [c->in].synced)
+    if (!c || c->in < 0)
+        return NULL;
+    GC_ASSERT_LOCKED (&self->replicas [c->in].lock);
+    if (!self->replicas [c->in].synced)
         return NULL;
     return self->replicas [c->in].x;
 }
