@@ -3,7 +3,8 @@
 # same suite again built with AddressSanitizer + UndefinedBehaviorSanitizer (with
 # clang, which also builds and runs the libFuzzer targets for a bounded time),
 # then the threaded tests (ctest label `threaded`: the transport, the engine on
-# three threads, the status object, gcnode runs) built with ThreadSanitizer.
+# three threads, the status object, gcnode runs, gcsim on two threads) built
+# with ThreadSanitizer.
 # Exit non-zero on any failure.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -35,7 +36,7 @@ if [ ! -f build-tsan/CMakeCache.txt ]; then
   cmake -S . -B build-tsan "${tsanflags[@]}" >/dev/null
 fi
 gc_log "building build-tsan (threaded tests)"
-cmake --build build-tsan -j"$(nproc)" --target test_zmq test_engine_threads test_status test_ops_run \
+cmake --build build-tsan -j"$(nproc)" --target test_zmq test_engine_threads test_status test_ops_run test_sim \
   -- --no-print-directory >/dev/null
 gc_log "threaded tests (ThreadSanitizer build)"
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$GC_ROOT/tests/tsan.supp" \
