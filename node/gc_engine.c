@@ -77,9 +77,9 @@ gc_engine_count (gc_engine_t *self, gc_contact_t *c, int reason)
         gc_counter_add (&self->ctr.rejected, 1);
 }
 
-//  Phases in their documented order (gc_engine.h): train and publish may
-//  repeat a phase only as the driver's loop does; the asserts catch a driver
-//  that mixes before it published, or waits before the wait began.
+//  The phases' documented order (gc_engine.h): the wait begins after a
+//  publish, the mix after the wait began. Catches a driver that mixes twice
+//  or mixes what it never published.
 enum { S_PHASE_NONE, S_PHASE_START, S_PHASE_PUBLISH, S_PHASE_WAIT, S_PHASE_MIX };
 
 static void
@@ -103,7 +103,6 @@ s_phase (gc_engine_t *self, int phase)
     (void) phase;
 #endif
 }
-
 
 //  ---------------------------------------------------------------------------
 //  construction
@@ -200,7 +199,8 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
         if (!self->learn.sampler)
             return -1;
     }
-    float **bufs [] = { &self->learn.x, &self->learn.prev, &self->learn.pub, &self->learn.update, &self->learn.sent, &self->learn.agg };
+    gc_engine_learn_t *l = &self->learn;
+    float **bufs [] = { &l->x, &l->prev, &l->pub, &l->update, &l->sent, &l->agg };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (!(*bufs [i] = gc_falloc (self->learn.n)))
             return gc_err_set (err, 1, "engine: out of memory for the model");
@@ -334,7 +334,8 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_compressor_destroy (&self->gossip.kf_comp);
     gc_buf_free (&self->gossip.payload);
     gc_buf_free (&self->gossip.kf_payload);
-    float *bufs [] = { self->learn.x, self->learn.prev, self->learn.pub, self->learn.update, self->learn.sent, self->learn.agg };
+    gc_engine_learn_t *l = &self->learn;
+    float *bufs [] = { l->x, l->prev, l->pub, l->update, l->sent, l->agg };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (i < 3 || !self->learn.scratch_borrowed)
             gc_mem_free (bufs [i]);
