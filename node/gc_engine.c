@@ -176,15 +176,12 @@ static int
 s_build_learning (gc_engine_t *self, gc_err_t *err)
 {
     const gc_engine_config_t *cfg = &self->cfg;
-    self->learn.mlp = gc_mlp_new (cfg->model, err);
-    if (!self->learn.mlp)
+    self->learn.model = gc_model_new (cfg->model, err);
+    if (!self->learn.model)
         return gc_err_prefix (err, "train/model: ");
-    if (cfg->train && (cfg->train->dim != gc_mlp_input_dim (self->learn.mlp)
-                   ||  cfg->train->n_classes > gc_mlp_n_classes (self->learn.mlp)))
-        return gc_err_set (err, 1, "model %s takes %zu features and %d classes, the data has %zu and %d",
-                           gc_mlp_spec (self->learn.mlp), gc_mlp_input_dim (self->learn.mlp),
-                           gc_mlp_n_classes (self->learn.mlp), cfg->train->dim, cfg->train->n_classes);
-    self->learn.n = gc_mlp_n_params (self->learn.mlp);
+    if (cfg->train && gc_model_check_data (self->learn.model, cfg->train, "the training data", err))
+        return -1;
+    self->learn.n = gc_model_n_params (self->learn.model);
     self->learn.optim = gc_optim_new (&cfg->optim, self->learn.n, err);
     if (!self->learn.optim)
         return -1;
@@ -204,7 +201,7 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (!(*bufs [i] = gc_falloc (self->learn.n)))
             return gc_err_set (err, 1, "engine: out of memory for the model");
-    gc_mlp_init_params (self->learn.mlp, self->learn.x, cfg->seed);
+    gc_model_init_params (self->learn.model, self->learn.x, cfg->seed);
     gc_vec_copy (self->learn.prev, self->learn.x, self->learn.n);
     gc_vec_copy (self->learn.pub, self->learn.x, self->learn.n);
     return 0;
@@ -214,7 +211,7 @@ static int
 s_build_gossip (gc_engine_t *self, gc_err_t *err)
 {
     const gc_engine_config_t *cfg = &self->cfg;
-    const gc_layout_t *layout = gc_mlp_layout (self->learn.mlp);
+    const gc_layout_t *layout = gc_model_layout (self->learn.model);
     uint64_t id_seed = gc_seed_derive (cfg->seed, 0xC0DE00 + cfg->self);
     self->gossip.comp = gc_compressor_new (cfg->compress, layout, id_seed, err);
     if (!self->gossip.comp)
@@ -342,7 +339,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_role_destroy (&self->role);
     gc_sampler_destroy (&self->learn.sampler);
     gc_optim_destroy (&self->learn.optim);
-    gc_mlp_destroy (&self->learn.mlp);
+    gc_model_destroy (&self->learn.model);
     pthread_mutex_destroy (&self->arrive_lock);
     pthread_cond_destroy (&self->arrived);
     S_POISON (self, sizeof *self);
@@ -423,7 +420,7 @@ gc_engine_start (gc_engine_t *self, int64_t now)
     if (!self->role.ops->silent) {
         //  HELLO payload: the announcing peer's model spec, so a mismatch is
         //  visible in the receiver's log (it is not used for decisions).
-        const char *spec = gc_mlp_spec (self->learn.mlp);
+        const char *spec = gc_model_spec (self->learn.model);
         rc = gc_engine_send (self, self->contact_peers, self->n_contacts, GC_MSG_HELLO, 0, 0,
                              (const uint8_t *) spec, strlen (spec), NULL);
     }
@@ -445,7 +442,7 @@ gc_engine_train (gc_engine_t *self)
         gc_sampler_next (self->learn.sampler, &x, &y);
         double t = (double) self->round + (double) s / steps;
         double lr = gc_optim_lr_at (&self->cfg.optim, t, (double) self->cfg.rounds);
-        loss += gc_optim_step (self->learn.optim, self->learn.mlp, self->learn.x, x, y,
+        loss += gc_optim_step (self->learn.optim, self->learn.model, self->learn.x, x, y,
                                gc_sampler_batch (self->learn.sampler), lr, NULL);
     }
     gc_gauge_set (&self->ctr.last_loss, loss / steps);
@@ -633,7 +630,7 @@ gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss)
 {
     if (!self->cfg.test)
         return -1;
-    return gc_mlp_evaluate (self->learn.mlp, self->learn.x, self->cfg.test, accuracy, loss, NULL);
+    return gc_model_evaluate (self->learn.model, self->learn.x, self->cfg.test, accuracy, loss, NULL);
 }
 
 uint64_t gc_engine_round (const gc_engine_t *self) { return self->round; }
@@ -643,7 +640,7 @@ size_t gc_engine_n_params (const gc_engine_t *self) { return self->learn.n; }
 size_t
 gc_engine_max_payload (const gc_engine_t *self)
 {
-    const gc_layout_t *layout = gc_mlp_layout (self->learn.mlp);
+    const gc_layout_t *layout = gc_model_layout (self->learn.model);
     return 4 * self->learn.n + 64 * layout->n_layers + 4096;
 }
 
@@ -721,7 +718,7 @@ gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float 
 const char *
 gc_engine_model_spec (const gc_engine_t *self)
 {
-    return gc_mlp_spec (self->learn.mlp);
+    return gc_model_spec (self->learn.model);
 }
 
 //  ---------------------------------------------------------------------------

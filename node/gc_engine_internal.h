@@ -35,7 +35,7 @@
 #include "gc_buf.h"
 #include "gc_compressor.h"
 #include "gc_ec.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_robust.h"
 #include "gc_sampler.h"
 #include "gc_wait.h"
@@ -113,7 +113,7 @@ typedef struct {
 //  The learning state: the model and what the publish and the mix derive
 //  from it. [T], except x, read by the observer of a simulator (one thread).
 typedef struct {
-    gc_mlp_t     *mlp;
+    gc_model_t   *model;
     gc_optim_t   *optim;
     gc_sampler_t *sampler;
     size_t        n;                /* [C] parameters */

@@ -55,7 +55,7 @@ static int
 s_apply (gc_engine_t *self, gc_replica_t *r, const uint8_t *payload, size_t len,
          bool keyframe, gc_err_t *err)
 {
-    const gc_layout_t *layout = gc_mlp_layout (self->learn.mlp);
+    const gc_layout_t *layout = gc_model_layout (self->learn.model);
     if (!self->gossip.states.find || (!keyframe && r->own)) {
         if (keyframe)
             gc_vec_zero (r->own, self->learn.n);
