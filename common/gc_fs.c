@@ -48,7 +48,9 @@ gc_fs_read_file (const char *path, size_t max_bytes, char **buf, size_t *len, gc
     *len = 0;
     if (max_bytes >= SIZE_MAX - 1)
         return gc_err_set (err, GC_E_ARG, "%s: read bound too large", path);
-    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    //  O_NONBLOCK: opening a FIFO must not wait for a writer (the regular-file
+    //  check below then refuses it).
+    int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return gc_err_set (err, GC_E_IO, "%s: %s", path, strerror (errno));
     struct stat st;
