@@ -15,7 +15,7 @@ int
 gc_buf_reserve (gc_buf_t *self, size_t extra, gc_err_t *err)
 {
     if (extra > SIZE_MAX - self->len)
-        return gc_err_set (err, 1, "buffer: %zu + %zu bytes overflows", self->len, extra);
+        return gc_err_set (err, GC_E_RANGE, "buffer: %zu + %zu bytes overflows", self->len, extra);
     size_t need = self->len + extra;
     if (need <= self->cap)
         return 0;
@@ -25,7 +25,7 @@ gc_buf_reserve (gc_buf_t *self, size_t extra, gc_err_t *err)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     uint8_t *data = realloc (self->data, cap);
     if (!data)
-        return gc_err_set (err, 1, "buffer: out of memory for %zu bytes", cap);
+        return gc_err_set (err, GC_E_NOMEM, "buffer: out of memory for %zu bytes", cap);
     self->data = data;
     self->cap = cap;
     return 0;

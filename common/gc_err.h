@@ -55,7 +55,8 @@
     X (INPUT,    33, "input",     "inputs a kernel cannot take (count, dimension, index)") \
     X (NONFINITE, 34, "nonfinite", "input holds NaN or Inf") \
     X (WEIGHTS,  35, "weights",   "weights negative, non-finite or all zero") \
-    X (COLLISION, 36, "collision", "two keys share a peer id")
+    X (COLLISION, 36, "collision", "two keys share a peer id") \
+    X (STOPPED,   37, "stopped",   "stopped by a signal or a stop request")
 
 #define GC_ERR_ENUM_(id, n, name, what) GC_E_##id = n,
 typedef enum {

@@ -13,7 +13,7 @@ typedef struct {
 static int
 s_fail (s_in_t *in, const char *what)
 {
-    return gc_err_set (in->err, 1, "json: %s at offset %zu", what, (size_t) (in->p - in->start));
+    return gc_err_set (in->err, GC_E_PARSE, "json: %s at offset %zu", what, (size_t) (in->p - in->start));
 }
 
 static void
@@ -315,9 +315,9 @@ gc_json_t *
 gc_json_parse (const char *text, size_t len, gc_err_t *err)
 {
     if (!text)
-        return gc_err_set (err, 1, "json: no text"), NULL;
+        return gc_err_set (err, GC_E_PARSE, "json: no text"), NULL;
     if (len > GC_JSON_MAX_TEXT)
-        return gc_err_set (err, 1, "json: %zu bytes is more than %u", len, GC_JSON_MAX_TEXT), NULL;
+        return gc_err_set (err, GC_E_RANGE, "json: %zu bytes is more than %u", len, GC_JSON_MAX_TEXT), NULL;
     s_in_t in = { .p = text, .end = text + len, .err = err, .start = text };
     gc_json_t *root = s_value (&in, 0);
     if (!root)

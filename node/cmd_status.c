@@ -54,7 +54,7 @@ s_connect (const char *host, const char *port, gc_err_t *err)
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
     int gai = getaddrinfo (host, port, &hints, &res);
     if (gai)
-        return gc_err_set (err, 1, "cannot resolve %s (%s)", host, gai_strerror (gai));
+        return gc_err_set (err, GC_E_SYS, "cannot resolve %s (%s)", host, gai_strerror (gai));
     int fd = -1;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket (ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
@@ -75,7 +75,7 @@ s_connect (const char *host, const char *port, gc_err_t *err)
     }
     freeaddrinfo (res);
     if (fd < 0)
-        return gc_err_set (err, 1, "cannot connect to %s:%s", host, port);
+        return gc_err_set (err, GC_E_SYS, "cannot connect to %s:%s", host, port);
     return fd;
 }
 
@@ -85,7 +85,7 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
 {
     char host [256], port [8] = "80";
     if (strncmp (url, "http://", 7)) {
-        gc_err_set (err, 1, "--url '%s': expected http://HOST:PORT", url);
+        gc_err_set (err, GC_E_USAGE, "--url '%s': expected http://HOST:PORT", url);
         return NULL;
     }
     const char *h = url + 7, *end = h + strcspn (h, "/");
@@ -101,7 +101,7 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
         hend--;
     }
     if (hend <= h || (size_t) (hend - h) >= sizeof host || (colon && (end - colon - 1 < 1 || end - colon - 1 > 5))) {
-        gc_err_set (err, 1, "--url '%s': expected http://HOST:PORT", url);
+        gc_err_set (err, GC_E_USAGE, "--url '%s': expected http://HOST:PORT", url);
         return NULL;
     }
     memcpy (host, h, (size_t) (hend - h));
@@ -135,13 +135,13 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
     close (fd);
     if (!ok) {
         free (buf);
-        gc_err_set (err, 1, "%s: no complete answer within %d ms", url, S_TIMEOUT_MS);
+        gc_err_set (err, GC_E_TIMEOUT, "%s: no complete answer within %d ms", url, S_TIMEOUT_MS);
         return NULL;
     }
     buf [got] = 0;
     char *body = strstr (buf, "\r\n\r\n");
     if (strncmp (buf, "HTTP/1.", 7) || !body || strncmp (buf + 8, " 200", 4)) {
-        gc_err_set (err, 1, "%s/status: not a 200 answer: %.40s", url, buf);
+        gc_err_set (err, GC_E_PROTOCOL, "%s/status: not a 200 answer: %.40s", url, buf);
         free (buf);
         return NULL;
     }
@@ -156,14 +156,14 @@ s_read_file (const char *path, size_t *len, gc_err_t *err)
 {
     FILE *f = fopen (path, "rb");
     if (!f) {
-        gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+        gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
         return NULL;
     }
     char *text = malloc (GC_STATUS_FILE_MAX + 2);
     *len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
     fclose (f);
     if (!text)
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
     else
         text [*len] = 0;
     return text;

@@ -87,7 +87,7 @@ gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
     gc_buf_init (&buf);
     char tmp [4096];
     if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return gc_err_set (err, 1, "node/status_file: path too long");
+        return gc_err_set (err, GC_E_CONFIG, "node/status_file: path too long");
     if (gc_status_render (snap, &buf, err))
         return -1;
     FILE *f = fopen (tmp, "w");
@@ -106,7 +106,7 @@ gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
     if (rc) {
         int e = errno;
         unlink (tmp);
-        return gc_err_set (err, 1, "node/status_file: cannot write %s (%s)", path, strerror (e));
+        return gc_err_set (err, GC_E_IO, "node/status_file: cannot write %s (%s)", path, strerror (e));
     }
     return 0;
 }
@@ -272,13 +272,13 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
     };
     if (!strcmp (key, "v")) {
         if (v->type != S_V_NUMBER || v->number != 1)
-            return gc_err_set (err, 1, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
+            return gc_err_set (err, GC_E_FORMAT, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
         *seen |= 1;
         return 0;
     }
     if (!strcmp (key, "accuracy")) {
         if (v->type != S_V_NUMBER && v->type != S_V_NULL)
-            return gc_err_set (err, 1, "status: accuracy is not a number or null");
+            return gc_err_set (err, GC_E_FORMAT, "status: accuracy is not a number or null");
         st->has_accuracy = v->type == S_V_NUMBER;
         st->accuracy = st->has_accuracy ? v->number : 0;
         return 0;
@@ -290,7 +290,7 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
         bool want_string = fields [i].kind == 0;
         bool null_ok = !strcmp (key, "loss") && v->type == S_V_NULL;     /* a diverged loss */
         if (!null_ok && (want_string != (v->type == S_V_STRING) || (!want_string && v->type != S_V_NUMBER)))
-            return gc_err_set (err, 1, "status: %s has the wrong type", key);
+            return gc_err_set (err, GC_E_FORMAT, "status: %s has the wrong type", key);
         if (fields [i].kind == 0)
             snprintf (at, fields [i].size, "%s", v->string);
         else
@@ -299,7 +299,7 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
         else {
             //  Integers: whole numbers within range (doubles hold 2^53 exactly).
             if (!v->integer || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
-                return gc_err_set (err, 1, "status: %s is not an integer in range", key);
+                return gc_err_set (err, GC_E_FORMAT, "status: %s is not an integer in range", key);
             if (fields [i].kind == 1)
                 *(long *) at = (long) v->number;
             else
@@ -318,11 +318,11 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     out->connected = -1;
     out->max_staleness = -1;
     if (!text || len > GC_STATUS_FILE_MAX)
-        return gc_err_set (err, 1, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
+        return gc_err_set (err, GC_E_FORMAT, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
     s_cursor_t c = { text, text + len };
     s_space (&c);
     if (c.p >= c.end || *c.p++ != '{')
-        return gc_err_set (err, 1, "status: not a JSON object");
+        return gc_err_set (err, GC_E_FORMAT, "status: not a JSON object");
     unsigned seen = 0;
     s_space (&c);
     bool empty = c.p < c.end && *c.p == '}';
@@ -331,13 +331,13 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
         s_value_t v;
         s_space (&c);
         if (s_parse_string (&c, key, sizeof key))
-            return gc_err_set (err, 1, "status: bad key at byte %ld", (long) (c.p - text));
+            return gc_err_set (err, GC_E_FORMAT, "status: bad key at byte %ld", (long) (c.p - text));
         s_space (&c);
         if (c.p >= c.end || *c.p++ != ':')
-            return gc_err_set (err, 1, "status: expected ':' after \"%s\"", key);
+            return gc_err_set (err, GC_E_FORMAT, "status: expected ':' after \"%s\"", key);
         s_space (&c);
         if (s_parse_value (&c, &v))
-            return gc_err_set (err, 1, "status: bad value for \"%s\" (flat objects only)", key);
+            return gc_err_set (err, GC_E_FORMAT, "status: bad value for \"%s\" (flat objects only)", key);
         if (s_field (out, key, &v, &seen, err))
             return -1;
         s_space (&c);
@@ -349,12 +349,12 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     }
     s_space (&c);
     if (c.p >= c.end || *c.p++ != '}')
-        return gc_err_set (err, 1, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
+        return gc_err_set (err, GC_E_FORMAT, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
     s_space (&c);
     if (c.p != c.end)
-        return gc_err_set (err, 1, "status: trailing bytes after the object");
+        return gc_err_set (err, GC_E_FORMAT, "status: trailing bytes after the object");
     if ((seen & 31) != 31)
-        return gc_err_set (err, 1, "status: missing one of v, state, peer, time, round");
+        return gc_err_set (err, GC_E_FORMAT, "status: missing one of v, state, peer, time, round");
     return 0;
 }
 
@@ -363,12 +363,12 @@ gc_status_load (const char *path, gc_status_t *out, gc_err_t *err)
 {
     FILE *f = fopen (path, "rb");
     if (!f)
-        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
     char *text = malloc (GC_STATUS_FILE_MAX + 1);
     size_t len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
     fclose (f);
     if (!text)
-        return gc_err_set (err, 1, "%s: out of memory", path);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
     int rc = gc_status_parse (text, len, out, err);
     free (text);
     return rc ? gc_err_prefix (err, "%s: ", path) : 0;

@@ -28,7 +28,7 @@ s_parse_spec (gc_mlp_t *self, const char *spec, gc_err_t *err)
     if (gc_spec_split (&parts, spec, '-', "model spec", err))
         return -1;
     if (parts.n < 2 || parts.n > GC_MLP_MAX_LAYERS + 1)
-        return gc_err_set (err, 1, "model spec '%s': need 2 to %d sizes separated by '-'",
+        return gc_err_set (err, GC_E_SPEC, "model spec '%s': need 2 to %d sizes separated by '-'",
                            spec, GC_MLP_MAX_LAYERS + 1);
     for (int i = 0; i < parts.n; i++) {
         long v;
@@ -39,7 +39,7 @@ s_parse_spec (gc_mlp_t *self, const char *spec, gc_err_t *err)
         self->dims [i] = (size_t) v;
     }
     if (self->dims [parts.n - 1] < 2 || self->dims [parts.n - 1] > 256)
-        return gc_err_set (err, 1, "model spec '%s': the last size (classes) must be in [2, 256]", spec);
+        return gc_err_set (err, GC_E_SPEC, "model spec '%s': the last size (classes) must be in [2, 256]", spec);
     self->n_layers = parts.n - 1;
     return 0;
 }
@@ -49,7 +49,7 @@ gc_mlp_new (const char *spec, gc_err_t *err)
 {
     gc_mlp_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "model: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "model: out of memory");
         return NULL;
     }
     if (s_parse_spec (self, spec ? spec : GC_MLP_DEFAULT_SPEC, err)) {
@@ -272,10 +272,10 @@ gc_mlp_evaluate (gc_mlp_t *self, const float *params, const gc_dataset_t *data,
                  double *accuracy, double *loss, gc_err_t *err)
 {
     if (data->dim != self->dims [0])
-        return gc_err_set (err, 1, "model %s expects %zu features, the data has %zu",
+        return gc_err_set (err, GC_E_CONFIG, "model %s expects %zu features, the data has %zu",
                            self->spec, self->dims [0], data->dim);
     if (data->n_classes > gc_mlp_n_classes (self))
-        return gc_err_set (err, 1, "model %s has %d classes, the data has %d",
+        return gc_err_set (err, GC_E_CONFIG, "model %s has %d classes, the data has %d",
                            self->spec, gc_mlp_n_classes (self), data->n_classes);
     size_t classes = self->dims [self->n_layers];
     size_t right = 0;

@@ -34,7 +34,7 @@ test_err_codes_are_distinct (void **state)
         }
     }
     //  Numbers no code has: named as such, not as a neighbour.
-    const int none [] = { -1, 37, 1000 };
+    const int none [] = { -1, 99, 1000 };
     for (size_t i = 0; i < sizeof none / sizeof none [0]; i++) {
         assert_string_equal (gc_err_name (none [i]), "unknown");
         assert_string_equal (gc_strerror (none [i]), "unknown error code");
