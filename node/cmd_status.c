@@ -20,6 +20,8 @@
 
 #include "gc_cli.h"
 #include "gc_config.h"
+#include "gc_fs.h"
+#include "gc_json.h"
 #include "gc_parse.h"
 #include "gc_status.h"
 
@@ -154,37 +156,11 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
 static char *
 s_read_file (const char *path, size_t *len, gc_err_t *err)
 {
-    FILE *f = fopen (path, "rb");
-    if (!f) {
-        gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
-        return NULL;
-    }
-    char *text = malloc (GC_STATUS_FILE_MAX + 2);
-    *len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
-    fclose (f);
-    if (!text)
-        gc_err_set (err, GC_E_NOMEM, "out of memory");
-    else
-        text [*len] = 0;
-    return text;
+    char *text;
+    return gc_fs_read_file (path, GC_STATUS_FILE_MAX, &text, len, err) ? NULL : text;
 }
 
 //  ---------------------------------------------------------------------------
-
-static void
-s_json_string (const char *text)
-{
-    putchar ('"');
-    for (const unsigned char *p = (const unsigned char *) text; *p; p++)
-        if (*p == '"' || *p == '\\')
-            printf ("\\%c", *p);
-        else
-        if (*p < 0x20)
-            printf ("\\u%04x", *p);
-        else
-            putchar (*p);
-    putchar ('"');
-}
 
 static void
 s_print_line (const gc_status_t *st, double age, bool healthy, const char *reason)
@@ -290,7 +266,7 @@ gc_cmd_status (int argc, char **argv)
     }
     if (json) {
         printf ("{\"healthy\":%s,\"age_s\":%.3f,\"reason\":", healthy ? "true" : "false", age);
-        s_json_string (reason);
+        gc_json_write_string (stdout, reason);
         if (parsed) {
             //  The object parsed with the strict reader above: valid JSON.
             while (len && (text [len - 1] == '\n' || text [len - 1] == ' ' || text [len - 1] == '\r'))

@@ -8,76 +8,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static int
-s_printf (gc_buf_t *out, gc_err_t *err, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
-
-static int
-s_printf (gc_buf_t *out, gc_err_t *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    int n = vsnprintf (NULL, 0, fmt, ap);
-    va_end (ap);
-    if (n < 0 || gc_buf_reserve (out, (size_t) n + 1, err))
-        return -1;
-    va_start (ap, fmt);
-    vsnprintf ((char *) out->data + out->len, (size_t) n + 1, fmt, ap);
-    va_end (ap);
-    out->len += (size_t) n;
-    return 0;
-}
-
-//  A JSON string of text we own (config values may hold anything).
-static int
-s_string (gc_buf_t *out, const char *text, gc_err_t *err)
-{
-    if (s_printf (out, err, "\""))
-        return -1;
-    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
-        int rc = *p == '"' || *p == '\\' ? s_printf (out, err, "\\%c", *p)
-               : *p == '\n' ? s_printf (out, err, "\\n")
-               : *p == '\t' ? s_printf (out, err, "\\t")
-               : *p < 0x20 ? s_printf (out, err, "\\u%04x", *p)
-               : s_printf (out, err, "%c", *p);
-        if (rc)
-            return -1;
-    }
-    return s_printf (out, err, "\"");
-}
+#include "gc_fs.h"
+#include "gc_json.h"
 
 int
 gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
 {
     const gc_engine_stats_t *e = &s->engine;
-    int rc = s_printf (out, err, "{\"v\":1,\"state\":");
-    rc = rc ? rc : s_string (out, s->state, err);
-    rc = rc ? rc : s_printf (out, err, ",\"peer\":%u,\"peer_id\":", s->peer);
-    rc = rc ? rc : s_string (out, s->peer_id, err);
-    rc = rc ? rc : s_printf (out, err, ",\"pid\":%ld,\"network\":", s->pid);
-    rc = rc ? rc : s_string (out, s->network, err);
-    rc = rc ? rc : s_printf (out, err, ",\"role\":");
-    rc = rc ? rc : s_string (out, s->role, err);
-    rc = rc ? rc : s_printf (out, err, ",\"time\":%.3f,\"started\":%.3f,\"round\":%llu,\"rounds\":%llu",
+    int rc = gc_buf_printf (out, err, "{\"v\":1,\"state\":");
+    rc = rc ? rc : gc_json_buf_string (out, s->state, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"peer\":%u,\"peer_id\":", s->peer);
+    rc = rc ? rc : gc_json_buf_string (out, s->peer_id, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"pid\":%ld,\"network\":", s->pid);
+    rc = rc ? rc : gc_json_buf_string (out, s->network, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"role\":");
+    rc = rc ? rc : gc_json_buf_string (out, s->role, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"time\":%.3f,\"started\":%.3f,\"round\":%llu,\"rounds\":%llu",
                              s->unix_time, s->started_unix, (unsigned long long) e->round,
                              (unsigned long long) s->rounds_target);
     //  JSON has no NaN or Infinity: a diverged loss is null.
     if (isfinite (e->last_loss))
-        rc = rc ? rc : s_printf (out, err, ",\"loss\":%.6g", e->last_loss);
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"loss\":%.6g", e->last_loss);
     else
-        rc = rc ? rc : s_printf (out, err, ",\"loss\":null");
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"loss\":null");
     if (s->has_accuracy && isfinite (s->accuracy))
-        rc = rc ? rc : s_printf (out, err, ",\"accuracy\":%.6f,\"accuracy_round\":%llu", s->accuracy,
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"accuracy\":%.6f,\"accuracy_round\":%llu", s->accuracy,
                                  (unsigned long long) s->accuracy_round);
     else
-        rc = rc ? rc : s_printf (out, err, ",\"accuracy\":null");
-    rc = rc ? rc : s_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"accuracy\":null");
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
                              ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_recv\":%llu,\"rejected\":%llu"
                              ",\"http\":", s->n_neighbours, s->connected,
                              (long long) gc_snapshot_max_staleness (s), (unsigned long long) e->bytes_sent,
                              (unsigned long long) e->bytes_recv, (unsigned long long) e->msgs_recv,
                              (unsigned long long) e->rejected);
-    rc = rc ? rc : s_string (out, s->http, err);
-    return rc ? rc : s_printf (out, err, "}\n");
+    rc = rc ? rc : gc_json_buf_string (out, s->http, err);
+    return rc ? rc : gc_buf_printf (out, err, "}\n");
 }
 
 int
@@ -361,14 +327,10 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
 int
 gc_status_load (const char *path, gc_status_t *out, gc_err_t *err)
 {
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
-    char *text = malloc (GC_STATUS_FILE_MAX + 1);
-    size_t len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
-    fclose (f);
-    if (!text)
-        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
+    char *text;
+    size_t len;
+    if (gc_fs_read_file (path, GC_STATUS_FILE_MAX, &text, &len, err))
+        return -1;
     int rc = gc_status_parse (text, len, out, err);
     free (text);
     return rc ? gc_err_prefix (err, "%s: ", path) : 0;
