@@ -68,7 +68,7 @@ test_buf_printf_appends_text (void **state)
     big [sizeof big - 1] = 0;
     assert_int_equal (gc_buf_printf (&b, NULL, ",\"s\":\"%s\"}", big), 0);
     assert_int_equal (b.len, 7 + 6 + 2999 + 2);
-    assert_memory_equal (b.data, "{\"n\":42,\"s\":\"xxx", 17);
+    assert_memory_equal (b.data, "{\"n\":42,\"s\":\"xxx", 16);
     assert_int_equal (b.data [b.len], 0);                 /* a NUL after the text */
     assert_string_equal ((char *) b.data + b.len - 2, "\"}");
     gc_buf_free (&b);
