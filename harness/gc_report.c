@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gc_fs.h"
 #include "gc_json.h"
 #include "gc_proc.h"
 
@@ -672,7 +673,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
             fprintf (log, "gcnet: gnuplot not found: plots skipped (install gnuplot-nox)\n");
         return;
     }
-    if (mkdir (dir, 0755) && errno != EEXIST) {
+    if (gc_fs_mkdirs (dir, 0755, NULL)) {
         snprintf (note, size, "No plots: cannot create %.300s.", dir);
         return;
     }
