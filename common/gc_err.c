@@ -41,7 +41,7 @@ void
 gc_err_clear (gc_err_t *err)
 {
     if (err) {
-        err->code = 0;
+        err->code = GC_E_OK;
         err->msg [0] = '\0';
     }
 }
