@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_mem.h"
+
 static int
 s_mkdir (const char *dir, mode_t mode, gc_err_t *err)
 {
@@ -54,11 +56,14 @@ gc_fs_read_file (const char *path, size_t max_bytes, char **buf, size_t *len, gc
     if (fd < 0)
         return gc_err_set (err, GC_E_IO, "%s: %s", path, strerror (errno));
     struct stat st;
-    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
+    if (fstat (fd, &st) != 0) {
         int e = errno;
         close (fd);
-        return gc_err_set (err, GC_E_IO, "%s: %s", path, S_ISREG (st.st_mode) ? strerror (e)
-                                                                            : "not a regular file");
+        return gc_err_set (err, GC_E_IO, "%s: %s", path, strerror (e));
+    }
+    if (!S_ISREG (st.st_mode)) {
+        close (fd);
+        return gc_err_set (err, GC_E_IO, "%s: not a regular file", path);
     }
     //  The size stat reports is a hint (the file may grow): read until the
     //  bound plus one byte, which tells "too large" without reading the rest.
@@ -68,12 +73,17 @@ gc_fs_read_file (const char *path, size_t max_bytes, char **buf, size_t *len, gc
     int rc = data ? 0 : gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
     while (rc == 0 && used <= max_bytes) {
         if (used == cap) {
-            size_t grown = cap * 2 < max_bytes + 1 ? cap * 2 : max_bytes + 1;
-            char *bigger = realloc (data, grown + 1);
+            //  Not realloc: the old block may hold a secret and must be
+            //  wiped, not left in the heap.
+            size_t grown = cap > (max_bytes + 1) / 2 ? max_bytes + 1 : cap * 2;
+            char *bigger = malloc (grown + 1);
             if (!bigger) {
                 rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
                 break;
             }
+            memcpy (bigger, data, used);
+            gc_wipe (data, used);
+            free (data);
             data = bigger;
             cap = grown;
         }
@@ -90,6 +100,8 @@ gc_fs_read_file (const char *path, size_t max_bytes, char **buf, size_t *len, gc
     if (rc == 0 && used > max_bytes)
         rc = gc_err_set (err, GC_E_FORMAT, "%s: larger than %zu bytes", path, max_bytes);
     if (rc) {
+        if (data)
+            gc_wipe (data, used);
         free (data);
         return -1;
     }

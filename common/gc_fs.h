@@ -16,7 +16,8 @@ int gc_fs_mkdirs (const char *path, mode_t mode, gc_err_t *err);
 /*  The whole regular file in *buf (malloc'd, NUL-terminated after *len
     bytes, so text can be read as a string). A file larger than max_bytes is
     GC_E_FORMAT, read no further: the file may be hostile. *buf is NULL on
-    failure. A caller holding secrets wipes the buffer before freeing it. */
+    failure (what was read is wiped first: key files come this way); a
+    caller holding secrets wipes the buffer before freeing it. */
 int gc_fs_read_file (const char *path, size_t max_bytes, char **buf, size_t *len, gc_err_t *err);
 
 /*  Replace path with data: a fresh temporary file in the same directory

@@ -139,6 +139,7 @@ s_read (const char *path, bool secret, char pub_out [GC_CURVE_KEY_TXT], uint8_t 
     if (gc_fs_read_file (path, S_FILE_MAX, &text, &len, err))
         return -1;
     if (memchr (text, 0, len) || strstr (text, "-----BEGIN")) {
+        gc_wipe (text, len);            /* a PEM private key, perhaps */
         free (text);
         return gc_err_set (err, GC_E_FORMAT, "%s: not a CURVE certificate (a PEM key? CURVE keys are "
                            "NAME.curve and NAME.curve.pub)", path);

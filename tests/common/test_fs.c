@@ -102,6 +102,18 @@ test_read_file (void **state)
         }
         free (buf);
     }
+    //  A file whose size stat reports as 0 but that has content: read by
+    //  growing the buffer, bounded all the same.
+    char *proc;
+    size_t proc_len;
+    assert_int_equal (gc_fs_read_file ("/proc/self/status", 1 << 20, &proc, &proc_len, NULL), 0);
+    assert_true (proc_len > 100);
+    assert_non_null (strstr (proc, "Name:"));
+    free (proc);
+    gc_err_t big;
+    assert_int_equal (gc_fs_read_file ("/proc/self/status", 50, &proc, &proc_len, &big), -1);
+    assert_int_equal (big.code, GC_E_FORMAT);
+    assert_null (proc);
     //  Empty file, missing file, a directory.
     char *buf;
     size_t len;
