@@ -18,7 +18,10 @@
 
 /*  X (NAME, number, "name", "description"). The numbers are stable: the
     payload codes keep the values compress/ has always used (counters and
-    fuzzers know them); a new code takes a new number. */
+    fuzzers know them); a new code takes a new number. 1 and 2 are what the
+    literal codes not yet converted mean (1 anything, 2 a usage error in
+    harness/gc_run.c and sim/), so those call sites keep their exit codes
+    until they name their codes; then GC_E_FAIL should have no users. */
 #define GC_ERR_CODES(X) \
     X (FAIL,      1, "fail",      "failed (not classified)") \
     X (USAGE,     2, "usage",     "asks for what this program or machine does not offer") \
