@@ -48,12 +48,12 @@ gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
         if (s.n == 1)
             return 0;
         if (s.n > 2 || !s_attacks [i].takes_param)
-            return gc_err_set (err, 1, "attack '%s': %s takes %s", spec, s_attacks [i].name,
+            return gc_err_set (err, GC_E_SPEC, "attack '%s': %s takes %s", spec, s_attacks [i].name,
                                s_attacks [i].takes_param ? "one parameter" : "no parameter");
         out->param_given = true;
         return gc_parse_double (s.tok [1], 0, 1e6, &out->param, "attack parameter", err);
     }
-    return gc_err_set (err, 1, "attack '%s': unknown (signflip, noise, alie, ipm, labelflip, dissensus, "
+    return gc_err_set (err, GC_E_SPEC, "attack '%s': unknown (signflip, noise, alie, ipm, labelflip, dissensus, "
                        "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent)", spec);
 }
 

@@ -149,7 +149,7 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     self->arrivals = calloc (k, sizeof *self->arrivals);
     if (!self->replicas || !self->out_peers || !self->dest_scratch || !self->contacts || !self->contact_peers || !self->inputs
     ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals)
-        return gc_err_set (err, 1, "engine: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     if (self->n_out)
         memcpy (self->out_peers, out, self->n_out * sizeof *out);
     for (size_t i = 0; i < self->n_in; i++)
@@ -200,7 +200,7 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     float **bufs [] = { &l->x, &l->prev, &l->pub, &l->update, &l->sent, &l->agg };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (!(*bufs [i] = gc_falloc (self->learn.n)))
-            return gc_err_set (err, 1, "engine: out of memory for the model");
+            return gc_err_set (err, GC_E_NOMEM, "engine: out of memory for the model");
     gc_model_init_params (self->learn.model, self->learn.x, cfg->seed);
     gc_vec_copy (self->learn.prev, self->learn.x, self->learn.n);
     gc_vec_copy (self->learn.pub, self->learn.x, self->learn.n);
@@ -250,7 +250,7 @@ s_build_ids (gc_engine_t *self, gc_err_t *err)
     self->n_peers = gc_topology_size (self->cfg.topology);
     self->by_id = calloc (self->n_peers, sizeof *self->by_id);
     if (!self->by_id)
-        return gc_err_set (err, 1, "engine: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     for (uint32_t i = 0; i < self->n_peers; i++) {
         memcpy (self->by_id [i].id, self->cfg.peer_ids [i], 8);
         self->by_id [i].peer = i;
@@ -258,10 +258,10 @@ s_build_ids (gc_engine_t *self, gc_err_t *err)
     qsort (self->by_id, self->n_peers, sizeof *self->by_id, s_cmp_id);
     for (uint32_t i = 1; i < self->n_peers; i++)
         if (!memcmp (self->by_id [i - 1].id, self->by_id [i].id, 8))
-            return gc_err_set (err, 1, "peers %u and %u have the same key",
+            return gc_err_set (err, GC_E_CONFIG, "peers %u and %u have the same key",
                                self->by_id [i - 1].peer, self->by_id [i].peer);
     if (memcmp (self->cfg.peer_ids [self->cfg.self], gc_key_peer_id (self->cfg.key), 8))
-        return gc_err_set (err, 1, "own key %s is not the key listed for peer %u",
+        return gc_err_set (err, GC_E_CONFIG, "own key %s is not the key listed for peer %u",
                            gc_key_peer_id_hex (self->cfg.key), self->cfg.self);
     return 0;
 }
@@ -271,7 +271,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
 {
     gc_engine_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "engine: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
         return NULL;
     }
     self->cfg = *cfg;
@@ -289,7 +289,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
     ||  s_build_neighbours (self, err) || s_build_gossip (self, err)
     ||  (self->role.ops->build && self->role.ops->build (self, &self->role, err))) {
         if (cfg->self >= gc_topology_size (cfg->topology))
-            gc_err_set (err, 1, "peer index %u outside the %u peers of the topology",
+            gc_err_set (err, GC_E_CONFIG, "peer index %u outside the %u peers of the topology",
                         cfg->self, gc_topology_size (cfg->topology));
         gc_engine_destroy (&self);
         return NULL;
@@ -401,7 +401,7 @@ gc_engine_send_seq (gc_engine_t *self, const uint32_t *all_dests, size_t n_all, 
     if (self->role.ops->on_sent)
         self->role.ops->on_sent (self, &self->role, self->header, payload, len);
     if (s_transport_send (self, dests, n_dests, payload, len))
-        return gc_err_set (err, 1, "transport refused a %s message", gc_wire_type_name (type));
+        return gc_err_set (err, GC_E_SYS, "transport refused a %s message", gc_wire_type_name (type));
     gc_counter_add (&self->ctr.msgs_sent, n_dests);
     gc_counter_add (&self->ctr.bytes_sent, n_dests * (GC_WIRE_HEADER_SIZE + len));
     return 0;

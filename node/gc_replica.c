@@ -15,7 +15,7 @@ gc_replica_init (gc_engine_t *self, gc_replica_t *r, uint32_t peer, gc_err_t *er
     pthread_mutex_init (&r->lock, NULL);
     r->x = r->own = gc_falloc (self->learn.n);
     if (!r->own)
-        return gc_err_set (err, 1, "engine: out of memory for replicas");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory for replicas");
     //  Every peer starts from the same initial model (shared seed), so a
     //  replica starts synced at state 0.
     gc_vec_copy (r->own, self->learn.x, self->learn.n);

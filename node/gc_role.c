@@ -30,7 +30,7 @@ gc_role_select (const char *attack, gc_role_t *role, gc_err_t *err)
         return gc_err_prefix (err, "role/attack: ");
     size_t kind = (size_t) role->attack.kind;
     if (kind >= sizeof s_roles / sizeof s_roles [0] || !s_roles [kind])
-        return gc_err_set (err, 1, "role/attack: %s has no role", gc_attack_name (role->attack.kind));
+        return gc_err_set (err, GC_E_SPEC, "role/attack: %s has no role", gc_attack_name (role->attack.kind));
     role->ops = s_roles [kind];
     return 0;
 }

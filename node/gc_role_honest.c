@@ -88,7 +88,7 @@ s_flip_labels (gc_role_t *role, const gc_dataset_t *shard, gc_err_t *err)
     if (!flipped || !all) {
         free (flipped);
         free (all);
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     for (size_t i = 0; i < shard->n; i++)

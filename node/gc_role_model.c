@@ -35,7 +35,7 @@ s_build (gc_engine_t *self, gc_role_t *role, gc_err_t *err)
 {
     s_model_t *st = calloc (1, sizeof *st);
     if (!st)
-        return gc_err_set (err, 1, "engine: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     role->state = st;
     gc_rng_init (&st->rng, self->cfg.seed, 0xBAD0 + self->cfg.self);
     //  ALIE's default z: a victim aggregates about as many inputs as we have
@@ -44,9 +44,9 @@ s_build (gc_engine_t *self, gc_role_t *role, gc_err_t *err)
     float **bufs [] = { &st->mean, &st->std, &st->prev, &st->z, &st->z2 };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (!(*bufs [i] = gc_falloc (self->learn.n)))
-            return gc_err_set (err, 1, "engine: out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     if (!(st->rms = gc_falloc (self->n_in + 1)))
-        return gc_err_set (err, 1, "engine: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     return 0;
 }
 

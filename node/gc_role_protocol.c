@@ -36,11 +36,11 @@ s_build (gc_engine_t *self, gc_role_t *role, gc_err_t *err)
 {
     s_protocol_t *st = calloc (1, sizeof *st);
     if (!st)
-        return gc_err_set (err, 1, "engine: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     role->state = st;
     gc_rng_init (&st->rng, self->cfg.seed, 0xBAD0 + self->cfg.self);
     if (role->attack.kind == GC_ATTACK_NAN && !(st->z = gc_falloc (self->learn.n)))
-        return gc_err_set (err, 1, "engine: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     if (role->attack.kind == GC_ATTACK_UNTRUSTED) {
         uint8_t seed [32];
         for (int i = 0; i < 32; i++)
@@ -111,7 +111,7 @@ s_malformed (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
     size_t big = gc_engine_max_payload (self) + 1;
     uint8_t *junk = malloc (big);
     if (!junk)
-        return gc_err_set (err, 1, "transport refused garbage");
+        return gc_err_set (err, GC_E_SYS, "transport refused garbage");
     for (size_t i = 0; i < big; i++)
         junk [i] = (uint8_t) gc_rng_next (&st->rng);
     static const size_t lengths [4][2] = {
@@ -125,7 +125,7 @@ s_malformed (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
     int rc = self->io.send (self->io.ctx, self->out_peers, self->n_out, junk, lengths [which][0],
                             junk, plen);
     free (junk);
-    return rc ? gc_err_set (err, 1, "transport refused garbage") : 0;
+    return rc ? gc_err_set (err, GC_E_SYS, "transport refused garbage") : 0;
 }
 
 //  Per round 50 times: a keyframe request to each neighbour and a validly
