@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,4 +106,16 @@ gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *err)
             return 0;
         }
     return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
+}
+
+void
+gc_text_add (char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (buf + *used, size - *used, fmt, ap);
+    va_end (ap);
+    *used += n > 0 ? (size_t) n : 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gc_compress_internal.h"
+#include "gc_compress_method.h"
 #include "gc_half.h"
 #include "gc_payload.h"
 
@@ -37,6 +38,7 @@ typedef struct {
 
 typedef struct {
     const gc_layout_t *layout;
+    const gc_compress_method_t *desc;   /* the sender's method, from the registry */
     int             method;
     uint8_t         flags;
     uint64_t        seed;
@@ -76,23 +78,6 @@ gc_compress_err_name (int code)
 {
     size_t n = sizeof s_err_names / sizeof s_err_names [0];
     return code >= 0 && (size_t) code < n && s_err_names [code] ? s_err_names [code] : "unknown";
-}
-
-//  Which section encodings each method may send.
-static bool
-s_allowed (int method, int enc, int fmt)
-{
-    switch (method) {
-        case GC_METHOD_NONE:      return enc == GC_ENC_DENSE && fmt == GC_VAL_FP32;
-        case GC_METHOD_FP16:      return enc == GC_ENC_DENSE && fmt == GC_VAL_FP16;
-        case GC_METHOD_TOPK:
-        case GC_METHOD_THRESHOLD: return enc == GC_ENC_SPARSE_VARINT || enc == GC_ENC_SPARSE_BITMAP;
-        case GC_METHOD_RANDK:     return enc == GC_ENC_RANDK;
-        case GC_METHOD_QSGD:      return enc == GC_ENC_QSGD && fmt == GC_VAL_FP32;
-        case GC_METHOD_SIGN:      return enc == GC_ENC_SIGN && fmt == GC_VAL_FP32;
-        case GC_METHOD_POWERSGD:  return enc == GC_ENC_LOWRANK || enc == GC_ENC_DENSE;
-        default:                  return false;
-    }
 }
 
 #define S_CHUNK 1024
@@ -439,7 +424,8 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         return gc_err_set (err, GC_PAYLOAD_ERR_VERSION, "payload: version %u, this decoder reads %d",
                            payload [3], GC_PAYLOAD_VERSION);
     ps->method = payload [4];
-    if (ps->method >= GC_METHOD_COUNT)
+    ps->desc = gc_compress_method_by_id (ps->method);
+    if (!ps->desc)
         return gc_err_set (err, GC_PAYLOAD_ERR_METHOD, "payload: unknown method id %d", ps->method);
     ps->flags = payload [5];
     uint16_t reserved = gc_get_u16 (payload + 14);
@@ -486,7 +472,7 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
                           s->count, layout->layers [s->layer].count);
         if (s->enc >= GC_ENC_COUNT || s->fmt > GC_VAL_FP16)
             return S_ERR (GC_PAYLOAD_ERR_ENCODING, "unknown encoding %d / value format %d", s->enc, s->fmt);
-        if (!s_allowed (ps->method, s->enc, s->fmt))
+        if (!(ps->desc->sections & GC_SECTION_BIT (s->enc, s->fmt)))
             return S_ERR (GC_PAYLOAD_ERR_ENCODING, "encoding %s (values %s) not allowed for method %s",
                           s_enc_names [s->enc], s->fmt ? "fp16" : "fp32", gc_method_name (ps->method));
         pos += GC_PAYLOAD_SECTION_SIZE;
