@@ -1,0 +1,66 @@
+/*  The robust rules' and pre-aggregations' registry: the one place that
+    lists them. Adding one: its own file defining a gc_robust_rule_t (or
+    gc_robust_pre_t), one line here (docs/ARCHITECTURE.md, "How to add a
+    robust rule"). */
+#include <string.h>
+
+#include "gc_robust_rule.h"
+
+const gc_robust_rule_t *const gc_robust_rules [] = {
+    &gc_robust_rule_mean,
+    &gc_robust_rule_cwmed,
+    &gc_robust_rule_cwtm,
+    &gc_robust_rule_krum,
+    &gc_robust_rule_mkrum,
+    &gc_robust_rule_bulyan,
+    &gc_robust_rule_gm,
+    &gc_robust_rule_cclip,
+    &gc_robust_rule_scclip,
+    NULL
+};
+
+const gc_robust_pre_t *const gc_robust_pres [] = {
+    &gc_robust_pre_nnm,
+    &gc_robust_pre_bucket,
+    NULL
+};
+
+const gc_robust_rule_t *
+gc_robust_rule_find (const char *keyword)
+{
+    for (size_t i = 0; gc_robust_rules [i]; i++)
+        if (!strcmp (keyword, gc_robust_rules [i]->name))
+            return gc_robust_rules [i];
+    return NULL;
+}
+
+const gc_robust_pre_t *
+gc_robust_pre_find (const char *keyword)
+{
+    for (size_t i = 0; gc_robust_pres [i]; i++)
+        if (!strcmp (keyword, gc_robust_pres [i]->name))
+            return gc_robust_pres [i];
+    return NULL;
+}
+
+const char *
+gc_robust_known (char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size)
+        buf [0] = 0;
+    for (size_t i = 0; gc_robust_rules [i]; i++)
+        gc_text_add (buf, size, &used, "%s%s", i ? ", " : "", gc_robust_rules [i]->usage);
+    return buf;
+}
+
+const char *
+gc_robust_pres_known (char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size)
+        buf [0] = 0;
+    for (size_t i = 0; gc_robust_pres [i]; i++)
+        gc_text_add (buf, size, &used, "%s%s", i ? " or " : "", gc_robust_pres [i]->usage);
+    return buf;
+}
