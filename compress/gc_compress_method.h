@@ -40,9 +40,9 @@ struct gc_compress_method_t {
 
     /*  Parse the tokens after the keyword from sp->tok [*at] on, advancing
         *at, into self (valfmt is preset to fp32). Plain methods must take
-        every token; a wrapper also builds its inner compressor. */
-    int  (*parse) (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec,
-                   gc_err_t *err);
+        every token; a wrapper also builds its inner compressor. The message
+        need not name the spec: gc_compressor_new prefixes it. */
+    int  (*parse) (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err);
     /*  The canonical spec, every default spelled out (gc_compressor_name). */
     void (*describe) (const gc_compressor_t *self, char *buf, size_t size);
     /*  State after parsing, and its release (NULL: none). */
@@ -84,14 +84,13 @@ int  gc_compress_opt_keyval (const char *tok, const char *key, double lo, double
 /*  "fp16" / "fp32": sets self->valfmt and returns true, else false. */
 bool gc_compress_opt_valfmt (gc_compressor_t *self, const char *tok);
 /*  The error for an option the method does not know. */
-int  gc_compress_opt_unknown (const gc_compressor_t *self, const char *spec, const char *tok,
-                              gc_err_t *err);
+int  gc_compress_opt_unknown (const gc_compressor_t *self, const char *tok, gc_err_t *err);
 /*  "fp16" or "fp32" for self->valfmt, for canonical names. */
 const char *gc_compress_valfmt_name (const gc_compressor_t *self);
 
 /*  Build a compressor from the spec tokens starting at sp->tok [first]
     (a wrapper builds its inner one so). */
-gc_compressor_t *gc_compressor_new_at (const char *spec, const gc_spec_t *sp, int first,
-                                       const gc_layout_t *layout, uint64_t seed, gc_err_t *err);
+gc_compressor_t *gc_compressor_new_at (const gc_spec_t *sp, int first, const gc_layout_t *layout,
+                                       uint64_t seed, gc_err_t *err);
 
 #endif

@@ -82,11 +82,9 @@ gc_compress_opt_valfmt (gc_compressor_t *self, const char *tok)
 }
 
 int
-gc_compress_opt_unknown (const gc_compressor_t *self, const char *spec, const char *tok,
-                         gc_err_t *err)
+gc_compress_opt_unknown (const gc_compressor_t *self, const char *tok, gc_err_t *err)
 {
-    return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "compressor '%s': unknown option '%s' for %s",
-                       spec, tok, self->desc->name);
+    return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown option '%s' for %s", tok, self->desc->name);
 }
 
 const char *
@@ -96,14 +94,14 @@ gc_compress_valfmt_name (const gc_compressor_t *self)
 }
 
 gc_compressor_t *
-gc_compressor_new_at (const char *spec, const gc_spec_t *sp, int first, const gc_layout_t *layout,
-                      uint64_t seed, gc_err_t *err)
+gc_compressor_new_at (const gc_spec_t *sp, int first, const gc_layout_t *layout, uint64_t seed,
+                      gc_err_t *err)
 {
     const gc_compress_method_t *desc = gc_compress_method_find (sp->tok [first]);
     if (!desc) {
         char known [256];
-        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "compressor '%s': unknown method '%s' (known: %s)",
-                    spec, sp->tok [first], gc_compressor_known (known, sizeof known));
+        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown method '%s' (known: %s)",
+                    sp->tok [first], gc_compressor_known (known, sizeof known));
         return NULL;
     }
     gc_compressor_t *self = calloc (1, sizeof *self);
@@ -117,11 +115,11 @@ gc_compressor_new_at (const char *spec, const gc_spec_t *sp, int first, const gc
     self->method = desc->wire_id;
     self->valfmt = GC_VAL_FP32;
     int at = first + 1;
-    if (desc->parse (self, sp, &at, spec, err))
+    if (desc->parse (self, sp, &at, err))
         goto fail;
     //  A parser that left tokens over would silently ignore them.
     if (at < sp->n && !desc->wrapper) {
-        gc_compress_opt_unknown (self, spec, sp->tok [at], err);
+        gc_compress_opt_unknown (self, sp->tok [at], err);
         goto fail;
     }
     desc->describe (self, self->name, sizeof self->name);
@@ -144,7 +142,11 @@ gc_compressor_new (const char *spec, const gc_layout_t *layout, uint64_t seed, g
     gc_spec_t sp;
     if (gc_spec_split (&sp, spec, ':', "compressor spec", err))
         return NULL;
-    return gc_compressor_new_at (spec, &sp, 0, layout, seed, err);
+    gc_compressor_t *self = gc_compressor_new_at (&sp, 0, layout, seed, err);
+    //  Once, here: an inner method's failure is the whole spec's.
+    if (!self && err && err->code == GC_COMPRESS_ERR_SPEC)
+        gc_err_prefix (err, "compressor '%s': ", spec);
+    return self;
 }
 
 void

@@ -6,16 +6,16 @@
 
 //  No options: any token is an unknown one.
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
-    return *at < sp->n ? gc_compress_opt_unknown (self, spec, sp->tok [*at], err) : 0;
+    return *at < sp->n ? gc_compress_opt_unknown (self, sp->tok [*at], err) : 0;
 }
 
 static int
-s_parse_fp16 (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse_fp16 (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     self->valfmt = GC_VAL_FP16;
-    return s_parse (self, sp, at, spec, err);
+    return s_parse (self, sp, at, err);
 }
 
 static void

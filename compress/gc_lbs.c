@@ -77,7 +77,7 @@ gc_lbs_destroy (gc_lbs_t **self_p)
 
 //  "lbs[:key=value...]:INNER": the options, then the inner compressor.
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     double budget = S_DEFAULT_BUDGET, maxage = S_DEFAULT_MAXAGE, keep = S_DEFAULT_KEEP;
     int i = *at;
@@ -88,14 +88,14 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
         ||  gc_compress_opt_keyval (sp->tok [i], "keep", 0.0, 1.0, &keep, &m3, err))
             return -1;
         if (!m1 && !m2 && !m3)
-            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "compressor '%s': unknown lbs option '%s' "
-                               "(budget=, maxage=, keep=)", spec, sp->tok [i]);
+            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown lbs option '%s' "
+                               "(budget=, maxage=, keep=)", sp->tok [i]);
     }
     const gc_compress_method_t *next = i < sp->n ? gc_compress_method_find (sp->tok [i]) : NULL;
     if (i >= sp->n || (next && next->wrapper))
-        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "compressor '%s': lbs needs an inner method "
-                           "other than lbs (e.g. lbs:topk:0.01)", spec);
-    gc_compressor_t *inner = gc_compressor_new_at (spec, sp, i, &self->layout, self->seed, err);
+        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "lbs needs an inner method "
+                           "other than lbs (e.g. lbs:topk:0.01)");
+    gc_compressor_t *inner = gc_compressor_new_at (sp, i, &self->layout, self->seed, err);
     if (!inner)
         return -1;
     //  The header is the inner method's: a receiver needs no notion of LBS.

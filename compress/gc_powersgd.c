@@ -96,7 +96,7 @@ s_random_q (float *q, size_t cols, uint64_t seed, size_t layer, uint64_t salt)
 #define S_DEFAULT_RANK 2
 
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     double v;
     self->rank = S_DEFAULT_RANK;
@@ -107,7 +107,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
         self->rank = (uint32_t) v;
     for (; *at < sp->n; (*at)++)
         if (!gc_compress_opt_valfmt (self, sp->tok [*at]))
-            return gc_compress_opt_unknown (self, spec, sp->tok [*at], err);
+            return gc_compress_opt_unknown (self, sp->tok [*at], err);
     return 0;
 }
 

@@ -164,7 +164,7 @@ s_codes (const float *restrict x, size_t n, float norm, uint32_t s, gc_rng_t *rn
 }
 
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     double v;
     self->levels = S_DEFAULT_LEVELS;
@@ -179,7 +179,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
         if (gc_compress_opt_keyval (sp->tok [*at], "bucket", 1, 2147483647.0, &v, &matched, err))
             return -1;
         if (!matched)
-            return gc_compress_opt_unknown (self, spec, sp->tok [*at], err);
+            return gc_compress_opt_unknown (self, sp->tok [*at], err);
         if (v != floor (v))
             return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "bucket: %g is not an integer", v);
         self->bucket = (uint32_t) v;

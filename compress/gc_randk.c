@@ -34,7 +34,7 @@ gc_randk_bitmap (uint64_t index_seed, size_t layer, uint32_t count, uint32_t k,
 }
 
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     self->ratio = S_DEFAULT_RATIO;
     if (gc_compress_opt_number (sp, at, 1e-9, 1.0, false, "ratio", &self->ratio, err) < 0)
@@ -46,7 +46,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
         else if (!strcmp (t, "scaled") || !strcmp (t, "unscaled"))
             self->unscaled = t [0] == 'u';
         else
-            return gc_compress_opt_unknown (self, spec, t, err);
+            return gc_compress_opt_unknown (self, t, err);
     }
     return 0;
 }

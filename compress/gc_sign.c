@@ -65,7 +65,7 @@ s_mean_abs (const float *restrict x, size_t n)
 }
 
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     self->bucket = 0;
     for (; *at < sp->n; (*at)++) {
@@ -74,7 +74,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
         if (gc_compress_opt_keyval (sp->tok [*at], "bucket", 0, 2147483647.0, &v, &matched, err))
             return -1;
         if (!matched)
-            return gc_compress_opt_unknown (self, spec, sp->tok [*at], err);
+            return gc_compress_opt_unknown (self, sp->tok [*at], err);
         if (v != floor (v))
             return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "bucket: %g is not an integer", v);
         self->bucket = (uint32_t) v;

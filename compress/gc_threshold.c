@@ -7,7 +7,7 @@
 #define S_DEFAULT_TAU 1e-3
 
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     double v = S_DEFAULT_TAU;
     if (gc_compress_opt_number (sp, at, 0.0, 3.0e38, false, "threshold", &v, err) < 0)
@@ -15,7 +15,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
     self->tau = (float) v;
     for (; *at < sp->n; (*at)++)
         if (!gc_compress_opt_valfmt (self, sp->tok [*at]))
-            return gc_compress_opt_unknown (self, spec, sp->tok [*at], err);
+            return gc_compress_opt_unknown (self, sp->tok [*at], err);
     return 0;
 }
 

@@ -27,7 +27,8 @@ gc_select_input_error (const float *x, size_t n, gc_err_t *err)
 //  The selection holds ascending indices relative to the first float of
 //  layer lo; emit one section per layer that got any.
 int
-gc_select_emit_sections (gc_compressor_t *self, size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
+gc_select_emit_sections (gc_compressor_t *self, size_t lo, size_t hi, gc_buf_t *out,
+                         gc_err_t *err)
 {
     const gc_layout_t *layout = &self->layout;
     const gc_select_t *sel = self->select;
@@ -53,7 +54,7 @@ gc_select_emit_sections (gc_compressor_t *self, size_t lo, size_t hi, gc_buf_t *
 }
 
 static int
-s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, gc_err_t *err)
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     self->ratio = S_DEFAULT_RATIO;
     if (gc_compress_opt_number (sp, at, 1e-9, 1.0, false, "ratio", &self->ratio, err) < 0)
@@ -67,7 +68,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, const char *spec, 
         else if (!strcmp (t, "exact") || !strcmp (t, "sampled"))
             self->exact = t [0] == 'e';
         else
-            return gc_compress_opt_unknown (self, spec, t, err);
+            return gc_compress_opt_unknown (self, t, err);
     }
     return 0;
 }

@@ -13,7 +13,7 @@
 //  cand: indices into vdist (kv x kv).
 void
 gc_robust_krum_scores (gc_robust_t *self, size_t kv, const size_t *cand, size_t nc, size_t nb,
-               double *score, double *total)
+                       double *score, double *total)
 {
     double *row = self->ws.vec_a;
     for (size_t a = 0; a < nc; a++) {
