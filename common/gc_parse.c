@@ -119,3 +119,14 @@ gc_text_add (char *buf, size_t size, size_t *used, const char *fmt, ...)
     va_end (ap);
     *used += n > 0 ? (size_t) n : 0;
 }
+
+const char *
+gc_text_join (char *buf, size_t size, const char *sep, const char *(*item) (size_t i))
+{
+    size_t used = 0;
+    if (size)
+        buf [0] = 0;
+    for (size_t i = 0; item (i); i++)
+        gc_text_add (buf, size, &used, "%s%s", i ? sep : "", item (i));
+    return buf;
+}

@@ -41,5 +41,8 @@ int gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *er
     registries build for help texts and error messages. */
 void gc_text_add (char *buf, size_t size, size_t *used, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
+/*  buf = item (0) sep item (1) sep ... up to the first NULL item, truncated
+    to size bytes; returns buf. */
+const char *gc_text_join (char *buf, size_t size, const char *sep, const char *(*item) (size_t i));
 
 #endif

@@ -71,6 +71,8 @@ void gc_compressor_note_exact (gc_compressor_t *self);
     (relative to layer lo's first float) as one sparse section per layer. */
 int  gc_select_emit_sections (gc_compressor_t *self, size_t lo, size_t hi, gc_buf_t *out,
                               gc_err_t *err);
+/*  The selection scratch both need (their registry init). */
+int  gc_select_init (gc_compressor_t *self, gc_err_t *err);
 /*  A selection failure's error, naming the absolute entry of x (n floats). */
 int  gc_select_input_error (const float *x, size_t n, gc_err_t *err);
 

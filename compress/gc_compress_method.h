@@ -83,6 +83,13 @@ int  gc_compress_opt_keyval (const char *tok, const char *key, double lo, double
                              double *out, bool *matched, gc_err_t *err);
 /*  "fp16" / "fp32": sets self->valfmt and returns true, else false. */
 bool gc_compress_opt_valfmt (gc_compressor_t *self, const char *tok);
+/*  tok is `yes` or `no`: *out = (tok is yes), true; else false. */
+bool gc_compress_opt_choice (const char *tok, const char *yes, const char *no, bool *out);
+/*  Every token from *at on is "fp16" / "fp32" (the last wins), or an error. */
+int  gc_compress_opt_valfmts (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err);
+/*  Every token from *at on is "bucket=N", N an integer >= lo, into self->bucket. */
+int  gc_compress_opt_buckets (gc_compressor_t *self, const gc_spec_t *sp, int *at, double lo,
+                              gc_err_t *err);
 /*  The error for an option the method does not know. */
 int  gc_compress_opt_unknown (const gc_compressor_t *self, const char *tok, gc_err_t *err);
 /*  "fp16" or "fp32" for self->valfmt, for canonical names. */

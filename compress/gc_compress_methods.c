@@ -46,15 +46,16 @@ gc_method_name (int method)
     return m ? m->name : "unknown";
 }
 
+static const char *
+s_name (size_t i)
+{
+    return gc_compress_methods [i] ? gc_compress_methods [i]->name : NULL;
+}
+
 const char *
 gc_compressor_known (char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size)
-        buf [0] = 0;
-    for (size_t i = 0; gc_compress_methods [i]; i++)
-        gc_text_add (buf, size, &used, "%s%s", i ? ", " : "", gc_compress_methods [i]->name);
-    return buf;
+    return gc_text_join (buf, size, ", ", s_name);
 }
 
 const char *

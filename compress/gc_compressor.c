@@ -81,6 +81,42 @@ gc_compress_opt_valfmt (gc_compressor_t *self, const char *tok)
     return true;
 }
 
+bool
+gc_compress_opt_choice (const char *tok, const char *yes, const char *no, bool *out)
+{
+    if (strcmp (tok, yes) && strcmp (tok, no))
+        return false;
+    *out = !strcmp (tok, yes);
+    return true;
+}
+
+int
+gc_compress_opt_valfmts (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
+{
+    for (; *at < sp->n; (*at)++)
+        if (!gc_compress_opt_valfmt (self, sp->tok [*at]))
+            return gc_compress_opt_unknown (self, sp->tok [*at], err);
+    return 0;
+}
+
+int
+gc_compress_opt_buckets (gc_compressor_t *self, const gc_spec_t *sp, int *at, double lo,
+                         gc_err_t *err)
+{
+    for (; *at < sp->n; (*at)++) {
+        double v;
+        bool matched;
+        if (gc_compress_opt_keyval (sp->tok [*at], "bucket", lo, 2147483647.0, &v, &matched, err))
+            return -1;
+        if (!matched)
+            return gc_compress_opt_unknown (self, sp->tok [*at], err);
+        if (v != floor (v))
+            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "bucket: %g is not an integer", v);
+        self->bucket = (uint32_t) v;
+    }
+    return 0;
+}
+
 int
 gc_compress_opt_unknown (const gc_compressor_t *self, const char *tok, gc_err_t *err)
 {

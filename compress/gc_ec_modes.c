@@ -23,15 +23,16 @@ gc_ec_mode_find (const char *keyword)
     return NULL;
 }
 
+static const char *
+s_usage (size_t i)
+{
+    return gc_ec_modes [i] ? gc_ec_modes [i]->usage : NULL;
+}
+
 const char *
 gc_ec_known (char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size)
-        buf [0] = 0;
-    for (size_t i = 0; gc_ec_modes [i]; i++)
-        gc_text_add (buf, size, &used, "%s%s", i ? ", " : "", gc_ec_modes [i]->usage);
-    return buf;
+    return gc_text_join (buf, size, ", ", s_usage);
 }
 
 int

@@ -105,10 +105,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
         return -1;
     if (got)
         self->rank = (uint32_t) v;
-    for (; *at < sp->n; (*at)++)
-        if (!gc_compress_opt_valfmt (self, sp->tok [*at]))
-            return gc_compress_opt_unknown (self, sp->tok [*at], err);
-    return 0;
+    return gc_compress_opt_valfmts (self, sp, at, err);
 }
 
 static void

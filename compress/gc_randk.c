@@ -41,11 +41,8 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
         return -1;
     for (; *at < sp->n; (*at)++) {
         const char *t = sp->tok [*at];
-        if (gc_compress_opt_valfmt (self, t))
-            continue;
-        else if (!strcmp (t, "scaled") || !strcmp (t, "unscaled"))
-            self->unscaled = t [0] == 'u';
-        else
+        if (!gc_compress_opt_valfmt (self, t)
+        &&  !gc_compress_opt_choice (t, "unscaled", "scaled", &self->unscaled))
             return gc_compress_opt_unknown (self, t, err);
     }
     return 0;

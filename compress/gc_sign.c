@@ -68,18 +68,7 @@ static int
 s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     self->bucket = 0;
-    for (; *at < sp->n; (*at)++) {
-        double v;
-        bool matched;
-        if (gc_compress_opt_keyval (sp->tok [*at], "bucket", 0, 2147483647.0, &v, &matched, err))
-            return -1;
-        if (!matched)
-            return gc_compress_opt_unknown (self, sp->tok [*at], err);
-        if (v != floor (v))
-            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "bucket: %g is not an integer", v);
-        self->bucket = (uint32_t) v;
-    }
-    return 0;
+    return gc_compress_opt_buckets (self, sp, at, 0, err);
 }
 
 static void

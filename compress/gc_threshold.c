@@ -13,25 +13,13 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
     if (gc_compress_opt_number (sp, at, 0.0, 3.0e38, false, "threshold", &v, err) < 0)
         return -1;
     self->tau = (float) v;
-    for (; *at < sp->n; (*at)++)
-        if (!gc_compress_opt_valfmt (self, sp->tok [*at]))
-            return gc_compress_opt_unknown (self, sp->tok [*at], err);
-    return 0;
+    return gc_compress_opt_valfmts (self, sp, at, err);
 }
 
 static void
 s_describe (const gc_compressor_t *self, char *buf, size_t size)
 {
     snprintf (buf, size, "threshold:%g:%s", (double) self->tau, gc_compress_valfmt_name (self));
-}
-
-static int
-s_init (gc_compressor_t *self, gc_err_t *err)
-{
-    self->select = gc_select_new ();
-    if (!self->select)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "compressor: out of memory");
-    return 0;
 }
 
 static int
@@ -55,5 +43,5 @@ const gc_compress_method_t gc_method_threshold = {
     .example = "threshold:0.5:fp16", .malformed = "threshold:-1",
     .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP),
     .checks_finite = true,
-    .parse = s_parse, .describe = s_describe, .init = s_init, .encode = s_encode,
+    .parse = s_parse, .describe = s_describe, .init = gc_select_init, .encode = s_encode,
 };

@@ -2,7 +2,6 @@
     layer), then split the ascending indices into one sparse section per
     layer. The section writer is shared with threshold (gc_threshold.c). */
 #include <stdio.h>
-#include <string.h>
 
 #include "gc_compress_method.h"
 #include "gc_payload.h"
@@ -61,13 +60,9 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
         return -1;
     for (; *at < sp->n; (*at)++) {
         const char *t = sp->tok [*at];
-        if (gc_compress_opt_valfmt (self, t))
-            continue;
-        else if (!strcmp (t, "layer") || !strcmp (t, "global"))
-            self->per_layer = t [0] == 'l';
-        else if (!strcmp (t, "exact") || !strcmp (t, "sampled"))
-            self->exact = t [0] == 'e';
-        else
+        if (!gc_compress_opt_valfmt (self, t)
+        &&  !gc_compress_opt_choice (t, "layer", "global", &self->per_layer)
+        &&  !gc_compress_opt_choice (t, "exact", "sampled", &self->exact))
             return gc_compress_opt_unknown (self, t, err);
     }
     return 0;
@@ -80,8 +75,8 @@ s_describe (const gc_compressor_t *self, char *buf, size_t size)
               self->exact ? "exact" : "sampled", gc_compress_valfmt_name (self));
 }
 
-static int
-s_init (gc_compressor_t *self, gc_err_t *err)
+int
+gc_select_init (gc_compressor_t *self, gc_err_t *err)
 {
     self->select = gc_select_new ();
     if (!self->select)
@@ -123,5 +118,5 @@ const gc_compress_method_t gc_method_topk = {
     .example = "topk:0.05:layer:exact:fp16", .malformed = "topk:0.1:fast",
     .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP),
     .checks_finite = true,
-    .parse = s_parse, .describe = s_describe, .init = s_init, .encode = s_encode,
+    .parse = s_parse, .describe = s_describe, .init = gc_select_init, .encode = s_encode,
 };

@@ -21,13 +21,14 @@ gc_wait_policy_find (const char *keyword)
     return NULL;
 }
 
+static const char *
+s_usage (size_t i)
+{
+    return gc_wait_policies [i] ? gc_wait_policies [i]->usage : NULL;
+}
+
 const char *
 gc_wait_known (char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size)
-        buf [0] = 0;
-    for (size_t i = 0; gc_wait_policies [i]; i++)
-        gc_text_add (buf, size, &used, "%s%s", i ? ", " : "", gc_wait_policies [i]->usage);
-    return buf;
+    return gc_text_join (buf, size, ", ", s_usage);
 }

@@ -43,24 +43,26 @@ gc_robust_pre_find (const char *keyword)
     return NULL;
 }
 
+static const char *
+s_rule_usage (size_t i)
+{
+    return gc_robust_rules [i] ? gc_robust_rules [i]->usage : NULL;
+}
+
+static const char *
+s_pre_usage (size_t i)
+{
+    return gc_robust_pres [i] ? gc_robust_pres [i]->usage : NULL;
+}
+
 const char *
 gc_robust_known (char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size)
-        buf [0] = 0;
-    for (size_t i = 0; gc_robust_rules [i]; i++)
-        gc_text_add (buf, size, &used, "%s%s", i ? ", " : "", gc_robust_rules [i]->usage);
-    return buf;
+    return gc_text_join (buf, size, ", ", s_rule_usage);
 }
 
 const char *
 gc_robust_pres_known (char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size)
-        buf [0] = 0;
-    for (size_t i = 0; gc_robust_pres [i]; i++)
-        gc_text_add (buf, size, &used, "%s%s", i ? " or " : "", gc_robust_pres [i]->usage);
-    return buf;
+    return gc_text_join (buf, size, " or ", s_pre_usage);
 }

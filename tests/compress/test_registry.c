@@ -19,21 +19,23 @@
 #include "gc_payload.h"
 #include "gc_rng.h"
 
+//  Two matrices and a vector, shapes that leave remainders everywhere.
 static void
 s_layout (gc_layout_t *l)
 {
     gc_layout_init (l);
-    assert_int_equal (gc_layout_add_matrix (l, "fc1.w", 24, 17, NULL), 0);
-    assert_int_equal (gc_layout_add_vector (l, "fc1.b", 24, NULL), 0);
-    assert_int_equal (gc_layout_add_matrix (l, "fc2.w", 5, 24, NULL), 0);
+    assert_int_equal (gc_layout_add_matrix (l, "a.w", 24, 17, NULL), 0);
+    assert_int_equal (gc_layout_add_vector (l, "a.b", 24, NULL), 0);
+    assert_int_equal (gc_layout_add_matrix (l, "c.w", 5, 24, NULL), 0);
 }
 
+//  n normal floats (caller frees).
 static float *
-s_gauss (size_t n, uint64_t seed)
+s_normal (size_t n, uint64_t seed)
 {
-    float *x = malloc (n * sizeof *x);
     gc_rng_t rng;
     gc_rng_init (&rng, seed, 0);
+    float *x = malloc (n * sizeof *x);
     gc_rng_fill_normal (&rng, x, n, 0.0f, 1.0f);
     return x;
 }
@@ -52,7 +54,7 @@ test_compressors_parse_reject_and_round_trip (void **state)
     gc_layout_t layout;
     s_layout (&layout);
     size_t n = layout.n_params;
-    float *x = s_gauss (n, 5), *q = malloc (n * sizeof *q);
+    float *x = s_normal (n, 5), *q = malloc (n * sizeof *q);
     gc_buf_t out;
     gc_buf_init (&out);
     size_t count = 0;
@@ -166,7 +168,7 @@ test_ec_modes_parse_reject_and_run (void **state)
     gc_layout_t layout;
     s_layout (&layout);
     size_t n = layout.n_params;
-    float *x = s_gauss (n, 6), *sent = malloc (n * sizeof *sent), *q = malloc (n * sizeof *q);
+    float *x = s_normal (n, 6), *sent = malloc (n * sizeof *sent), *q = malloc (n * sizeof *q);
     gc_compressor_t *comp = gc_compressor_new ("topk:0.2", &layout, 3, NULL);
     assert_non_null (comp);
     gc_buf_t out;
