@@ -14,7 +14,6 @@
 
 bool gc_compress_simd = true;
 
-
 size_t
 gc_k_of_ratio (double ratio, size_t m)
 {
