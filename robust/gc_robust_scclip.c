@@ -84,7 +84,7 @@ s_run (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const doub
 }
 
 const gc_robust_rule_t gc_robust_rule_scclip = {
-    .name = "scclip", .usage = "scclip[:TAU] | scclip:auto[:DELTA]",
+    .name = "scclip", .usage = "scclip[:TAU] or scclip:auto[:DELTA]",
     .help = "self-centered clipping (ClippedGossip) around the own vector; auto: adaptive radius",
     .example = "scclip:auto:0.2", .malformed = "scclip:1:2",
     .coords = true, .needs_centre = true,
