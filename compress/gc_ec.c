@@ -47,7 +47,7 @@ gc_ec_new (const char *mode, gc_compressor_t *comp, gc_err_t *err)
                     mode, sp.tok [0], gc_ec_known (known, sizeof known));
         goto fail;
     }
-    if (self->mode->parse (&sp, mode, &self->param, err)) {
+    if (self->mode->parse (&sp, &self->param, err)) {
         //  gc_parse's helpers report code 1, which is GC_COMPRESS_ERR_SPEC.
         gc_err_prefix (err, "error compensation '%s': ", mode);
         goto fail;

@@ -22,7 +22,7 @@ typedef struct {
     bool        residual;       /* keeps e = what the neighbours have not received */
     /*  The tokens after the keyword into *param (preset to 0); the caller
         prefixes the message with the spec. */
-    int   (*parse) (const gc_spec_t *sp, const char *spec, uint64_t *param, gc_err_t *err);
+    int   (*parse) (const gc_spec_t *sp, uint64_t *param, gc_err_t *err);
     /*  Canonical name ("liec:8"; NULL: the keyword). */
     void  (*describe) (uint64_t param, char *buf, size_t size);
     /*  Whether this round's payload is an exact synchronisation (NULL: never). */
@@ -37,6 +37,6 @@ extern const gc_ec_mode_t gc_ec_mode_none, gc_ec_mode_ef, gc_ec_mode_liec;
 const gc_ec_mode_t *gc_ec_mode_find (const char *keyword);
 
 /*  For modes without parameters: any token after the keyword is an error. */
-int  gc_ec_mode_parse_none (const gc_spec_t *sp, const char *spec, uint64_t *param, gc_err_t *err);
+int  gc_ec_mode_parse_none (const gc_spec_t *sp, uint64_t *param, gc_err_t *err);
 
 #endif

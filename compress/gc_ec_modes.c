@@ -36,12 +36,11 @@ gc_ec_known (char *buf, size_t size)
 }
 
 int
-gc_ec_mode_parse_none (const gc_spec_t *sp, const char *spec, uint64_t *param, gc_err_t *err)
+gc_ec_mode_parse_none (const gc_spec_t *sp, uint64_t *param, gc_err_t *err)
 {
     (void) param;
     if (sp->n > 1)
-        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "%s takes no parameter ('%s')",
-                           sp->tok [0], spec);
+        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "%s takes no parameter", sp->tok [0]);
     return 0;
 }
 
