@@ -260,19 +260,15 @@ s_control (void *ctx, const char *request, char *reply, size_t size)
     char verb [32] = "", arg1 [4096] = "", arg2 [64] = "";
     int n = sscanf (request, "%31s %4095s %63s", verb, arg1, arg2);
     gc_err_t err = { 0 };
-    double a = 0, b = 0;
-    if (n >= 1 && !strcmp (verb, "drop") && n == 2
-    &&  gc_parse_double (arg1, 0, 1, &a, "drop probability", &err) == 0)
-        gc_zmq_fault_drop (p->zmq, a);
-    else
-    if (n >= 1 && !strcmp (verb, "delay") && n >= 2
-    &&  gc_parse_double (arg1, 0, 3600e3, &a, "delay ms", &err) == 0
-    &&  (n < 3 || gc_parse_double (arg2, 0, 3600e3, &b, "jitter ms", &err) == 0))
-        gc_zmq_fault_delay (p->zmq, a, b);
-    else
-    if (n >= 1 && !strcmp (verb, "rate") && n == 2
-    &&  gc_parse_double (arg1, 0, 1e12, &a, "rate bytes/s", &err) == 0)
-        gc_zmq_fault_rate (p->zmq, a);
+    double a = 0;
+    int fault = gc_zmq_fault_control (p->zmq, request, &err);       /* drop, delay, rate */
+    if (fault < 0) {
+        snprintf (reply, size, "error: %s", err.msg);
+        return;
+    }
+    if (fault == 0) {
+        //  applied by the transport's fault layer
+    }
     else
     if (n >= 1 && !strcmp (verb, "slow") && n == 2
     &&  gc_parse_double (arg1, 1, 1000, &a, "slow factor", &err) == 0)

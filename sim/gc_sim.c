@@ -12,6 +12,7 @@
 
 #include "gc_attack.h"
 #include "gc_cli.h"
+#include "gc_fault.h"
 #include "gc_mem.h"
 #include "gc_mlp.h"
 #include "gc_partition.h"
@@ -480,8 +481,8 @@ s_teardown (gc_sim_t *sim)
 }
 
 //  ---------------------------------------------------------------------------
-//  routing: the fault layer of the sender (as gossip/gc_zmq.c applies it),
-//  then the link (bandwidth, latency, jitter; in order)
+//  routing: the fault layer of the sender (gossip/gc_fault.h, as gc_zmq
+//  applies it), then the link (bandwidth, latency, jitter; in order)
 
 static void
 s_route_one (gc_sim_t *sim, gc_sim_peer_t *p, uint32_t to, gc_sim_msg_t *msg, int64_t t)
@@ -491,18 +492,10 @@ s_route_one (gc_sim_t *sim, gc_sim_peer_t *p, uint32_t to, gc_sim_msg_t *msg, in
         return;                         /* the engine only sends to its contacts */
     gc_sim_link_t *link = &p->links [ci];
     double bytes = (double) msg->hlen + (double) msg->plen;
-    if (p->drop_p > 0 && gc_rng_double (&p->rng) < p->drop_p) {
+    int64_t due;
+    if (!gc_fault_route (&p->fault, &p->rng, &link->fault_free, bytes, t, &due)) {
         sim->dropped_fault++;
         return;
-    }
-    int64_t due = t;
-    if (p->delay_ms > 0 || p->jitter_ms > 0)
-        due += (int64_t) ((p->delay_ms + p->jitter_ms * gc_rng_double (&p->rng)) * 1e6);
-    if (p->rate > 0) {
-        int64_t start = link->fault_free > t ? link->fault_free : t;
-        link->fault_free = start + (int64_t) (bytes / p->rate * 1e9);
-        if (link->fault_free > due)
-            due = link->fault_free;
     }
     //  the link: the slower end decides
     const gc_simpeer_t *a = p->sp, *b = sim->peers [to].sp;
@@ -679,17 +672,16 @@ s_fire (gc_sim_t *sim, size_t e)
                 gc_sim_peer_spawn (sim, p, ev->resume);
                 break;
             case GC_ACT_DROP:
-                p->drop_p = ev->value;
+                gc_fault_set_drop (&p->fault, ev->value);
                 break;
             case GC_ACT_DELAY:
-                p->delay_ms = ev->value;
-                p->jitter_ms = ev->value2;
+                gc_fault_set_delay (&p->fault, ev->value, ev->value2);
                 break;
             case GC_ACT_SLOW:
                 p->ctl_slow = ev->value;
                 break;
             case GC_ACT_RATE:
-                p->rate = ev->value;
+                gc_fault_set_rate (&p->fault, ev->value);
                 break;
             case GC_ACT_HEAL:
                 s_set_partition (p, NULL, 0);

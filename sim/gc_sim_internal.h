@@ -12,6 +12,7 @@
 #include "gc_dataset.h"
 #include "gc_engine.h"
 #include "gc_evq.h"
+#include "gc_fault.h"
 #include "gc_key.h"
 #include "gc_mlp.h"
 #include "gc_rng.h"
@@ -108,7 +109,7 @@ typedef struct {
     double             ctl_slow;        /* timeline `slow F` */
     uint64_t           last_seq;
     //  fault layer of the timeline (kept across restarts, as gcnet re-applies it)
-    double             drop_p, delay_ms, jitter_ms, rate;
+    gc_fault_t         fault;
     uint32_t          *partition;
     size_t             n_partition;
     gc_rng_t           rng;             /* fault layer and link jitter (routing, serial) */
