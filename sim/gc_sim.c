@@ -17,6 +17,7 @@
 #include "gc_mlp.h"
 #include "gc_partition.h"
 #include "gc_peerstat.h"
+#include "gc_setup.h"
 #include "gc_sim_internal.h"
 #include "gc_time.h"
 
@@ -42,6 +43,11 @@ s_peer_config (gc_sim_t *sim, uint32_t i, gc_err_t *err)
         if (gc_peerset_has (&sc->groups [g].peers, i))
             for (size_t k = 0; rc == 0 && k < sc->groups [g].n_settings; k++)
                 rc = gc_config_set (cfg, sc->groups [g].settings [k].path, sc->groups [g].settings [k].value, err);
+    //  the peer's index, as gcnet writes it into peerN.zpl
+    char index [16];
+    snprintf (index, sizeof index, "%u", i);
+    if (rc == 0)
+        rc = gc_config_set (cfg, "node/index", index, err);
     if (rc == 0 && sim->opts.has_seed) {
         char text [32];
         snprintf (text, sizeof text, "%llu", (unsigned long long) sim->opts.seed);
@@ -104,15 +110,10 @@ s_setup_data (gc_sim_t *sim, gc_err_t *err)
     const gc_config_t *cfg = sim->peers [0].cfg;
     bool fell_back = false;
     gc_dataset_t train;
-    if (gc_dataset_open (*cfg->data ? cfg->data : NULL, sim->seed, &train, &sim->test, &fell_back, err))
-        return gc_err_prefix (err, "train/data: ");
+    if (gc_setup_data (cfg, &train, &sim->test, &fell_back, err))
+        return -1;
     if (fell_back && sim->opts.log)
         fprintf (sim->opts.log, "gcsim: no Fashion-MNIST installed: the built-in synthetic task\n");
-    if (cfg->train_samples > 0 && (size_t) cfg->train_samples < train.n)
-        train.n = (size_t) cfg->train_samples;
-    if (cfg->test_samples > 0 && (size_t) cfg->test_samples < sim->test.n)
-        sim->test.n = (size_t) cfg->test_samples;
-    gc_dataset_standardise (&train, &sim->test);
     gc_split_t split;
     uint32_t *owner = malloc ((train.n ? train.n : 1) * sizeof *owner);
     uint32_t *idx = malloc ((train.n ? train.n : 1) * sizeof *idx);
@@ -163,44 +164,14 @@ s_setup_keys (gc_sim_t *sim, gc_err_t *err)
 static int
 s_engine_config (gc_sim_t *sim, gc_sim_peer_t *p, gc_err_t *err)
 {
-    const gc_config_t *cfg = p->cfg;
-    gc_engine_config_t *ec = &p->ecfg;
-    gc_engine_config_defaults (ec);
-    ec->self = p->index;
-    ec->topology = sim->topology;
-    ec->key = p->key;
-    ec->trust = sim->classes [p->cls].trust;
-    ec->peer_ids = (const uint8_t (*) [8]) sim->ids;
-    ec->network = cfg->network;
-    ec->model = cfg->model;
-    ec->train = &p->shard;
-    ec->test = &sim->test;
-    ec->optim.lr = cfg->lr;
-    ec->optim.momentum = cfg->momentum;
-    ec->optim.nesterov = cfg->nesterov;
-    ec->optim.weight_decay = cfg->weight_decay;
-    ec->optim.warmup = cfg->warmup;
-    if (gc_optim_schedule_parse (cfg->schedule, &ec->optim, err))
-        return gc_err_prefix (err, "peer %u: train/schedule: ", p->index);
-    ec->batch = (size_t) cfg->batch;
-    ec->local_steps = (uint32_t) cfg->local_steps;
-    ec->rounds = (uint64_t) cfg->rounds;
-    ec->seed = cfg->seed;
-    ec->compress = cfg->compress;
-    ec->ec = cfg->ec;
-    ec->aggregator = cfg->aggregator;
-    ec->wait = cfg->wait;
-    ec->gamma = cfg->gamma;
-    ec->staleness = (uint32_t) cfg->staleness;
-    ec->keyframe_every = (uint32_t) cfg->keyframe_every;
-    ec->keyframe_fp16 = cfg->keyframe_fp16;
-    ec->wait_timeout_ns = cfg->timeout_ms * 1000000LL;
-    ec->keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
-    ec->mute_after = (uint32_t) cfg->mute_after;
-    ec->mute_for_ns = cfg->mute_for_s * 1000000000LL;
-    ec->attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
-    ec->observer = p->sp->omniscient && p->byzantine ? &sim->observer : NULL;
-    ec->skip_crypto = sim->scfg->skip_crypto;
+    gc_sim_class_t *cl = &sim->classes [p->cls];
+    gc_setup_parts_t parts = { .topology = sim->topology, .key = p->key, .trust = cl->trust,
+                               .peer_ids = (const uint8_t (*) [8]) sim->ids, .train = &p->shard,
+                               .test = &sim->test };
+    if (gc_setup_engine (p->cfg, &parts, &p->ecfg, err))
+        return gc_err_prefix (err, "peer %u: ", p->index);
+    p->ecfg.observer = p->sp->omniscient && p->byzantine ? &sim->observer : NULL;
+    p->ecfg.skip_crypto = sim->scfg->skip_crypto;
     return 0;
 }
 
