@@ -301,6 +301,7 @@ s_setup_result (gc_sim_t *sim, gc_err_t *err)
 }
 
 static void s_route (gc_sim_t *sim, gc_sim_peer_t *p);
+static gc_timeline_t *s_timeline_new (gc_sim_t *sim);
 static void *s_worker (void *arg);
 
 static int
@@ -326,11 +327,11 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
         return gc_err_set (err, 2, "--threads %d: 1 or 2", sim->threads);
     sim->n = sim->sc->n_peers;
     sim->peers = calloc (sim->n, sizeof *sim->peers);
-    sim->fired = calloc (sim->sc->n_events + 1, sizeof *sim->fired);
+    sim->timeline = s_timeline_new (sim);
     sim->chain_first = malloc (sim->n * sizeof *sim->chain_first);
     sim->chain_last = malloc (sim->n * sizeof *sim->chain_last);
     sim->active = malloc (sim->n * sizeof *sim->active);
-    if (!sim->peers || !sim->fired || !sim->chain_first || !sim->chain_last || !sim->active
+    if (!sim->peers || !sim->timeline || !sim->chain_first || !sim->chain_last || !sim->active
     ||  !(sim->q = gc_evq_new ()))
         return gc_err_set (err, 1, "out of memory");
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -365,11 +366,8 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
         sim->worker_started = true;
     }
     //  the timeline's timed events and the run's limit
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        if (sim->sc->events [e].at_kind == GC_AT_TIME
-        &&  gc_evq_push (sim->q, llround (sim->sc->events [e].at * 1e9), GC_SIM_EV_TIMELINE, 0, e, NULL))
-            return gc_err_set (err, 1, "out of memory");
-    if (gc_evq_push (sim->q, llround (sim->sc->timeout_s * 1e9), GC_SIM_EV_TIMEOUT, 0, 0, NULL))
+    gc_timeline_start (sim->timeline);
+    if (sim->timeline_oom || gc_evq_push (sim->q, llround (sim->sc->timeout_s * 1e9), GC_SIM_EV_TIMEOUT, 0, 0, NULL))
         return gc_err_set (err, 1, "out of memory");
     //  every peer starts at time 0
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -436,7 +434,7 @@ s_teardown (gc_sim_t *sim)
     free (sim->omni_models);
     free (sim->peers);
     free (sim->ids);
-    free (sim->fired);
+    gc_timeline_destroy (&sim->timeline);
     free (sim->batch);
     free (sim->round_wall);
     free (sim->round_rss_mb);
@@ -507,57 +505,16 @@ s_route (gc_sim_t *sim, gc_sim_peer_t *p)
 }
 
 //  ---------------------------------------------------------------------------
-//  the timeline (as harness/gc_run.c fires it)
-
-static double
-s_median_round (const gc_sim_t *sim)
-{
-    //  counting: rounds are bounded by train/rounds (the median gcnet uses)
-    size_t k = 0;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint32_t i = 0; i < sim->n; i++)
-        if (!sim->peers [i].byzantine) {
-            uint64_t r = sim->peers [i].round;
-            lo = r < lo ? r : lo;
-            hi = r > hi ? r : hi;
-            k++;
-        }
-    if (k == 0)
-        return 0;
-    //  the k/2-th (and k/2-1-th) smallest by bisection on the value
-    uint64_t want [2] = { (k - 1) / 2, k / 2 };
-    double v [2];
-    for (int w = 0; w < 2; w++) {
-        uint64_t a = lo, b = hi;
-        while (a < b) {
-            uint64_t mid = a + (b - a) / 2;
-            size_t below = 0;
-            for (uint32_t i = 0; i < sim->n; i++)
-                below += !sim->peers [i].byzantine && sim->peers [i].round <= mid;
-            if (below > want [w])
-                b = mid;
-            else
-                a = mid + 1;
-        }
-        v [w] = (double) a;
-    }
-    return k % 2 ? v [1] : floor ((v [0] + v [1]) / 2);
-}
+//  the timeline's operations (harness/gc_timeline.h): engine calls; after
+//  each peer's, what it sent is routed
 
 static void
-s_record (gc_sim_t *sim, const char *text)
+s_record (gc_sim_t *sim, double round, const char *text)
 {
-    gc_result_t *res = sim->res;
-    double t = (double) sim->now * 1e-9, round = s_median_round (sim);
+    double t = (double) sim->now * 1e-9;
     if (sim->opts.log)
         fprintf (sim->opts.log, "gcsim: [%8.3f s, round %4.0f] %s\n", t, round, text);
-    gc_fired_t *grown = realloc (res->fired, (res->n_fired + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    res->fired = grown;
-    grown [res->n_fired] = (gc_fired_t) { .t = t, .round = round, .text = strdup (text) };
-    if (grown [res->n_fired].text)
-        res->n_fired++;
+    gc_result_note (sim->res, t, round, text);
 }
 
 static void
@@ -574,120 +531,115 @@ s_set_partition (gc_sim_peer_t *p, const uint32_t *allowed, size_t n)
         gc_engine_partition (p->engine, p->partition, p->n_partition);
 }
 
-static void
-s_fire_partition (gc_sim_t *sim, const gc_event_t *ev)
+static gc_sim_peer_t *
+s_acted_on (gc_sim_t *sim, uint32_t i)
 {
-    gc_peerset_t rest;
-    gc_peerset_all (&rest, sim->n);
-    for (size_t s = 0; s < ev->n_sides; s++)
-        for (uint32_t i = 0; i < sim->n; i++)
-            if (gc_peerset_has (&ev->sides [s], i))
-                gc_peerset_remove (&rest, i);
-    uint32_t *members = malloc (sim->n * sizeof *members);
-    if (!members)
-        return;
-    for (size_t s = 0; s <= ev->n_sides; s++) {
-        const gc_peerset_t *side = s < ev->n_sides ? &ev->sides [s] : &rest;
-        size_t k = gc_peerset_list (side, members, sim->n);
-        for (size_t m = 0; m < k; m++)
-            s_set_partition (&sim->peers [members [m]], members, k);
-    }
-    free (members);
+    gc_sim_peer_t *p = &sim->peers [i];
+    p->touched = sim->rounds_moved = true;
+    return p;
 }
 
 static void
-s_fire (gc_sim_t *sim, size_t e)
+s_op_kill (void *ctx, uint32_t i, bool clean)
 {
-    const gc_event_t *ev = &sim->sc->events [e];
-    if (sim->fired [e])
-        return;
-    sim->fired [e] = true;
-    //  events timed "after" this one are due now + their delay
-    for (size_t a = 0; a < sim->sc->n_events; a++) {
-        const gc_event_t *later = &sim->sc->events [a];
-        if (later->at_kind == GC_AT_AFTER && later->after == e && !sim->fired [a])
-            gc_evq_push (sim->q, sim->now + llround (later->at * 1e9), GC_SIM_EV_TIMELINE, 0, a, NULL);
-    }
-    char who [512], text [1024];
-    gc_peerset_format (&ev->peers, who, sizeof who);
-    if (ev->action == GC_ACT_PARTITION)
-        snprintf (text, sizeof text, "%s: %s", ev->name, ev->text);
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_t *p = s_acted_on (sim, i);
+    gc_sim_peer_kill (sim, p, GC_PEER_KILLED, clean);
+    s_route (sim, p);
+}
+
+static void
+s_op_freeze (void *ctx, uint32_t i, bool frozen)
+{
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_t *p = s_acted_on (sim, i);
+    if (frozen)
+        gc_sim_peer_freeze (sim, p);
     else
-        snprintf (text, sizeof text, "%s: %s -> peers %s", ev->name, ev->text, who);
-    s_record (sim, text);
-    if (ev->action == GC_ACT_PARTITION) {
-        s_fire_partition (sim, ev);
-        return;
-    }
-    for (uint32_t i = 0; i < sim->n; i++) {
-        if (!gc_peerset_has (&ev->peers, i))
-            continue;
-        gc_sim_peer_t *p = &sim->peers [i];
-        p->touched = sim->rounds_moved = true;
-        switch (ev->action) {
-            case GC_ACT_KILL:
-                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
-                break;
-            case GC_ACT_TERM:
-                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, true);
-                break;
-            case GC_ACT_STOP:
-                gc_sim_peer_freeze (sim, p);
-                break;
-            case GC_ACT_CONT:
-                gc_sim_peer_thaw (sim, p);
-                break;
-            case GC_ACT_RESTART:
-                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
-                gc_sim_peer_discard (p);
-                gc_sim_peer_spawn (sim, p, ev->resume);
-                break;
-            case GC_ACT_DROP:
-                gc_fault_set_drop (&p->fault, ev->value);
-                break;
-            case GC_ACT_DELAY:
-                gc_fault_set_delay (&p->fault, ev->value, ev->value2);
-                break;
-            case GC_ACT_SLOW:
-                p->ctl_slow = ev->value;
-                break;
-            case GC_ACT_RATE:
-                gc_fault_set_rate (&p->fault, ev->value);
-                break;
-            case GC_ACT_HEAL:
-                s_set_partition (p, NULL, 0);
-                break;
-            case GC_ACT_PARTITION:
-                break;
-        }
-        s_route (sim, p);
-    }
+        gc_sim_peer_thaw (sim, p);
+    s_route (sim, p);
 }
 
-//  A dead honest peer that a restart not fired yet will bring back.
-static bool
-s_restart_pending (const gc_sim_t *sim, uint32_t i)
+//  The fault layer and `slow` live in the peer (not its engine): a restarted
+//  process keeps them, as gcnet sends them again.
+static void
+s_op_restart (void *ctx, uint32_t i, bool resume, const gc_timeline_faults_t *faults)
 {
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        if (!sim->fired [e] && sim->sc->events [e].action == GC_ACT_RESTART
-        &&  gc_peerset_has (&sim->sc->events [e].peers, i))
-            return true;
-    return false;
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_t *p = s_acted_on (sim, i);
+    (void) faults;
+    gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
+    gc_sim_peer_discard (p);
+    gc_sim_peer_spawn (sim, p, resume);
+    s_route (sim, p);
+}
+
+static void
+s_op_faults (void *ctx, uint32_t i, unsigned what, const gc_timeline_faults_t *faults)
+{
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_t *p = s_acted_on (sim, i);
+    (void) what;
+    p->fault = faults->fault;
+    p->ctl_slow = faults->slow;
+    s_route (sim, p);
+}
+
+static void
+s_op_partition (void *ctx, uint32_t i, const uint32_t *allowed, size_t n)
+{
+    gc_sim_t *sim = ctx;
+    if (n) {
+        s_set_partition (&sim->peers [i], allowed, n);
+        return;
+    }
+    gc_sim_peer_t *p = s_acted_on (sim, i);       /* heal */
+    s_set_partition (p, NULL, 0);
+    s_route (sim, p);
+}
+
+static void
+s_op_record (void *ctx, double round, const char *text)
+{
+    s_record (ctx, round, text);
+}
+
+static int64_t
+s_op_round (void *ctx, uint32_t i)
+{
+    const gc_sim_t *sim = ctx;
+    return sim->peers [i].byzantine ? -1 : (int64_t) sim->peers [i].round;
+}
+
+static void
+s_op_schedule (void *ctx, size_t e, double delay_s)
+{
+    gc_sim_t *sim = ctx;
+    if (gc_evq_push (sim->q, sim->now + llround (delay_s * 1e9), GC_SIM_EV_TIMELINE, 0, e, NULL))
+        sim->timeline_oom = true;
+}
+
+static gc_timeline_t *
+s_timeline_new (gc_sim_t *sim)
+{
+    gc_timeline_ops_t ops = {
+        .ctx = sim, .kill = s_op_kill, .freeze = s_op_freeze, .restart = s_op_restart,
+        .faults = s_op_faults, .partition = s_op_partition, .record = s_op_record, .round = s_op_round,
+        .schedule = s_op_schedule
+    };
+    return gc_timeline_new (sim->sc, &ops);
+}
+
+static double
+s_median_round (gc_sim_t *sim)
+{
+    return gc_timeline_median_round (sim->timeline);
 }
 
 static void
 s_after_batch (gc_sim_t *sim)
 {
-    bool any_round_event = false;
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        any_round_event |= !sim->fired [e] && sim->sc->events [e].at_kind == GC_AT_ROUND;
-    if (any_round_event) {
-        double median = s_median_round (sim);
-        for (size_t e = 0; e < sim->sc->n_events; e++)
-            if (!sim->fired [e] && sim->sc->events [e].at_kind == GC_AT_ROUND
-            &&  median >= sim->sc->events [e].at)
-                s_fire (sim, e);
-    }
+    gc_timeline_poll (sim->timeline, (double) sim->now * 1e-9);      /* the round events */
     if (sim->honest_done) {
         //  in their grace: stop as soon as nobody runs any more
         bool running = false;
@@ -701,7 +653,7 @@ s_after_batch (gc_sim_t *sim)
         const gc_sim_peer_t *p = &sim->peers [i];
         bool running = p->engine && p->phase != GC_SIM_DONE;
         if (!p->byzantine)
-            busy = running || (p->phase == GC_SIM_DOWN && s_restart_pending (sim, i));
+            busy = running || (p->phase == GC_SIM_DOWN && gc_timeline_restart_pending (sim->timeline, i));
         else
             others |= running;
     }
@@ -785,16 +737,16 @@ s_batch (gc_sim_t *sim)
     for (size_t i = 0; i < sim->n_batch && !sim->stop; i++) {
         const gc_evq_item_t *ev = &sim->batch [i];
         if (ev->kind == GC_SIM_EV_TIMELINE)
-            s_fire (sim, (size_t) ev->arg);
+            gc_timeline_fire (sim->timeline, (size_t) ev->arg, (double) sim->now * 1e-9);
         else
         if (ev->kind == GC_SIM_EV_GRACE) {
-            s_record (sim, "honest peers done; the others stopped after their grace");
+            gc_timeline_note (sim->timeline, "honest peers done; the others stopped after their grace");
             sim->stop = true;
         }
         else
         if (ev->kind == GC_SIM_EV_TIMEOUT) {
             sim->status = GC_RUN_TIMED_OUT;
-            s_record (sim, "timed out (scenario/timeout_s of virtual time): stopping every peer");
+            gc_timeline_note (sim->timeline, "timed out (scenario/timeout_s of virtual time): stopping every peer");
             sim->stop = true;
         }
     }
@@ -941,7 +893,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
             //  nothing left that could happen (e.g. honest peers frozen)
             sim->status = GC_RUN_TIMED_OUT;
             sim->now = llround (sim->sc->timeout_s * 1e9);
-            s_record (sim, "nothing left to happen: the run cannot complete");
+            gc_timeline_note (sim->timeline, "nothing left to happen: the run cannot complete");
             break;
         }
         if (s_batch (sim))
@@ -964,15 +916,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
             p->res->final_accuracy = p->res->stat->accuracy;
     }
     gc_result_t *res = sim->res;
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        if (!sim->fired [e]) {
-            char **grown = realloc (res->not_fired, (res->n_not_fired + 1) * sizeof *grown);
-            if (!grown)
-                break;
-            res->not_fired = grown;
-            if ((grown [res->n_not_fired] = strdup (sim->sc->events [e].name)))
-                res->n_not_fired++;
-        }
+    gc_result_not_fired (res, sim->timeline);
     res->status = sim->status;
     res->elapsed_s = (double) sim->now * 1e-9;
     return 0;

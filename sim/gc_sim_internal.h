@@ -16,10 +16,11 @@
 #include "gc_key.h"
 #include "gc_mlp.h"
 #include "gc_rng.h"
-#include "gc_run.h"
+#include "gc_result.h"
 #include "gc_scenario.h"
 #include "gc_sim.h"
 #include "gc_simcfg.h"
+#include "gc_timeline.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
 
@@ -108,7 +109,7 @@ typedef struct {
     int64_t            compute_due, freeze_t, spawn_t, deadline_pending, remaining;
     double             ctl_slow;        /* timeline `slow F` */
     uint64_t           last_seq;
-    //  fault layer of the timeline (kept across restarts, as gcnet re-applies it)
+    //  fault layer and `slow` of the timeline (kept across restarts, as gcnet re-applies them)
     gc_fault_t         fault;
     uint32_t          *partition;
     size_t             n_partition;
@@ -165,7 +166,8 @@ struct gc_sim_t {
     long               eval_every, checkpoint_every;
     gc_evq_t          *q;
     int64_t            now;
-    bool              *fired;
+    gc_timeline_t     *timeline;
+    bool               timeline_oom;    /* an event could not be queued */
     gc_result_t       *res;
     //  omniscient attackers (serial phase)
     gc_engine_observer_t observer;
