@@ -190,8 +190,10 @@ s_act (gc_timeline_t *self, const gc_event_t *ev, uint32_t i)
             o->partition (o->ctx, i, NULL, 0);
             break;
         case GC_ACT_PARTITION:
-            break;
+            return;                     /* per side (s_partition) */
     }
+    if (o->acted)
+        o->acted (o->ctx, i);
 }
 
 void

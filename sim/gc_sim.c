@@ -531,33 +531,18 @@ s_set_partition (gc_sim_peer_t *p, const uint32_t *allowed, size_t n)
         gc_engine_partition (p->engine, p->partition, p->n_partition);
 }
 
-static gc_sim_peer_t *
-s_acted_on (gc_sim_t *sim, uint32_t i)
-{
-    gc_sim_peer_t *p = &sim->peers [i];
-    p->touched = sim->rounds_moved = true;
-    return p;
-}
-
 static void
 s_op_kill (void *ctx, uint32_t i, bool clean)
 {
     gc_sim_t *sim = ctx;
-    gc_sim_peer_t *p = s_acted_on (sim, i);
-    gc_sim_peer_kill (sim, p, GC_PEER_KILLED, clean);
-    s_route (sim, p);
+    gc_sim_peer_kill (sim, &sim->peers [i], GC_PEER_KILLED, clean);
 }
 
 static void
 s_op_freeze (void *ctx, uint32_t i, bool frozen)
 {
     gc_sim_t *sim = ctx;
-    gc_sim_peer_t *p = s_acted_on (sim, i);
-    if (frozen)
-        gc_sim_peer_freeze (sim, p);
-    else
-        gc_sim_peer_thaw (sim, p);
-    s_route (sim, p);
+    (frozen ? gc_sim_peer_freeze : gc_sim_peer_thaw) (sim, &sim->peers [i]);
 }
 
 //  The fault layer and `slow` live in the peer (not its engine): a restarted
@@ -566,35 +551,36 @@ static void
 s_op_restart (void *ctx, uint32_t i, bool resume, const gc_timeline_faults_t *faults)
 {
     gc_sim_t *sim = ctx;
-    gc_sim_peer_t *p = s_acted_on (sim, i);
+    gc_sim_peer_t *p = &sim->peers [i];
     (void) faults;
     gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
     gc_sim_peer_discard (p);
     gc_sim_peer_spawn (sim, p, resume);
-    s_route (sim, p);
 }
 
 static void
 s_op_faults (void *ctx, uint32_t i, unsigned what, const gc_timeline_faults_t *faults)
 {
-    gc_sim_t *sim = ctx;
-    gc_sim_peer_t *p = s_acted_on (sim, i);
+    gc_sim_peer_t *p = &((gc_sim_t *) ctx)->peers [i];
     (void) what;
     p->fault = faults->fault;
     p->ctl_slow = faults->slow;
-    s_route (sim, p);
 }
 
 static void
 s_op_partition (void *ctx, uint32_t i, const uint32_t *allowed, size_t n)
 {
+    s_set_partition (&((gc_sim_t *) ctx)->peers [i], allowed, n);
+}
+
+//  After an event's action on a peer: route what it sent (a killed peer's
+//  last words, a spawned one's first events).
+static void
+s_op_acted (void *ctx, uint32_t i)
+{
     gc_sim_t *sim = ctx;
-    if (n) {
-        s_set_partition (&sim->peers [i], allowed, n);
-        return;
-    }
-    gc_sim_peer_t *p = s_acted_on (sim, i);       /* heal */
-    s_set_partition (p, NULL, 0);
+    gc_sim_peer_t *p = &sim->peers [i];
+    p->touched = sim->rounds_moved = true;
     s_route (sim, p);
 }
 
@@ -624,8 +610,8 @@ s_timeline_new (gc_sim_t *sim)
 {
     gc_timeline_ops_t ops = {
         .ctx = sim, .kill = s_op_kill, .freeze = s_op_freeze, .restart = s_op_restart,
-        .faults = s_op_faults, .partition = s_op_partition, .record = s_op_record, .round = s_op_round,
-        .schedule = s_op_schedule
+        .faults = s_op_faults, .partition = s_op_partition, .acted = s_op_acted, .record = s_op_record,
+        .round = s_op_round, .schedule = s_op_schedule
     };
     return gc_timeline_new (sim->sc, &ops);
 }

@@ -65,6 +65,12 @@ s_partition (void *ctx, uint32_t peer, const uint32_t *allowed, size_t n)
 }
 
 static void
+s_acted (void *ctx, uint32_t peer)
+{
+    s_log (ctx, "acted %u\n", peer);
+}
+
+static void
 s_record (void *ctx, double round, const char *text)
 {
     s_log (ctx, "record [%.0f] %s\n", round, text);
@@ -104,7 +110,7 @@ s_timeline (gc_scenario_t **sc, s_rec_t *rec, bool scheduled)
         fail_msg ("%s", err.msg);
     gc_timeline_ops_t ops = {
         .ctx = rec, .kill = s_kill, .freeze = s_freeze, .restart = s_restart, .faults = s_faults,
-        .partition = s_partition, .record = s_record, .round = s_round,
+        .partition = s_partition, .acted = s_acted, .record = s_record, .round = s_round,
         .schedule = scheduled ? s_schedule : NULL
     };
     rec->rounds [3] = -1;
@@ -144,21 +150,21 @@ test_polled (void **state)
     gc_timeline_note (tl, "a note");
     assert_string_equal (rec.log,
         "record [5] crash: kill -> peers 1\n"
-        "kill 1\n"
+        "kill 1\nacted 1\n"
         "record [5] back: restart resume -> peers 1\n"
-        "restart 1 resume drop=0 slow=1\n"
+        "restart 1 resume drop=0 slow=1\nacted 1\n"
         "record [5] lossy: drop 0.25 -> peers 0,2\n"
-        "faults 0 drop 0.25\n"
-        "faults 2 drop 0.25\n"
+        "faults 0 drop 0.25\nacted 0\n"
+        "faults 2 drop 0.25\nacted 2\n"
         "record [5] sluggish: slow 3 -> peers 2\n"
-        "faults 2 slow 3\n"
-        "record [5] split: partition 0-1 | 2\n"
+        "faults 2 slow 3\nacted 2\n"
+        "record [5] split: partition 0-1 | 2\n"      /* sides: no acted */
         "partition 0: 0 1\n"
         "partition 1: 0 1\n"
         "partition 2: 2\n"
         "partition 3: 3\n"                      /* the peers in no side are one more */
         "record [9] mend: heal -> peers 0-3\n"
-        "heal 0\nheal 1\nheal 2\nheal 3\n"
+        "heal 0\nacted 0\nheal 1\nacted 1\nheal 2\nacted 2\nheal 3\nacted 3\n"
         "record [9] a note\n");
     const gc_timeline_faults_t *f = gc_timeline_faults (tl, 2);
     assert_true (f->fault.drop == 0.25 && f->slow == 3);
@@ -192,11 +198,11 @@ test_scheduled (void **state)
         "schedule 6 in 100\n"
         "schedule 1 in 0.5\n"                   /* back, after crash */
         "record [5] crash: kill -> peers 1\n"
-        "kill 1\n"
+        "kill 1\nacted 1\n"
         "schedule 4 in 1\n"                     /* split, after lossy */
         "record [5] lossy: drop 0.25 -> peers 0,2\n"
-        "faults 0 drop 0.25\n"
-        "faults 2 drop 0.25\n");
+        "faults 0 drop 0.25\nacted 0\n"
+        "faults 2 drop 0.25\nacted 2\n");
     gc_timeline_destroy (&tl);
     gc_scenario_destroy (&sc);
 }
