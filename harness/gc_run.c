@@ -758,7 +758,9 @@ s_op_partition (void *ctx, uint32_t i, const uint32_t *allowed, size_t n)
 static void
 s_op_record (void *ctx, double round, const char *text)
 {
-    s_event_line (ctx, true, round, text);
+    char line [512];                    /* as long as gcnet's other lines */
+    snprintf (line, sizeof line, "%s", text);
+    s_event_line (ctx, true, round, line);
 }
 
 static int64_t
