@@ -1,5 +1,5 @@
 /*  gc_sim — setup, the event loop, the worker thread, routing and the
-    timeline. gc_sim_peer.c handles one peer's events; gc_sim_report.c turns
+    timeline's operations. gc_sim_peer.c handles one peer's events; gc_sim_report.c turns
     the run into gcnet's report. */
 #include "gc_sim.h"
 

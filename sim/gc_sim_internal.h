@@ -1,5 +1,5 @@
 /*  gc_sim internals, shared by gc_sim.c (setup, event loop, threads,
-    routing, timeline), gc_sim_peer.c (one peer's events) and gc_sim_report.c
+    routing, the timeline's operations), gc_sim_peer.c (one peer's events) and gc_sim_report.c
     (results). Not a public interface. */
 #ifndef GC_SIM_INTERNAL_H
 #define GC_SIM_INTERNAL_H
