@@ -48,8 +48,8 @@ typedef struct {
     /*  talk only to allowed (n > 0: the peer's side, itself included), or
         heal (n == 0: everybody again). */
     void (*partition) (void *ctx, uint32_t peer, const uint32_t *allowed, size_t n);
-    /*  after each peer's action of an event (not each side's partition);
-        NULL: nothing (gcsim routes what the peer sent meanwhile). */
+    /*  after each peer's action of an event (not after a partition side's);
+        gcsim routes there what the action made the peer send. NULL: none. */
     void (*acted) (void *ctx, uint32_t peer);
     /*  a line for the record (an event as it fires, or a driver's note via
         gc_timeline_note), with the honest median round then. */
