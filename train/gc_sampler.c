@@ -21,12 +21,12 @@ gc_sampler_t *
 gc_sampler_new (const gc_dataset_t *data, size_t batch, uint64_t seed, gc_err_t *err)
 {
     if (data->n == 0 || batch == 0) {
-        gc_err_set (err, 1, "sampler: %s", data->n ? "batch size is zero" : "the dataset is empty");
+        gc_err_set (err, GC_E_ARG, "sampler: %s", data->n ? "batch size is zero" : "the dataset is empty");
         return NULL;
     }
     gc_sampler_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "sampler: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "sampler: out of memory");
         return NULL;
     }
     self->data = data;
@@ -36,7 +36,7 @@ gc_sampler_new (const gc_dataset_t *data, size_t batch, uint64_t seed, gc_err_t 
     self->y = malloc (self->batch);
     if (!self->perm || !self->x || !self->y) {
         gc_sampler_destroy (&self);
-        gc_err_set (err, 1, "sampler: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "sampler: out of memory");
         return NULL;
     }
     for (size_t i = 0; i < data->n; i++)
