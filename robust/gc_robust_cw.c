@@ -1,16 +1,18 @@
 /*  Coordinate-wise kernels: order statistics by compare-exchange networks
     applied across coordinates, and the weighted sums the other rules use.
+    Compiled once per kernel level (gc_klevel.h); gc_robust_kern.c picks one.
 
     Three implementations of a network window, bit-identical (same network,
-    same min/max operand order, same summation order):
-    - register kernels (AVX-512): for k <= GC_NET_REG_MAX and the common
-      windows, straight-line code generated at build time keeps the k vectors
-      of 16 coordinates in zmm registers;
+    same min/max operand order, same summation order, per lane):
+    - register kernels (AVX-512 and AVX2): for the common windows,
+      straight-line code generated at build time keeps the k vectors of 16
+      (8) coordinates in zmm (ymm) registers; AVX2 has 16 registers, so
+      there it covers k <= S_REG_MAX_AVX2 only;
     - tile interpreter: copies a block of GC_ROBUST_TB coordinates of the k
       inputs into a k x TB tile in L1 and runs the network row pair by row
-      pair with vector min/max (AVX-512 or AVX2 when compiled in);
-    - portable: the same tile loops in plain C, used when the build has no
-      AVX2 or when gc_robust_set_portable asks for it (tests compare).
+      pair with vector min/max (AVX-512 or AVX2 levels);
+    - portable: the same tile loops in plain C, used at the generic level
+      or when gc_robust_set_portable asks for it (tests compare).
     Every kernel checks its inputs for NaN/Inf in the same pass (the largest
     |x| bit pattern), so no separate pre-pass reads memory. */
 #include "gc_robust_internal.h"
@@ -25,7 +27,7 @@
 
 //  --- Register kernels --------------------------------------------------------
 
-#if defined (__AVX512F__) && defined (__AVX512DQ__)
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
 #   include "gc_robust_networks.h"
 #   define S_HAVE_REG 1
 
@@ -73,6 +75,85 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 GC_NET_LIST (S_REG_DEFINE)
 #   pragma GCC diagnostic pop
 
+#   define S_REG_MAX GC_NET_REG_MAX
+#endif
+
+#if GC_KLEVEL == GC_KLEVEL_AVX2
+#   include "gc_robust_networks.h"
+#   define S_HAVE_REG 1
+
+#   define S_PASTE_(a, b) a##b
+#   define S_PASTE(a, b) S_PASTE_ (a, b)
+#   define S_LOAD(i) \
+        __m256 v##i = _mm256_loadu_ps (base [i] + off); \
+        bad = _mm256_max_epu32 (bad, _mm256_and_si256 (_mm256_castps_si256 (v##i), absmask));
+#   define S_CE(a, b) { __m256 t_ = v##a; v##a = _mm256_min_ps (t_, v##b); v##b = _mm256_max_ps (t_, v##b); }
+#   define S_MN(a, b) v##a = _mm256_min_ps (v##a, v##b);
+#   define S_MX(a, b) v##b = _mm256_max_ps (v##a, v##b);
+#   define S_LO4(v) _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
+#   define S_HI4(v) _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
+#   define S_FIRST(i) s0 = S_LO4 (v##i); s1 = S_HI4 (v##i);
+#   define S_NEXT(i) s0 = _mm256_add_pd (s0, S_LO4 (v##i)); s1 = _mm256_add_pd (s1, S_HI4 (v##i));
+
+//  One function per generated (k, lo, hi): the network over one column of
+//  8 coordinates (base[i] + off), inlined into a loop over the whole
+//  columns; the last partial column runs on a zero-padded copy (AVX2's
+//  masked loads are slow on some CPUs, and this is once per call).
+#   define S_REG_DEFINE(K, LO, HI) \
+static inline __attribute__ ((always_inline)) void \
+s_col_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, __m256i *badp) \
+{ \
+    const __m256i absmask = _mm256_set1_epi32 (0x7fffffff); \
+    __m256i bad = *badp; \
+    GC_NET_K##K##_##LO##_##HI (S_LOAD, S_CE, S_MN, S_MX) \
+    if ((LO) == (HI)) \
+        _mm256_storeu_ps (dst, S_PASTE (v, LO)); \
+    else { \
+        const __m256d inv = _mm256_set1_pd (1.0 / (double) ((HI) - (LO) + 1)); \
+        __m256d s0, s1; \
+        GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST, S_NEXT) \
+        __m128 o0 = _mm256_cvtpd_ps (_mm256_mul_pd (s0, inv)); \
+        __m128 o1 = _mm256_cvtpd_ps (_mm256_mul_pd (s1, inv)); \
+        _mm256_storeu_ps (dst, _mm256_set_m128 (o1, o0)); \
+    } \
+    *badp = bad; \
+} \
+static void \
+s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t *badp) \
+{ \
+    __m256i bad = _mm256_setzero_si256 (); \
+    size_t c = 0; \
+    for (; c + 8 <= d; c += 8) \
+        s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
+    if (c < d) { \
+        float pad [(K) * 8], obuf [8]; \
+        const float *rows [K]; \
+        memset (pad, 0, sizeof pad); \
+        for (size_t i = 0; i < (K); i++) { \
+            memcpy (pad + i * 8, in [i] + c, (d - c) * sizeof *pad); \
+            rows [i] = pad + i * 8; \
+        } \
+        s_col_##K##_##LO##_##HI (rows, 0, obuf, &bad); \
+        memcpy (out + c, obuf, (d - c) * sizeof *out); \
+    } \
+    uint32_t lane [8], big = 0; \
+    _mm256_storeu_si256 ((__m256i *) lane, bad); \
+    for (int j = 0; j < 8; j++) \
+        big = lane [j] > big ? lane [j] : big; \
+    *badp = big; \
+}
+
+#   pragma GCC diagnostic push
+#   pragma GCC diagnostic ignored "-Wunused-variable"
+GC_NET_LIST (S_REG_DEFINE)
+#   pragma GCC diagnostic pop
+
+//  16 ymm registers: beyond this k the network spills so much that the
+//  tile interpreter (L1-resident rows) is as fast (measured in gcbench).
+#   define S_REG_MAX 24
+#endif
+
+#ifdef S_HAVE_REG
 typedef void (*s_reg_fn) (const float *const *in, size_t d, float *out, uint32_t *badp);
 
 #   define S_REG_ENTRY(K, LO, HI) { K, LO, HI, s_reg_##K##_##LO##_##HI },
@@ -84,7 +165,7 @@ static const struct {
 static s_reg_fn
 s_reg_lookup (size_t k, size_t lo, size_t hi)
 {
-    if (k > GC_NET_REG_MAX)
+    if (k > S_REG_MAX)
         return NULL;
     for (size_t i = 0; i < sizeof s_reg_table / sizeof s_reg_table [0]; i++)
         if (s_reg_table [i].k == k && s_reg_table [i].lo == lo && s_reg_table [i].hi == hi)
@@ -235,8 +316,8 @@ s_tile_block (gc_robust_ws_t *ws, const gc_robust_net_t *net, const float *const
     return 0;
 }
 
-int
-gc_robust_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+static int
+s_k_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                      size_t lo, size_t hi, float *out)
 {
 #ifdef S_HAVE_REG
@@ -320,8 +401,8 @@ s_closest_block (float *tile, size_t k, size_t beta, double *restrict acc,
         out [c] = (float) (acc [c] * inv);
 }
 
-int
-gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+static int
+s_k_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                       size_t beta, float *out)
 {
     if (gc_robust_ws_reserve_tile (ws, k + 2))
@@ -385,8 +466,8 @@ s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bo
     memcpy (out, obuf, n * sizeof *out);
 }
 
-int
-gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+static int
+s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                const double *mix, size_t kv, float *const *rows)
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k))
@@ -408,8 +489,8 @@ gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 
 //  --- Weighted sums ----------------------------------------------------------
 
-int
-gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
+static int
+s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
                    size_t k, size_t d, float *out)
 {
     double *acc = ws->acc;
@@ -547,8 +628,8 @@ s_step_direct (const float *const *in, size_t c0, const double *m, size_t k,
 //  One block of centre + sum_i a_i (x_i - centre), written as the mixture
 //  sum_i a_i x_i + (1 - sum_i a_i) centre so that it runs on the mixing
 //  kernel (register accumulators); both forms are exact to double rounding.
-int
-gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
+static int
+s_k_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
                 size_t k, size_t d, const float *centre, float *out, double *d2)
 {
     if (gc_robust_ws_reserve_tile (ws, k + 1) || gc_robust_ws_reserve_dtile (ws, k + 2))
@@ -590,8 +671,8 @@ gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
     return 0;
 }
 
-int
-gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+static int
+s_k_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                    const float *z, double *d2)
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k + 1))
@@ -620,3 +701,12 @@ gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t 
     }
     return 0;
 }
+
+const gc_robust_cw_kern_t GC_KSYM (gc_robust_cw_kern) = {
+    .window = s_k_cw_window,
+    .closest = s_k_cw_closest,
+    .mix = s_k_mix,
+    .combine = s_k_combine,
+    .step = s_k_step,
+    .dist_to = s_k_dist_to
+};

@@ -1,0 +1,75 @@
+#include "gc_cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *s_names [GC_CPU_N_LEVELS] = { "generic", "avx2", "avx512" };
+
+const char *
+gc_cpu_name (gc_cpu_level_t level)
+{
+    return level >= 0 && level < GC_CPU_N_LEVELS ? s_names [level] : "unknown";
+}
+
+int
+gc_cpu_parse (const char *name)
+{
+    for (int i = 0; i < GC_CPU_N_LEVELS; i++)
+        if (name && !strcmp (name, s_names [i]))
+            return i;
+    return -1;
+}
+
+gc_cpu_level_t
+gc_cpu_detected (void)
+{
+#if defined (__x86_64__) || defined (__i386__)
+    //  libgcc's feature bits include the OS check (XGETBV): a feature the
+    //  kernel does not save across context switches reads as absent.
+    __builtin_cpu_init ();
+    if (__builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
+     && __builtin_cpu_supports ("avx512dq") && __builtin_cpu_supports ("avx512vl")
+     && __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"))
+        return GC_CPU_AVX512;
+    if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+     && __builtin_cpu_supports ("f16c"))
+        return GC_CPU_AVX2;
+#endif
+    return GC_CPU_GENERIC;
+}
+
+static gc_cpu_level_t
+s_resolve (void)
+{
+    gc_cpu_level_t have = gc_cpu_detected ();
+    const char *want = getenv ("GC_CPU");
+    if (!want || !*want)
+        return have;
+    int level = gc_cpu_parse (want);
+    if (level < 0) {
+        fprintf (stderr, "gc_cpu: GC_CPU=%s is not a level (generic, avx2, avx512): using %s\n",
+                 want, gc_cpu_name (have));
+        return have;
+    }
+    if ((gc_cpu_level_t) level > have) {
+        fprintf (stderr, "gc_cpu: GC_CPU=%s but this CPU supports at most %s: using %s\n",
+                 want, gc_cpu_name (have), gc_cpu_name (have));
+        return have;
+    }
+    return (gc_cpu_level_t) level;
+}
+
+gc_cpu_level_t
+gc_cpu_level (void)
+{
+    //  -1 until resolved; resolving twice (two threads at once) gives the
+    //  same answer, so a relaxed race is harmless (at worst one more warning).
+    static int s_level = -1;
+    int level = __atomic_load_n (&s_level, __ATOMIC_ACQUIRE);
+    if (level < 0) {
+        level = (int) s_resolve ();
+        __atomic_store_n (&s_level, level, __ATOMIC_RELEASE);
+    }
+    return (gc_cpu_level_t) level;
+}

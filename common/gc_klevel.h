@@ -1,0 +1,27 @@
+/*  gc_klevel — naming for translation units compiled once per kernel level
+    (gc_add_levels in the top CMakeLists.txt defines GC_KLEVEL and GC_KNAME).
+
+    GC_KSYM (name) is name_generic, name_avx2 or name_avx512, so the copies
+    of one source link side by side; gc_cpu_level picks one at run time.
+    Code inside such a unit tests GC_KLEVEL (not __AVX2__ and the like), so
+    that a -march=native build's generic level stays plain C. */
+#ifndef GC_KLEVEL_H
+#define GC_KLEVEL_H
+
+#ifndef GC_KLEVEL
+#   error "compile this unit through gc_add_levels (GC_KLEVEL undefined)"
+#endif
+
+#define GC_KLEVEL_GENERIC 0
+#define GC_KLEVEL_AVX2    1
+#define GC_KLEVEL_AVX512  2
+
+#define GC_KPASTE_(a, b) a##_##b
+#define GC_KPASTE(a, b) GC_KPASTE_ (a, b)
+#define GC_KSYM(name) GC_KPASTE (name, GC_KNAME)
+
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+#   include <immintrin.h>
+#endif
+
+#endif
