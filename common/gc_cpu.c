@@ -60,12 +60,22 @@ s_resolve (void)
     return (gc_cpu_level_t) level;
 }
 
+//  -1 until resolved; resolving twice (two threads at once) gives the
+//  same answer, so the race is harmless (at worst one more warning).
+static int s_level = -1;
+
+int
+gc_cpu_set_level (gc_cpu_level_t level)
+{
+    if (level < 0 || level >= GC_CPU_N_LEVELS || level > gc_cpu_detected ())
+        return -1;
+    __atomic_store_n (&s_level, (int) level, __ATOMIC_RELEASE);
+    return 0;
+}
+
 gc_cpu_level_t
 gc_cpu_level (void)
 {
-    //  -1 until resolved; resolving twice (two threads at once) gives the
-    //  same answer, so a relaxed race is harmless (at worst one more warning).
-    static int s_level = -1;
     int level = __atomic_load_n (&s_level, __ATOMIC_ACQUIRE);
     if (level < 0) {
         level = (int) s_resolve ();

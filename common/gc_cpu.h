@@ -23,8 +23,12 @@ typedef enum {
     GC_CPU_N_LEVELS
 } gc_cpu_level_t;
 
-/*  The level in use, resolved on the first call (thread-safe). */
+/*  The level in use, resolved on the first call (thread-safe). Kernel
+    dispatchers read it on every call (one load, per pass over the data). */
 gc_cpu_level_t gc_cpu_level (void);
+/*  Switch the level at run time (tests comparing levels in one process;
+    not while other threads run kernels). -1 when the CPU lacks it. */
+int            gc_cpu_set_level (gc_cpu_level_t level);
 /*  The best level the CPU supports, whatever GC_CPU says. */
 gc_cpu_level_t gc_cpu_detected (void);
 /*  "generic", "avx2", "avx512". */

@@ -40,8 +40,8 @@ extern const gc_compress_kern_t gc_compress_kern_generic;
 extern const gc_compress_kern_t gc_compress_kern_avx2, gc_compress_kern_avx512;
 #endif
 
-/*  The table of gc_cpu_level (resolved once), or the generic one while
-    gc_compress_simd is false. */
+/*  The table of gc_cpu_level, or the generic one while gc_compress_simd is
+    false (one lookup per call, per pass over the data). */
 const gc_compress_kern_t *gc_compress_kern (void);
 
 #endif

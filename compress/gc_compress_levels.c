@@ -14,14 +14,6 @@ static const gc_compress_kern_t *s_levels [GC_CPU_N_LEVELS] = {
 const gc_compress_kern_t *
 gc_compress_kern (void)
 {
-    static const gc_compress_kern_t *s_chosen;
-    if (!gc_compress_simd)
-        return &gc_compress_kern_generic;
-    const gc_compress_kern_t *k = __atomic_load_n (&s_chosen, __ATOMIC_ACQUIRE);
-    if (!k) {
-        gc_cpu_level_t level = gc_cpu_level ();
-        k = s_levels [level] ? s_levels [level] : &gc_compress_kern_generic;
-        __atomic_store_n (&s_chosen, k, __ATOMIC_RELEASE);
-    }
-    return k;
+    const gc_compress_kern_t *k = s_levels [gc_cpu_level ()];
+    return gc_compress_simd && k ? k : &gc_compress_kern_generic;
 }

@@ -539,11 +539,38 @@ s_dtile_block (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, 
 }
 
 //  ||x - y||^2 over a block (x, y widened to double: no overflow for any
-//  finite floats), with independent partial sums in a fixed order.
+//  finite floats), with independent partial sums in a fixed order. A whole
+//  block sums in 16 lanes (lane l takes the coordinates = l mod 16), then
+//  folds them as the AVX-512 reduction does (lanes l and l + 8, then l + 4,
+//  then l + 2, then the last two), at every level: the same bits from each.
+//  A partial block, and the portable path, sum in coordinate order.
+static inline double
+s_fold16 (const double *lane)
+{
+    double t [8], u [4];
+    for (int i = 0; i < 8; i++)
+        t [i] = lane [i] + lane [i + 8];
+    for (int i = 0; i < 4; i++)
+        u [i] = t [i + 4] + t [i];
+    return (u [2] + u [0]) + (u [3] + u [1]);
+}
+
+#if GC_KLEVEL == GC_KLEVEL_AVX2
+//  The 16 lanes as four ymm (q0 = lanes 0..3, ..., q3 = lanes 12..15), folded.
+static inline double
+s_fold16_avx2 (__m256d q0, __m256d q1, __m256d q2, __m256d q3)
+{
+    __m256d t_lo = _mm256_add_pd (q0, q2), t_hi = _mm256_add_pd (q1, q3);
+    __m256d u = _mm256_add_pd (t_hi, t_lo);
+    __m128d w = _mm_add_pd (_mm256_extractf128_pd (u, 1), _mm256_castpd256_pd128 (u));
+    return _mm_cvtsd_f64 (w) + _mm_cvtsd_f64 (_mm_unpackhi_pd (w, w));
+}
+#endif
+
 static double
 s_dist2_block (const double *x, const double *y, size_t n, bool portable)
 {
-#ifdef S_WD
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
     if (!portable && n == TB) {
         s_vd a0 = s_vd_zero (), a1 = s_vd_zero ();
         for (size_t c = 0; c < TB; c += 2 * S_WD) {
@@ -553,6 +580,25 @@ s_dist2_block (const double *x, const double *y, size_t n, bool portable)
             a1 = s_vd_add (a1, s_vd_mul (d1, d1));
         }
         return s_vd_sum (s_vd_add (a0, a1));
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    if (!portable && n == TB) {
+        __m256d q [4] = { _mm256_setzero_pd (), _mm256_setzero_pd (),
+                          _mm256_setzero_pd (), _mm256_setzero_pd () };
+        for (size_t c = 0; c < TB; c += 16)
+            for (int g = 0; g < 4; g++) {
+                __m256d dd = _mm256_sub_pd (_mm256_load_pd (x + c + 4 * g), _mm256_load_pd (y + c + 4 * g));
+                q [g] = _mm256_add_pd (q [g], _mm256_mul_pd (dd, dd));
+            }
+        return s_fold16_avx2 (q [0], q [1], q [2], q [3]);
+    }
+#else
+    if (!portable && n == TB) {
+        double lane [16] = { 0 };
+        for (size_t c = 0; c < TB; c += 16)
+            for (size_t l = 0; l < 16; l++)
+                lane [l] += (x [c + l] - y [c + l]) * (x [c + l] - y [c + l]);
+        return s_fold16 (lane);
     }
 #endif
     double sum = 0;
@@ -571,6 +617,7 @@ s_dist2_block (const double *x, const double *y, size_t n, bool portable)
 static double
 s_dist2_direct (const float *x, const double *zrow, s_vi *big)
 {
+#   if GC_KLEVEL >= GC_KLEVEL_AVX512
     s_vd a0 = s_vd_zero (), a1 = s_vd_zero ();
     for (size_t c = 0; c < TB; c += 2 * S_WD) {
         s_vf v = s_loadu (x + c);
@@ -581,6 +628,23 @@ s_dist2_direct (const float *x, const double *zrow, s_vi *big)
         a1 = s_vd_add (a1, s_vd_mul (d1, d1));
     }
     return s_vd_sum (s_vd_add (a0, a1));
+#   else
+    __m256d q0 = _mm256_setzero_pd (), q1 = q0, q2 = q0, q3 = q0;
+    for (size_t c = 0; c < TB; c += 16) {
+        s_vf v0 = s_loadu (x + c), v1 = s_loadu (x + c + 8);
+        *big = s_vi_absmax (*big, v0);
+        *big = s_vi_absmax (*big, v1);
+        __m256d d0 = _mm256_sub_pd (s_vd_lo (v0), _mm256_load_pd (zrow + c));
+        __m256d d1 = _mm256_sub_pd (s_vd_hi (v0), _mm256_load_pd (zrow + c + 4));
+        __m256d d2 = _mm256_sub_pd (s_vd_lo (v1), _mm256_load_pd (zrow + c + 8));
+        __m256d d3 = _mm256_sub_pd (s_vd_hi (v1), _mm256_load_pd (zrow + c + 12));
+        q0 = _mm256_add_pd (q0, _mm256_mul_pd (d0, d0));
+        q1 = _mm256_add_pd (q1, _mm256_mul_pd (d1, d1));
+        q2 = _mm256_add_pd (q2, _mm256_mul_pd (d2, d2));
+        q3 = _mm256_add_pd (q3, _mm256_mul_pd (d3, d3));
+    }
+    return s_fold16_avx2 (q0, q1, q2, q3);
+#   endif
 }
 
 //  s_mix_row over rows x_0 .. x_k-1 (the inputs at c0) and x_k = centre, with

@@ -1,5 +1,5 @@
-/*  The kernels of the level gc_cpu_level names, resolved once: each entry
-    point costs one indirect call per aggregation pass, none per element. */
+/*  The kernels of the level gc_cpu_level names: each entry point costs one
+    table lookup and indirect call per pass over the data, none per element. */
 #include "gc_cpu.h"
 #include "gc_robust_internal.h"
 
@@ -19,15 +19,9 @@ static const s_kern_t s_levels [GC_CPU_N_LEVELS] = {
 static const s_kern_t *
 s_kern (void)
 {
-    static const s_kern_t *s_chosen;
-    const s_kern_t *k = __atomic_load_n (&s_chosen, __ATOMIC_ACQUIRE);
-    if (!k) {
-        gc_cpu_level_t level = gc_cpu_level ();
-        //  A level without kernels in this build (not x86) runs generic.
-        k = s_levels [level].cw ? &s_levels [level] : &s_levels [GC_CPU_GENERIC];
-        __atomic_store_n (&s_chosen, k, __ATOMIC_RELEASE);
-    }
-    return k;
+    const s_kern_t *k = &s_levels [gc_cpu_level ()];
+    //  A level without kernels in this build (not x86) runs generic.
+    return k->cw ? k : &s_levels [GC_CPU_GENERIC];
 }
 
 int

@@ -76,13 +76,6 @@ typedef __m256d s_vd;
 #   define s_vd_store_ps(p, v) _mm_storeu_ps (p, _mm256_cvtpd_ps (v))
 #   define s_vd_lo(v)         _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
 #   define s_vd_hi(v)         _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
-static inline double
-s_vd_sum (__m256d v)
-{
-    double lane [4];
-    _mm256_storeu_pd (lane, v);
-    return (lane [0] + lane [2]) + (lane [1] + lane [3]);
-}
 static inline uint32_t
 s_vi_reduce (__m256i acc)
 {
