@@ -82,24 +82,58 @@ GC_NET_LIST (S_REG_DEFINE)
 #   include "gc_robust_networks.h"
 #   define S_HAVE_REG 1
 
+//  Two columns of 8 coordinates (v, w) go through the network side by side:
+//  the networks are long dependency chains (extraction networks and the sum
+//  in wire order especially), and one 8-lane chain leaves most of the core
+//  idle; two independent ones give it the parallelism a 16-lane register
+//  has, at the price of spilling some of the 2k values to L1.
 #   define S_PASTE_(a, b) a##b
 #   define S_PASTE(a, b) S_PASTE_ (a, b)
+#   define S_ABS(x) _mm256_and_si256 (_mm256_castps_si256 (x), absmask)
 #   define S_LOAD(i) \
         __m256 v##i = _mm256_loadu_ps (base [i] + off); \
-        bad = _mm256_max_epu32 (bad, _mm256_and_si256 (_mm256_castps_si256 (v##i), absmask));
+        bad = _mm256_max_epu32 (bad, S_ABS (v##i));
+#   define S_LOAD2(i) \
+        __m256 v##i = _mm256_loadu_ps (base [i] + off), w##i = _mm256_loadu_ps (base [i] + off + 8); \
+        bad = _mm256_max_epu32 (bad, _mm256_max_epu32 (S_ABS (v##i), S_ABS (w##i)));
 #   define S_CE(a, b) { __m256 t_ = v##a; v##a = _mm256_min_ps (t_, v##b); v##b = _mm256_max_ps (t_, v##b); }
 #   define S_MN(a, b) v##a = _mm256_min_ps (v##a, v##b);
 #   define S_MX(a, b) v##b = _mm256_max_ps (v##a, v##b);
+#   define S_CE2(a, b) S_CE (a, b) { __m256 u_ = w##a; w##a = _mm256_min_ps (u_, w##b); w##b = _mm256_max_ps (u_, w##b); }
+#   define S_MN2(a, b) S_MN (a, b) w##a = _mm256_min_ps (w##a, w##b);
+#   define S_MX2(a, b) S_MX (a, b) w##b = _mm256_max_ps (w##a, w##b);
 #   define S_LO4(v) _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
 #   define S_HI4(v) _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
 #   define S_FIRST(i) s0 = S_LO4 (v##i); s1 = S_HI4 (v##i);
 #   define S_NEXT(i) s0 = _mm256_add_pd (s0, S_LO4 (v##i)); s1 = _mm256_add_pd (s1, S_HI4 (v##i));
+#   define S_FIRST2(i) S_FIRST (i) s2 = S_LO4 (w##i); s3 = S_HI4 (w##i);
+#   define S_NEXT2(i) S_NEXT (i) s2 = _mm256_add_pd (s2, S_LO4 (w##i)); s3 = _mm256_add_pd (s3, S_HI4 (w##i));
+#   define S_MEAN8(a, b) \
+        _mm256_set_m128 (_mm256_cvtpd_ps (_mm256_mul_pd (b, inv)), _mm256_cvtpd_ps (_mm256_mul_pd (a, inv)))
 
-//  One function per generated (k, lo, hi): the network over one column of
-//  8 coordinates (base[i] + off), inlined into a loop over the whole
-//  columns; the last partial column runs on a zero-padded copy (AVX2's
-//  masked loads are slow on some CPUs, and this is once per call).
+//  One function per generated (k, lo, hi): the network over two columns
+//  (base[i] + off, 16 coordinates) or one (8), inlined into a loop over the
+//  whole columns; the last partial column runs on a zero-padded copy
+//  (AVX2's masked loads are slow on some CPUs, and this is once per call).
 #   define S_REG_DEFINE(K, LO, HI) \
+static inline __attribute__ ((always_inline)) void \
+s_col2_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, __m256i *badp) \
+{ \
+    const __m256i absmask = _mm256_set1_epi32 (0x7fffffff); \
+    __m256i bad = *badp; \
+    GC_NET_K##K##_##LO##_##HI (S_LOAD2, S_CE2, S_MN2, S_MX2) \
+    if ((LO) == (HI)) { \
+        _mm256_storeu_ps (dst, S_PASTE (v, LO)); \
+        _mm256_storeu_ps (dst + 8, S_PASTE (w, LO)); \
+    } else { \
+        const __m256d inv = _mm256_set1_pd (1.0 / (double) ((HI) - (LO) + 1)); \
+        __m256d s0, s1, s2, s3; \
+        GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST2, S_NEXT2) \
+        _mm256_storeu_ps (dst, S_MEAN8 (s0, s1)); \
+        _mm256_storeu_ps (dst + 8, S_MEAN8 (s2, s3)); \
+    } \
+    *badp = bad; \
+} \
 static inline __attribute__ ((always_inline)) void \
 s_col_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, __m256i *badp) \
 { \
@@ -112,9 +146,7 @@ s_col_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, __m25
         const __m256d inv = _mm256_set1_pd (1.0 / (double) ((HI) - (LO) + 1)); \
         __m256d s0, s1; \
         GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST, S_NEXT) \
-        __m128 o0 = _mm256_cvtpd_ps (_mm256_mul_pd (s0, inv)); \
-        __m128 o1 = _mm256_cvtpd_ps (_mm256_mul_pd (s1, inv)); \
-        _mm256_storeu_ps (dst, _mm256_set_m128 (o1, o0)); \
+        _mm256_storeu_ps (dst, S_MEAN8 (s0, s1)); \
     } \
     *badp = bad; \
 } \
@@ -123,8 +155,12 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 { \
     __m256i bad = _mm256_setzero_si256 (); \
     size_t c = 0; \
-    for (; c + 8 <= d; c += 8) \
+    for (; c + 16 <= d; c += 16) \
+        s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
+    if (c + 8 <= d) { \
         s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
+        c += 8; \
+    } \
     if (c < d) { \
         float pad [(K) * 8], obuf [8]; \
         const float *rows [K]; \
@@ -148,8 +184,9 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 GC_NET_LIST (S_REG_DEFINE)
 #   pragma GCC diagnostic pop
 
-//  16 ymm registers: beyond this k the network spills so much that the
-//  tile interpreter (L1-resident rows) is as fast (measured in gcbench).
+//  16 ymm registers hold 2k values only for small k, yet up to k = 24 the
+//  spilling register kernels still beat the tile interpreter (k = 24
+//  median: 1.35x on an AMD EPYC, in L2); beyond, the tile runs.
 #   define S_REG_MAX 24
 #endif
 
@@ -196,6 +233,8 @@ s_tile_load_portable (float *restrict tile, const float *const *in, size_t k,
     return big;
 }
 
+//  One loop per operation kind, each simple enough for the vectoriser
+//  (x < y ? x : y is exactly SSE's minps, NEON's fmin on finite values).
 static void
 s_tile_net_portable (float *tile, const gc_robust_net_t *net)
 {
@@ -203,12 +242,22 @@ s_tile_net_portable (float *tile, const gc_robust_net_t *net)
         const gc_net_ce_t *ce = &net->ce [e];
         float *restrict a = tile + (size_t) ce->a * TB;
         float *restrict b = tile + (size_t) ce->b * TB;
-        for (size_t c = 0; c < TB; c++) {
-            float x = a [c], y = b [c];
-            if (ce->op != GC_NET_MAX)
-                a [c] = x < y ? x : y;
-            if (ce->op != GC_NET_MIN)
-                b [c] = x > y ? x : y;
+        switch (ce->op) {
+            case GC_NET_CE:
+                for (size_t c = 0; c < TB; c++) {
+                    float x = a [c], y = b [c];
+                    a [c] = x < y ? x : y;
+                    b [c] = x > y ? x : y;
+                }
+                break;
+            case GC_NET_MIN:
+                for (size_t c = 0; c < TB; c++)
+                    a [c] = a [c] < b [c] ? a [c] : b [c];
+                break;
+            default:
+                for (size_t c = 0; c < TB; c++)
+                    b [c] = a [c] > b [c] ? a [c] : b [c];
+                break;
         }
     }
 }
@@ -424,7 +473,8 @@ s_k_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 //  One mixed row of a block: sum over the non-zero coefficients in double,
 //  multiply then add (no FMA) in both versions so they agree bit for bit.
 static void
-s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable)
+s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable,
+           bool premul)
 {
     float obuf [TB];
 #ifdef S_WD
@@ -458,31 +508,116 @@ s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bo
         if (m [j] == 0)
             continue;
         const double *restrict x = dt + j * TB;
-        for (size_t c = 0; c < TB; c++)
-            acc [c] += m [j] * x [c];
+        if (premul)
+            for (size_t c = 0; c < TB; c++)
+                acc [c] += x [c];
+        else
+            for (size_t c = 0; c < TB; c++)
+                acc [c] += m [j] * x [c];
     }
     for (size_t c = 0; c < n; c++)
         obuf [c] = (float) acc [c];
     memcpy (out, obuf, n * sizeof *out);
 }
 
+#ifdef S_WD
+//  One mixed row of a block over its non-zero coefficients (nz, cnt of
+//  them): the same operations per lane as s_mix_row, without a branch per
+//  coefficient, and with eight accumulator chains in flight instead of four.
+//  With premul, dt holds the products m[j] x_j already (every row's non-zero
+//  coefficient of column j is the same), and the row only adds them up.
+static void
+s_mix_list (const double *m, const size_t *nz, size_t cnt, const double *dt, bool premul,
+            float *out, size_t n)
+{
+    float obuf [TB];
+    for (size_t c = 0; c < TB; c += 8 * S_WD) {
+        s_vd a [8];
+        for (int v = 0; v < 8; v++)
+            a [v] = s_vd_zero ();
+        for (size_t t = 0; t < cnt; t++) {
+            const double *x = dt + nz [t] * TB + c;
+            s_vd mj = s_vd_set1 (m [nz [t]]);
+            for (int v = 0; v < 8; v++) {
+                s_vd xv = s_vd_load (x + v * S_WD);
+                a [v] = s_vd_add (a [v], premul ? xv : s_vd_mul (mj, xv));
+            }
+        }
+        for (int v = 0; v < 8; v++)
+            s_vd_store_ps (obuf + c + v * S_WD, a [v]);
+    }
+    memcpy (out, obuf, n * sizeof *out);
+}
+#endif
+
+//  The coefficient shared by the non-zero entries of each column j of mix
+//  (kv x k) into col[j] (0 for an unused column); false when some column
+//  has two different non-zero values. NNM's and bucketing's matrices
+//  (means of subsets) share them, so each product m x_j is formed once per
+//  block instead of once per row: the same value either way.
+static bool
+s_mix_shared (const double *mix, size_t kv, size_t k, double *col)
+{
+    for (size_t j = 0; j < k; j++) {
+        col [j] = 0;
+        for (size_t a = 0; a < kv; a++) {
+            double v = mix [a * k + j];
+            if (v == 0)
+                continue;
+            if (col [j] != 0 && col [j] != v)
+                return false;
+            col [j] = v;
+        }
+    }
+    return true;
+}
+
 static int
 s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-               const double *mix, size_t kv, float *const *rows)
+         const double *mix, size_t kv, float *const *rows)
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k))
         return -1;
-    double *dt = ws->dtile;
+    double *dt = ws->dtile, *col = ws->coef;
+    bool premul = !ws->portable && s_mix_shared (mix, kv, k, col);
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
         //  Each input block is read from memory once, into the tile, and
-        //  widened to double once.
-        if (s_tile_load_portable (ws->tile, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
+        //  widened to double once (and multiplied once, with premul).
+        uint32_t big;
+#ifdef S_W
+        if (!ws->portable)
+            big = s_tile_load_simd (ws->tile, in, k, c0, n);
+        else
+#endif
+            big = s_tile_load_portable (ws->tile, in, k, c0, n);
+        if (big >= GC_ROBUST_NONFINITE_BITS)
             return 1;
-        for (size_t i = 0; i < k * TB; i++)
-            dt [i] = ws->tile [i];
+        if (premul)
+            for (size_t j = 0; j < k; j++) {
+                const float *restrict t = ws->tile + j * TB;
+                double *restrict p = dt + j * TB, cj = col [j];
+                for (size_t c = 0; c < TB; c++)
+                    p [c] = cj * (double) t [c];
+            }
+        else
+            for (size_t i = 0; i < k * TB; i++)
+                dt [i] = ws->tile [i];
+#ifdef S_WD
+        if (!ws->portable) {
+            for (size_t a = 0; a < kv; a++) {
+                const double *m = mix + a * k;
+                size_t cnt = 0;
+                for (size_t j = 0; j < k; j++)
+                    if (m [j] != 0)
+                        ws->idx [cnt++] = j;
+                s_mix_list (m, ws->idx, cnt, dt, premul, rows [a] + c0, n);
+            }
+            continue;
+        }
+#endif
         for (size_t a = 0; a < kv; a++)
-            s_mix_row (mix + a * k, dt, k, rows [a] + c0, n, ws->portable);
+            s_mix_row (mix + a * k, dt, k, rows [a] + c0, n, ws->portable, premul);
     }
     return 0;
 }
@@ -723,7 +858,7 @@ s_k_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
         //  before the block is written.
         for (size_t c = 0; c < n; c++)
             centre_row [c] = centre [c0 + c];
-        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable);
+        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable, false);
         if (!d2)
             continue;
         //  Distances to the new point while the block is in L1.
