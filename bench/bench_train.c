@@ -12,12 +12,12 @@
 #include "gc_bench.h"
 #include "gc_dataset.h"
 #include "gc_mem.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_optim.h"
 #include "gc_sampler.h"
 
 typedef struct {
-    gc_mlp_t     *mlp;
+    gc_model_t   *model;
     gc_optim_t   *optim;
     gc_sampler_t *sampler;
     float        *params;
@@ -33,7 +33,7 @@ s_train_steps (void *arg)
         const float *x;
         const uint8_t *y;
         gc_sampler_next (c->sampler, &x, &y);
-        gc_optim_step (c->optim, c->mlp, c->params, x, y, c->batch, 0.01, NULL);
+        gc_optim_step (c->optim, c->model, c->params, x, y, c->batch, 0.01, NULL);
     }
 }
 
@@ -78,18 +78,18 @@ s_gemm_steps (void *arg)
 }
 
 static int
-s_bench_batch (const gc_bench_opts_t *opts, gc_mlp_t *mlp, const gc_dataset_t *train,
+s_bench_batch (const gc_bench_opts_t *opts, gc_model_t *model, const gc_dataset_t *train,
                size_t batch, double *gemm_gflops_out)
 {
     gc_optim_config_t cfg;
     gc_optim_config_defaults (&cfg);
-    size_t n = gc_mlp_n_params (mlp);
-    s_train_ctx_t t = { .mlp = mlp, .batch = batch, .steps = 20 };
+    size_t n = gc_model_n_params (model);
+    s_train_ctx_t t = { .model = model, .batch = batch, .steps = 20 };
     t.params = gc_falloc (n);
     t.optim = gc_optim_new (&cfg, n, NULL);
     t.sampler = gc_sampler_new (train, batch, 1, NULL);
-    s_gemm_ctx_t g = { .layout = gc_mlp_layout (mlp), .batch = batch, .steps = 20,
-                       .max_dim = gc_mlp_input_dim (mlp) > 1024 ? gc_mlp_input_dim (mlp) : 1024 };
+    s_gemm_ctx_t g = { .layout = gc_model_layout (model), .batch = batch, .steps = 20,
+                       .max_dim = gc_model_input_dim (model) > 1024 ? gc_model_input_dim (model) : 1024 };
     size_t layers = g.layout->n_layers / 2 + 1;
     g.w = gc_falloc (n);
     g.dw = gc_falloc (n);
@@ -99,10 +99,9 @@ s_bench_batch (const gc_bench_opts_t *opts, gc_mlp_t *mlp, const gc_dataset_t *t
         fprintf (stderr, "gcbench train: out of memory\n");
         return 1;
     }
-    gc_mlp_init_params (mlp, t.params, 1);
-    gc_mlp_init_params (mlp, g.w, 1);
-    double weights = (double) gc_mlp_n_weights (mlp);
-    double flops_per_sample = 6.0 * weights - 2.0 * (double) gc_mlp_first_layer_weights (mlp);
+    gc_model_init_params (model, t.params, 1);
+    gc_model_init_params (model, g.w, 1);
+    double flops_per_sample = gc_model_train_flops (model);
     double flops = flops_per_sample * (double) batch * t.steps;
     //  Interleave the two measurements so both see the same machine load.
     double best_train = 1e300, best_gemm = 1e300;
@@ -117,7 +116,7 @@ s_bench_batch (const gc_bench_opts_t *opts, gc_mlp_t *mlp, const gc_dataset_t *t
     double gemm_gflops = flops / best_gemm * 1e-9;
     double train_gflops = flops / best_train * 1e-9;
     char name [64], extra [128];
-    snprintf (extra, sizeof extra, "\"model\":\"%s\",\"batch\":%zu,\"threads\":1", gc_mlp_spec (mlp), batch);
+    snprintf (extra, sizeof extra, "\"model\":\"%s\",\"batch\":%zu,\"threads\":1", gc_model_spec (model), batch);
     snprintf (name, sizeof name, "train_bs%zu_samples_per_s", batch);
     gc_bench_emit (opts, name, samples_per_s, "samples/s", extra);
     snprintf (name, sizeof name, "train_bs%zu_gflops", batch);
@@ -141,20 +140,20 @@ int
 gc_bench_train (const gc_bench_opts_t *opts)
 {
     openblas_set_num_threads (1);
-    gc_mlp_t *mlp = gc_mlp_new (GC_MLP_DEFAULT_SPEC, NULL);
+    gc_model_t *model = gc_model_new (GC_MODEL_DEFAULT_SPEC, NULL);
     gc_dataset_t train, test;
-    if (!mlp || gc_dataset_synthetic (1, 4096, 16, 784, 10, &train, &test, NULL)) {
+    if (!model || gc_dataset_synthetic (1, 4096, 16, 784, 10, &train, &test, NULL)) {
         fprintf (stderr, "gcbench train: setup failed\n");
         return 1;
     }
     double g32 = 0, g64 = 0;
-    int rc = s_bench_batch (opts, mlp, &train, 32, &g32);
-    rc |= s_bench_batch (opts, mlp, &train, 64, &g64);
+    int rc = s_bench_batch (opts, model, &train, 32, &g32);
+    rc |= s_bench_batch (opts, model, &train, 64, &g64);
     //  The headline sgemm rate: the better of the two shape sets.
     gc_bench_emit (opts, "sgemm_gflops", g32 > g64 ? g32 : g64, "GFLOP/s",
                    "\"what\":\"OpenBLAS sgemm on the training step's shapes, 1 thread\"");
     gc_dataset_free (&train);
     gc_dataset_free (&test);
-    gc_mlp_destroy (&mlp);
+    gc_model_destroy (&model);
     return rc;
 }

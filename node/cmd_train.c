@@ -7,7 +7,7 @@
 
 #include "gc_cli.h"
 #include "gc_dataset.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_mem.h"
 #include "gc_optim.h"
 #include "gc_parse.h"
@@ -38,7 +38,7 @@ s_help (void)
         "  --data DIR|synthetic  MNIST-format directory (IDX, plain or .gz), or the\n"
         "                        built-in synthetic task (default: %s,\n"
         "                        synthetic if that is absent, said on screen)\n"
-        "  --model SPEC          layer sizes, input-hidden...-classes (default %s)\n"
+        "  --model SPEC          KIND:ARGS, one of the model kinds below (default %s)\n"
         "  --epochs N            passes over the training set (default 10)\n"
         "  --batch N             minibatch size (default 64)\n"
         "  --lr X                base learning rate (default 0.03)\n"
@@ -51,8 +51,13 @@ s_help (void)
         "  --seed N              seed for initialisation and sampling (default 1)\n"
         "  --threads N           OpenBLAS threads (default 1)\n"
         "  --quiet               only the final line\n"
-        "  -h, --help            this text\n",
-        GC_DEFAULT_DATA_DIR, GC_MLP_DEFAULT_SPEC);
+        "  -h, --help            this text\n\nModel kinds:\n",
+        GC_DEFAULT_DATA_DIR, GC_MODEL_DEFAULT_SPEC);
+    size_t n;
+    const gc_model_ops_t *const *kinds = gc_model_kinds (&n);
+    for (size_t i = 0; i < n; i++)
+        printf ("  %-8s %s\n           e.g. --model %s\n", kinds [i]->kind, kinds [i]->help,
+                kinds [i]->example);
 }
 
 static int
@@ -108,7 +113,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
 }
 
 static int
-s_load_data (const s_opts_t *o, const gc_mlp_t *mlp, gc_dataset_t *train, gc_dataset_t *test)
+s_load_data (const s_opts_t *o, const gc_model_t *model, gc_dataset_t *train, gc_dataset_t *test)
 {
     gc_err_t err = { 0 };
     bool fell_back;
@@ -119,10 +124,10 @@ s_load_data (const s_opts_t *o, const gc_mlp_t *mlp, gc_dataset_t *train, gc_dat
                  "using the built-in synthetic task instead\n", GC_DEFAULT_DATA_DIR);
     if (o->train_samples > 0 && (size_t) o->train_samples < train->n)
         train->n = (size_t) o->train_samples;
-    if (train->dim != gc_mlp_input_dim (mlp) || train->n_classes > gc_mlp_n_classes (mlp)) {
+    if (train->dim != gc_model_input_dim (model) || train->n_classes > gc_model_n_classes (model)) {
         int rc = gc_cli_usage_error (S_CMD, "--model %s takes %zu features and %d classes, "
-                                     "the data has %zu and %d", gc_mlp_spec (mlp),
-                                     gc_mlp_input_dim (mlp), gc_mlp_n_classes (mlp),
+                                     "the data has %zu and %d", gc_model_spec (model),
+                                     gc_model_input_dim (model), gc_model_n_classes (model),
                                      train->dim, train->n_classes);
         gc_dataset_free (train);
         gc_dataset_free (test);
@@ -133,10 +138,10 @@ s_load_data (const s_opts_t *o, const gc_mlp_t *mlp, gc_dataset_t *train, gc_dat
 }
 
 static int
-s_train (const s_opts_t *o, gc_mlp_t *mlp, const gc_dataset_t *train, const gc_dataset_t *test)
+s_train (const s_opts_t *o, gc_model_t *model, const gc_dataset_t *train, const gc_dataset_t *test)
 {
     gc_err_t err = { 0 };
-    size_t n = gc_mlp_n_params (mlp);
+    size_t n = gc_model_n_params (model);
     float *params = gc_falloc (n);
     gc_optim_t *optim = gc_optim_new (&o->optim, n, &err);
     gc_sampler_t *sampler = gc_sampler_new (train, (size_t) o->batch, o->seed, &err);
@@ -145,7 +150,7 @@ s_train (const s_opts_t *o, gc_mlp_t *mlp, const gc_dataset_t *train, const gc_d
         rc = gc_cli_failure (S_CMD, "%s", err.msg [0] ? err.msg : "out of memory");
     double accuracy = 0, test_loss = 0;
     if (rc == GC_EXIT_OK) {
-        gc_mlp_init_params (mlp, params, o->seed);
+        gc_model_init_params (model, params, o->seed);
         size_t per_epoch = gc_sampler_batches_per_epoch (sampler);
         size_t batch = gc_sampler_batch (sampler);
         for (long epoch = 0; epoch < o->epochs; epoch++) {
@@ -157,10 +162,10 @@ s_train (const s_opts_t *o, gc_mlp_t *mlp, const gc_dataset_t *train, const gc_d
                 gc_sampler_next (sampler, &x, &y);
                 lr = gc_optim_lr_at (&o->optim, (double) epoch + (double) i / (double) per_epoch,
                                      (double) o->epochs);
-                loss += gc_optim_step (optim, mlp, params, x, y, batch, lr, NULL);
+                loss += gc_optim_step (optim, model, params, x, y, batch, lr, NULL);
             }
             double dt = gc_now_s () - t0;
-            gc_mlp_evaluate (mlp, params, test, &accuracy, &test_loss, NULL);
+            gc_model_evaluate (model, params, test, &accuracy, &test_loss, NULL);
             if (!o->quiet)
                 printf ("epoch %3ld/%ld  loss %.4f  test_loss %.4f  test_acc %.4f  "
                         "lr %.4g  %.0f samples/s\n", epoch + 1, o->epochs,
@@ -179,27 +184,27 @@ s_train (const s_opts_t *o, gc_mlp_t *mlp, const gc_dataset_t *train, const gc_d
 int
 gc_cmd_train (int argc, char **argv)
 {
-    s_opts_t o = { .model = GC_MLP_DEFAULT_SPEC, .epochs = 10, .batch = 64, .threads = 1, .seed = 1 };
+    s_opts_t o = { .model = GC_MODEL_DEFAULT_SPEC, .epochs = 10, .batch = 64, .threads = 1, .seed = 1 };
     gc_optim_config_defaults (&o.optim);
     int rc = s_parse (argc, argv, &o);
     if (rc)
         return rc < 0 ? GC_EXIT_OK : rc;
     gc_cli_set_blas_threads ((int) o.threads);
     gc_err_t err = { 0 };
-    gc_mlp_t *mlp = gc_mlp_new (o.model, &err);
-    if (!mlp)
+    gc_model_t *model = gc_model_new (o.model, &err);
+    if (!model)
         return gc_cli_usage_error (S_CMD, "--model: %s", err.msg);
     gc_dataset_t train, test;
-    rc = s_load_data (&o, mlp, &train, &test);
+    rc = s_load_data (&o, model, &train, &test);
     if (rc == 0) {
         if (!o.quiet)
             printf ("model %s (%zu parameters), %zu training and %zu test samples, batch %ld, "
-                    "%ld epochs\n", gc_mlp_spec (mlp), gc_mlp_n_params (mlp), train.n, test.n,
+                    "%ld epochs\n", gc_model_spec (model), gc_model_n_params (model), train.n, test.n,
                     o.batch, o.epochs);
-        rc = s_train (&o, mlp, &train, &test);
+        rc = s_train (&o, model, &train, &test);
         gc_dataset_free (&train);
         gc_dataset_free (&test);
     }
-    gc_mlp_destroy (&mlp);
+    gc_model_destroy (&model);
     return rc;
 }

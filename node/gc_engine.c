@@ -11,7 +11,7 @@
 #include "gc_compressor.h"
 #include "gc_ec.h"
 #include "gc_mem.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_rng.h"
 #include "gc_robust.h"
 #include "gc_sampler.h"
@@ -63,7 +63,7 @@ struct gc_engine_t {
     uint8_t            network_id [GC_WIRE_NETWORK_ID_SIZE];
     gc_wire_rx_t      *rx;
     //  learning
-    gc_mlp_t          *mlp;
+    gc_model_t        *model;
     gc_optim_t        *optim;
     gc_sampler_t      *sampler;
     size_t             n;
@@ -284,15 +284,12 @@ static int
 s_build_learning (gc_engine_t *self, gc_err_t *err)
 {
     const gc_engine_config_t *cfg = &self->cfg;
-    self->mlp = gc_mlp_new (cfg->model, err);
-    if (!self->mlp)
+    self->model = gc_model_new (cfg->model, err);
+    if (!self->model)
         return gc_err_prefix (err, "train/model: ");
-    if (cfg->train && (cfg->train->dim != gc_mlp_input_dim (self->mlp)
-                   ||  cfg->train->n_classes > gc_mlp_n_classes (self->mlp)))
-        return gc_err_set (err, 1, "model %s takes %zu features and %d classes, the data has %zu and %d",
-                           gc_mlp_spec (self->mlp), gc_mlp_input_dim (self->mlp),
-                           gc_mlp_n_classes (self->mlp), cfg->train->dim, cfg->train->n_classes);
-    self->n = gc_mlp_n_params (self->mlp);
+    if (cfg->train && gc_model_check_data (self->model, cfg->train, "the training data", err))
+        return -1;
+    self->n = gc_model_n_params (self->model);
     self->optim = gc_optim_new (&cfg->optim, self->n, err);
     if (!self->optim)
         return -1;
@@ -312,7 +309,7 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         if (!(*bufs [i] = gc_falloc (self->n)))
             return gc_err_set (err, 1, "engine: out of memory for the model");
-    gc_mlp_init_params (self->mlp, self->x, cfg->seed);
+    gc_model_init_params (self->model, self->x, cfg->seed);
     gc_vec_copy (self->prev, self->x, self->n);
     gc_vec_copy (self->pub, self->x, self->n);
     return 0;
@@ -322,7 +319,7 @@ static int
 s_build_gossip (gc_engine_t *self, gc_err_t *err)
 {
     const gc_engine_config_t *cfg = &self->cfg;
-    const gc_layout_t *layout = gc_mlp_layout (self->mlp);
+    const gc_layout_t *layout = gc_model_layout (self->model);
     uint64_t id_seed = gc_seed_derive (cfg->seed, 0xC0DE00 + cfg->self);
     self->comp = gc_compressor_new (cfg->compress, layout, id_seed, err);
     if (!self->comp)
@@ -447,7 +444,7 @@ gc_engine_destroy (gc_engine_t **self_p)
         gc_buf_free (&self->att_saved [i]);
     gc_sampler_destroy (&self->sampler);
     gc_optim_destroy (&self->optim);
-    gc_mlp_destroy (&self->mlp);
+    gc_model_destroy (&self->model);
     pthread_mutex_destroy (&self->arrive_lock);
     pthread_cond_destroy (&self->arrived);
     free (self);
@@ -543,7 +540,7 @@ gc_engine_start (gc_engine_t *self, int64_t now)
         return 0;
     //  HELLO payload: the announcing peer's model spec, so a mismatch is
     //  visible in the receiver's log (it is not used for decisions).
-    const char *spec = gc_mlp_spec (self->mlp);
+    const char *spec = gc_model_spec (self->model);
     return s_send (self, self->contact_peers, self->n_contacts, GC_MSG_HELLO, 0, 0,
                    (const uint8_t *) spec, strlen (spec), NULL);
 }
@@ -561,7 +558,7 @@ gc_engine_train (gc_engine_t *self)
         gc_sampler_next (self->sampler, &x, &y);
         double t = (double) self->round + (double) s / steps;
         double lr = gc_optim_lr_at (&self->cfg.optim, t, (double) self->cfg.rounds);
-        loss += gc_optim_step (self->optim, self->mlp, self->x, x, y,
+        loss += gc_optim_step (self->optim, self->model, self->x, x, y,
                                gc_sampler_batch (self->sampler), lr, NULL);
     }
     self->last_loss = loss / steps;
@@ -1257,7 +1254,7 @@ static int
 s_replica_apply (gc_engine_t *self, s_replica_t *r, const uint8_t *payload, size_t len,
                  bool keyframe, gc_err_t *err)
 {
-    const gc_layout_t *layout = gc_mlp_layout (self->mlp);
+    const gc_layout_t *layout = gc_model_layout (self->model);
     if (!self->states.find || (!keyframe && r->own)) {
         if (keyframe)
             gc_vec_zero (r->own, self->n);
@@ -1476,7 +1473,7 @@ gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss)
 {
     if (!self->cfg.test)
         return -1;
-    return gc_mlp_evaluate (self->mlp, self->x, self->cfg.test, accuracy, loss, NULL);
+    return gc_model_evaluate (self->model, self->x, self->cfg.test, accuracy, loss, NULL);
 }
 
 uint64_t gc_engine_round (const gc_engine_t *self) { return self->round; }
@@ -1486,7 +1483,7 @@ size_t gc_engine_n_params (const gc_engine_t *self) { return self->n; }
 size_t
 gc_engine_max_payload (const gc_engine_t *self)
 {
-    const gc_layout_t *layout = gc_mlp_layout (self->mlp);
+    const gc_layout_t *layout = gc_model_layout (self->model);
     return 4 * self->n + 64 * layout->n_layers + 4096;
 }
 
@@ -1565,7 +1562,7 @@ gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float 
 const char *
 gc_engine_model_spec (const gc_engine_t *self)
 {
-    return gc_mlp_spec (self->mlp);
+    return gc_model_spec (self->model);
 }
 
 //  ---------------------------------------------------------------------------

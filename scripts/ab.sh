@@ -35,20 +35,6 @@ shift $(($# < 4 ? 3 : 4))
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "ab.sh: RUNS '$runs' is not a positive count" >&2; exit 2; }
 scenario=$(realpath "$scenario")
 
-# gcsim at a revision: build-ab/<commit>/build/gcsim
-gcsim_at () {
-  local commit tree
-  commit=$(git rev-parse --verify --quiet "$1^{commit}") || { echo "ab.sh: '$1' is not a revision" >&2; exit 2; }
-  tree="$GC_ROOT/build-ab/$commit"
-  if [ ! -x "$tree/build/gcsim" ]; then
-    [ -d "$tree" ] || git worktree add --detach --quiet "$tree" "$commit"
-    gc_log "building gcsim at ${commit:0:7}"
-    cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-    cmake --build "$tree/build" -j"$(nproc)" --target gcsim -- --no-print-directory >/dev/null
-  fi
-  echo "$tree/build/gcsim"
-}
-
 gcsim_a=$(gcsim_at "$rev_a")
 gcsim_b=$(gcsim_at "$rev_b")
 out=$(mktemp -d)

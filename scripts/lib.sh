@@ -39,3 +39,19 @@ gc_build () {
   gc_log "building $dir"
   cmake --build "$GC_ROOT/$dir" -j"$(nproc)" -- --no-print-directory >/dev/null
 }
+
+# gcsim built at a revision (a git worktree in build-ab/<commit>, Release):
+# prints the binary's path. Used by scripts/ab.sh and scripts/same.sh.
+gcsim_at () {
+  local commit tree
+  commit=$(git rev-parse --verify --quiet "$1^{commit}") || { echo "$(basename "$0"): '$1' is not a revision" >&2; exit 2; }
+  tree="$GC_ROOT/build-ab/$commit"
+  if [ ! -x "$tree/build/gcsim" ]; then
+    [ -d "$tree" ] || git worktree add --detach --quiet "$tree" "$commit"
+    gc_log "building gcsim at ${commit:0:7}"
+    cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$tree/build" -j"$(nproc)" --target gcsim -- --no-print-directory >/dev/null
+  fi
+  echo "$tree/build/gcsim"
+}
+

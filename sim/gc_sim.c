@@ -13,7 +13,7 @@
 #include "gc_attack.h"
 #include "gc_cli.h"
 #include "gc_mem.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_partition.h"
 #include "gc_peerstat.h"
 #include "gc_sim_internal.h"
@@ -235,17 +235,17 @@ static int
 s_setup_peers (gc_sim_t *sim, gc_err_t *err)
 {
     const gc_config_t *cfg0 = sim->peers [0].cfg;
-    gc_mlp_t *mlp = gc_mlp_new (cfg0->model, err);
-    if (!mlp)
+    gc_model_t *model = gc_model_new (cfg0->model, err);
+    if (!model)
         return gc_err_prefix (err, "train/model: ");
-    sim->d = gc_mlp_n_params (mlp);
-    gc_mlp_destroy (&mlp);
+    sim->d = gc_model_n_params (model);
+    gc_model_destroy (&model);
     for (int c = 0; c < sim->threads; c++) {
         gc_sim_class_t *cl = &sim->classes [c];
         cl->update = gc_falloc (sim->d);
         cl->sent = gc_falloc (sim->d);
         cl->agg = gc_falloc (sim->d);
-        if (!(cl->eval_mlp = gc_mlp_new (cfg0->model, err)))
+        if (!(cl->eval_model = gc_model_new (cfg0->model, err)))
             return -1;
         cl->line_size = 1 << 20;
         cl->line = malloc (cl->line_size);
@@ -454,7 +454,7 @@ s_teardown (gc_sim_t *sim)
         gc_mem_free (cl->sent);
         gc_mem_free (cl->agg);
         free (cl->line);
-        gc_mlp_destroy (&cl->eval_mlp);
+        gc_model_destroy (&cl->eval_model);
         gc_trust_destroy (&cl->trust);
     }
     gc_sim_state_release (sim->initial);        /* after the engines and messages holding states */

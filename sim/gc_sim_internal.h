@@ -13,7 +13,7 @@
 #include "gc_engine.h"
 #include "gc_evq.h"
 #include "gc_key.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_rng.h"
 #include "gc_run.h"
 #include "gc_scenario.h"
@@ -142,7 +142,7 @@ typedef struct {
 typedef struct {
     float     *update, *sent, *agg;     /* engine scratch (gc_engine_set_scratch) */
     gc_trust_t *trust;                  /* keys are not thread-safe: one store per class */
-    gc_mlp_t  *eval_mlp;                /* evaluation workspace (500 rows) shared by the class */
+    gc_model_t *eval_model;              /* evaluation workspace (500 rows) shared by the class */
     char      *line;                    /* metrics line buffer */
     size_t     line_size;
     double     eval_s;                  /* wall time spent evaluating */

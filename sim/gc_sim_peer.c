@@ -152,8 +152,8 @@ s_evaluate (gc_sim_t *sim, gc_sim_peer_t *p, double *accuracy, double *loss)
     *loss = NAN;
     //  gc_engine_evaluate's computation on the class's model object: its
     //  evaluation workspace (some MB) exists once per thread, not per peer
-    gc_mlp_t *mlp = sim->classes [p->cls].eval_mlp;
-    if (gc_mlp_evaluate (mlp, gc_engine_params (p->engine), &sim->test, accuracy, loss, NULL))
+    gc_model_t *model = sim->classes [p->cls].eval_model;
+    if (gc_model_evaluate (model, gc_engine_params (p->engine), &sim->test, accuracy, loss, NULL))
         *accuracy = *loss = NAN;
     sim->classes [p->cls].eval_s += gc_now_s () - t0;
 }

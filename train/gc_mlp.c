@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gc_mem.h"
+#include "gc_model.h"
 #include "gc_parse.h"
 #include "gc_rng.h"
 
@@ -267,40 +268,69 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
     return loss / (double) batch;
 }
 
-int
-gc_mlp_evaluate (gc_mlp_t *self, const float *params, const gc_dataset_t *data,
-                 double *accuracy, double *loss, gc_err_t *err)
+/*  The MLP as a model kind (gc_model.h): "mlp:784-256-128-10", or the sizes
+    alone, which is how every MLP spec was written before models had kinds
+    (and how HELLO messages and checkpoints name it). */
+
+//  A spec that starts with a digit is meant as sizes: the MLP claims it, so
+//  that its parser names what is wrong with it ("size 2 ...").
+static bool
+s_claims (const char *spec)
 {
-    if (data->dim != self->dims [0])
-        return gc_err_set (err, 1, "model %s expects %zu features, the data has %zu",
-                           self->spec, self->dims [0], data->dim);
-    if (data->n_classes > gc_mlp_n_classes (self))
-        return gc_err_set (err, 1, "model %s has %d classes, the data has %d",
-                           self->spec, gc_mlp_n_classes (self), data->n_classes);
-    size_t classes = self->dims [self->n_layers];
-    size_t right = 0;
-    double total = 0;
-    const size_t chunk = 500;
-    for (size_t start = 0; start < data->n; start += chunk) {
-        size_t m = data->n - start < chunk ? data->n - start : chunk;
-        const float *logits = gc_mlp_forward (self, params, data->x + start * data->dim, m);
-        for (size_t r = 0; r < m; r++) {
-            const float *z = logits + r * classes;
-            size_t arg = 0;
-            for (size_t c = 1; c < classes; c++)
-                if (z [c] > z [arg])
-                    arg = c;
-            uint8_t label = data->y [start + r];
-            right += arg == label;
-            double sum = 0;
-            for (size_t c = 0; c < classes; c++)
-                sum += exp ((double) z [c] - z [arg]);
-            total += log (sum) - ((double) z [label] - z [arg]);
-        }
-    }
-    if (accuracy)
-        *accuracy = data->n ? (double) right / (double) data->n : 0;
-    if (loss)
-        *loss = data->n ? total / (double) data->n : 0;
-    return 0;
+    return *spec >= '0' && *spec <= '9';
 }
+
+static void *s_create (const char *args, gc_err_t *err) { return gc_mlp_new (args, err); }
+static void  s_destroy (void *impl) { gc_mlp_t *self = impl; gc_mlp_destroy (&self); }
+static const gc_layout_t *s_layout (const void *impl) { return gc_mlp_layout (impl); }
+static const char *s_spec (const void *impl) { return gc_mlp_spec (impl); }
+static int   s_n_classes (const void *impl) { return gc_mlp_n_classes (impl); }
+
+static gc_shape_t
+s_input (const void *impl)
+{
+    return (gc_shape_t) { .channels = gc_mlp_input_dim (impl), .height = 1, .width = 1 };
+}
+
+static double
+s_forward_flops (const void *impl)
+{
+    return 2.0 * (double) gc_mlp_n_weights (impl);
+}
+
+//  forward 2W, weight gradients 2W, input gradients 2W except the first layer's
+static double
+s_train_flops (const void *impl)
+{
+    return 6.0 * (double) gc_mlp_n_weights (impl) - 2.0 * (double) gc_mlp_first_layer_weights (impl);
+}
+
+static void
+s_init (const void *impl, float *params, uint64_t seed)
+{
+    gc_mlp_init_params (impl, params, seed);
+}
+
+static double
+s_loss_grad (void *impl, const float *params, const float *x, const uint8_t *y, size_t batch,
+             float *grad, float alpha, float beta, size_t *correct)
+{
+    return gc_mlp_loss_grad (impl, params, x, y, batch, grad, alpha, beta, correct);
+}
+
+static const float *
+s_forward (void *impl, const float *params, const float *x, size_t batch)
+{
+    return gc_mlp_forward (impl, params, x, batch);
+}
+
+const gc_model_ops_t gc_mlp_model = {
+    .kind = "mlp",
+    .help = "mlp:IN-H1-...-CLASSES: fully connected layers with ReLU between them; "
+            "the sizes alone (784-256-128-10) name an MLP too",
+    .example = "mlp:784-256-128-10",
+    .claims = s_claims, .create = s_create, .destroy = s_destroy, .layout = s_layout,
+    .spec = s_spec, .input = s_input, .n_classes = s_n_classes,
+    .forward_flops = s_forward_flops, .train_flops = s_train_flops, .init = s_init,
+    .loss_grad = s_loss_grad, .forward = s_forward,
+};

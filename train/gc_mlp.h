@@ -7,7 +7,10 @@
     same model evaluates a peer's own weights, a replica or an average.
 
     The model owns only workspace (activations for the largest batch seen), so
-    one gc_mlp_t belongs to one thread. Matrix products use OpenBLAS sgemm. */
+    one gc_mlp_t belongs to one thread. Matrix products use OpenBLAS sgemm.
+
+    Everything outside train/ uses it through the model seam (gc_model.h,
+    kind "mlp"); this header is for the MLP's own tests. */
 #ifndef GC_MLP_H
 #define GC_MLP_H
 
@@ -51,10 +54,5 @@ double gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
 
 /*  Logits (batch x classes) for x; the pointer is valid until the next call. */
 const float *gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batch);
-
-/*  Accuracy and mean loss over a dataset (forward only, in chunks). -1 if the
-    dataset's feature count or classes do not match the model. */
-int    gc_mlp_evaluate (gc_mlp_t *self, const float *params, const gc_dataset_t *data,
-                        double *accuracy, double *loss, gc_err_t *err);
 
 #endif

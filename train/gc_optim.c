@@ -137,7 +137,7 @@ s_normalise (gc_optim_t *self)
 }
 
 double
-gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
+gc_optim_step (gc_optim_t *self, gc_model_t *model, float *params, const float *x,
                const uint8_t *y, size_t batch, double lr, size_t *correct)
 {
     float mu = (float) self->cfg.momentum;
@@ -147,12 +147,12 @@ gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
         if (self->scale * mu < S_MIN_SCALE)
             s_normalise (self);
         self->scale *= mu;
-        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->velocity,
+        loss = gc_model_loss_grad (model, params, x, y, batch, self->velocity,
                                  1.0f / self->scale, 1.0f, correct);
         s_update_heavy_ball (params, self->velocity, self->n, decay, (float) lr * self->scale);
     }
     else {
-        loss = gc_mlp_loss_grad (mlp, params, x, y, batch, self->grad, 1.0f, 0.0f, correct);
+        loss = gc_model_loss_grad (model, params, x, y, batch, self->grad, 1.0f, 0.0f, correct);
         if (mu != 0.0f)
             s_update_nesterov (params, self->velocity, self->grad, self->n, decay, (float) lr, mu);
         else

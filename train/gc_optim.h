@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "gc_err.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 
 typedef enum {
     GC_LR_CONSTANT = 0,
@@ -54,7 +54,7 @@ typedef struct gc_optim_t gc_optim_t;
 gc_optim_t *gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err);
 void        gc_optim_destroy (gc_optim_t **self_p);
 /*  One minibatch step on params with learning rate lr; returns the mean loss. */
-double      gc_optim_step (gc_optim_t *self, gc_mlp_t *mlp, float *params, const float *x,
+double      gc_optim_step (gc_optim_t *self, gc_model_t *model, float *params, const float *x,
                            const uint8_t *y, size_t batch, double lr, size_t *correct);
 /*  The momentum buffer v (n_params floats), in true scale: checkpointed with
     the model, or written before resuming. Not a plain getter: it folds the

@@ -8,7 +8,7 @@
 
 #include "gc_dataset.h"
 #include "gc_mem.h"
-#include "gc_mlp.h"
+#include "gc_model.h"
 #include "gc_optim.h"
 #include "gc_sampler.h"
 
@@ -41,14 +41,14 @@ s_teardown (void **state)
 static double
 s_train (const gc_optim_config_t *cfg, uint64_t seed, int epochs, float **params_out)
 {
-    gc_mlp_t *mlp = gc_mlp_new (GC_MLP_DEFAULT_SPEC, NULL);
-    size_t n = gc_mlp_n_params (mlp);
+    gc_model_t *model = gc_model_new (GC_MODEL_DEFAULT_SPEC, NULL);
+    size_t n = gc_model_n_params (model);
     float *params = gc_falloc (n);
     gc_optim_t *optim = gc_optim_new (cfg, n, NULL);
     gc_sampler_t *sampler = gc_sampler_new (&s_data.train, 64, seed, NULL);
     assert_non_null (optim);
     assert_non_null (sampler);
-    gc_mlp_init_params (mlp, params, seed);
+    gc_model_init_params (model, params, seed);
     size_t per_epoch = gc_sampler_batches_per_epoch (sampler);
     size_t steps = per_epoch * (size_t) epochs;
     for (size_t s = 0; s < steps; s++) {
@@ -56,13 +56,13 @@ s_train (const gc_optim_config_t *cfg, uint64_t seed, int epochs, float **params
         const uint8_t *y;
         gc_sampler_next (sampler, &x, &y);
         double lr = gc_optim_lr_at (cfg, (double) s / (double) per_epoch, epochs);
-        gc_optim_step (optim, mlp, params, x, y, 64, lr, NULL);
+        gc_optim_step (optim, model, params, x, y, 64, lr, NULL);
     }
     double accuracy = 0;
-    assert_int_equal (gc_mlp_evaluate (mlp, params, &s_data.test, &accuracy, NULL, NULL), 0);
+    assert_int_equal (gc_model_evaluate (model, params, &s_data.test, &accuracy, NULL, NULL), 0);
     gc_sampler_destroy (&sampler);
     gc_optim_destroy (&optim);
-    gc_mlp_destroy (&mlp);
+    gc_model_destroy (&model);
     if (params_out)
         *params_out = params;
     else
@@ -89,9 +89,9 @@ test_same_seed_same_bytes (void **state)
     s_train (&cfg, 3, 1, &a);
     s_train (&cfg, 3, 1, &b);
     s_train (&cfg, 4, 1, &c);
-    gc_mlp_t *mlp = gc_mlp_new (GC_MLP_DEFAULT_SPEC, NULL);
-    size_t n = gc_mlp_n_params (mlp);
-    gc_mlp_destroy (&mlp);
+    gc_model_t *model = gc_model_new (GC_MODEL_DEFAULT_SPEC, NULL);
+    size_t n = gc_model_n_params (model);
+    gc_model_destroy (&model);
     assert_memory_equal (a, b, n * sizeof (float));
     assert_true (memcmp (a, c, n * sizeof (float)) != 0);
     gc_mem_free (a);

@@ -1,0 +1,162 @@
+/*  The model seam (gc_model.h): specs pick an implementation by kind or by
+    claim, every registered kind builds from its own example and behaves as
+    the interface promises, and evaluation counts what the logits say. */
+#include "gc_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_mem.h"
+#include "gc_model.h"
+
+static void
+test_spec_resolution (void **state)
+{
+    static const struct {
+        const char *spec;
+        const char *kind;       /* NULL: refused */
+        const char *canonical;  /* or the words the error must hold */
+    } cases [] = {
+        { "784-256-128-10",      "mlp", "784-256-128-10" },
+        { "mlp:784-256-128-10",  "mlp", "784-256-128-10" },
+        { "mlp:8-3",             "mlp", "8-3" },
+        { NULL,                  "mlp", GC_MODEL_DEFAULT_SPEC },
+        { "",                    "mlp", GC_MODEL_DEFAULT_SPEC },
+        { "resnet:99",           NULL,  "not a model of any known kind" },
+        { "mlp:",                NULL,  "model spec" },
+        { "mlp:8-x-3",           NULL,  "size 2" },
+        { "8-3-",                NULL,  "model spec" },
+        { "lenet",               NULL,  "mlp" },    /* the error lists the known kinds */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        gc_err_t err = { 0 };
+        gc_model_t *model = gc_model_new (cases [i].spec, &err);
+        if (cases [i].kind) {
+            assert_non_null (model);
+            assert_string_equal (gc_model_kind (model), cases [i].kind);
+            assert_string_equal (gc_model_spec (model), cases [i].canonical);
+        }
+        else {
+            assert_null (model);
+            assert_non_null (strstr (err.msg, cases [i].canonical));
+        }
+        gc_model_destroy (&model);
+        assert_null (model);
+    }
+    char longspec [GC_MODEL_SPEC_MAX + 8];
+    memset (longspec, '8', sizeof longspec - 1);
+    longspec [sizeof longspec - 1] = '\0';
+    gc_err_t err = { 0 };
+    assert_null (gc_model_new (longspec, &err));
+    assert_non_null (strstr (err.msg, "longer than"));
+}
+
+//  Every kind: builds from its example, its canonical spec builds the same
+//  layout, the same seed gives the same initial bytes, the loss of a batch
+//  is finite and positive, and loss_grad's alpha/beta contract holds.
+static void
+test_every_kind (void **state)
+{
+    size_t n_kinds;
+    const gc_model_ops_t *const *kinds = gc_model_kinds (&n_kinds);
+    assert_true (n_kinds >= 1);
+    for (size_t k = 0; k < n_kinds; k++) {
+        gc_err_t err = { 0 };
+        gc_model_t *model = gc_model_new (kinds [k]->example, &err);
+        assert_non_null (model);
+        assert_string_equal (gc_model_kind (model), kinds [k]->kind);
+        assert_non_null (kinds [k]->help);
+        gc_model_t *again = gc_model_new (gc_model_spec (model), &err);
+        assert_non_null (again);
+        assert_true (gc_layout_equal (gc_model_layout (model), gc_model_layout (again)));
+        size_t n = gc_model_n_params (model), dim = gc_model_input_dim (model);
+        assert_int_equal (n, gc_model_layout (model)->n_params);
+        assert_true (gc_model_forward_flops (model) > 0);
+        assert_true (gc_model_train_flops (model) > gc_model_forward_flops (model));
+        float *p = gc_falloc (n), *q = gc_falloc (n), *g = gc_falloc (n), *acc = gc_falloc (n);
+        gc_model_init_params (model, p, 42);
+        gc_model_init_params (again, q, 42);
+        assert_memory_equal (p, q, n * sizeof (float));
+        gc_model_init_params (again, q, 43);
+        assert_memory_not_equal (p, q, n * sizeof (float));
+        enum { B = 4 };
+        float *x = gc_falloc (B * dim);
+        uint8_t y [B];
+        for (size_t i = 0; i < B * dim; i++)
+            x [i] = (float) ((i * 7919) % 13) / 13.0f - 0.5f;
+        for (size_t i = 0; i < B; i++)
+            y [i] = (uint8_t) (i % (size_t) gc_model_n_classes (model));
+        double loss = gc_model_loss_grad (model, p, x, y, B, g, 1.0f, 0.0f, NULL);
+        assert_true (isfinite (loss) && loss > 0);
+        assert_true (fabs (gc_model_loss_grad (again, p, x, y, B, NULL, 1.0f, 0.0f, NULL) - loss) < 1e-12);
+        for (size_t i = 0; i < n; i++)
+            acc [i] = 1.0f;
+        gc_model_loss_grad (model, p, x, y, B, acc, 2.0f, 0.5f, NULL);
+        for (size_t i = 0; i < n; i++)
+            assert_true (fabsf (acc [i] - (0.5f + 2.0f * g [i])) <= 1e-5f * (1.0f + fabsf (g [i])));
+        gc_mem_free (p);
+        gc_mem_free (q);
+        gc_mem_free (g);
+        gc_mem_free (acc);
+        gc_mem_free (x);
+        gc_model_destroy (&again);
+        gc_model_destroy (&model);
+    }
+}
+
+//  evaluate = the argmax of forward against the labels; a dataset of the
+//  wrong width or with more classes than the model is refused by name.
+static void
+test_evaluate_and_check (void **state)
+{
+    gc_model_t *model = gc_model_new ("mlp:6-5-3", NULL);
+    assert_non_null (model);
+    size_t n = gc_model_n_params (model);
+    float *p = gc_falloc (n);
+    gc_model_init_params (model, p, 3);
+    enum { N = 1100 };      /* more than one chunk of 500 */
+    gc_dataset_t data = { .n = N, .dim = 6, .n_classes = 3 };
+    data.x = gc_falloc (N * 6);
+    data.y = malloc (N);
+    for (size_t i = 0; i < N * 6; i++)
+        data.x [i] = (float) ((i * 31) % 17) / 17.0f - 0.3f;
+    size_t right = 0;
+    for (size_t i = 0; i < N; i++) {
+        const float *z = gc_model_forward (model, p, data.x + i * 6, 1);
+        size_t arg = 0;
+        for (size_t c = 1; c < 3; c++)
+            if (z [c] > z [arg])
+                arg = c;
+        data.y [i] = (uint8_t) (i % 3);
+        right += arg == data.y [i];
+    }
+    double accuracy = -1, loss = -1;
+    assert_int_equal (gc_model_evaluate (model, p, &data, &accuracy, &loss, NULL), 0);
+    assert_true (fabs (accuracy - (double) right / N) < 1e-12);
+    assert_true (loss > 0 && isfinite (loss));
+
+    gc_err_t err = { 0 };
+    data.dim = 5;
+    assert_int_equal (gc_model_check_data (model, &data, "shard.npy", &err), -1);
+    assert_non_null (strstr (err.msg, "6-5-3"));
+    assert_non_null (strstr (err.msg, "shard.npy has 5"));
+    data.dim = 6;
+    data.n_classes = 4;
+    assert_int_equal (gc_model_evaluate (model, p, &data, &accuracy, NULL, &err), -1);
+    assert_non_null (strstr (err.msg, "3 classes"));
+    gc_dataset_free (&data);
+    gc_mem_free (p);
+    gc_model_destroy (&model);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_spec_resolution),
+        cmocka_unit_test (test_every_kind),
+        cmocka_unit_test (test_evaluate_and_check),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
