@@ -4,6 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined (__x86_64__) || defined (__i386__)
+#   include <cpuid.h>
+
+//  F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does
+//  not know it. It needs the same OS-saved YMM state as AVX2, checked there.
+static int
+s_has_f16c (void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid (1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 static const char *s_names [GC_CPU_N_LEVELS] = { "generic", "avx2", "avx512" };
 
 const char *
@@ -25,15 +38,15 @@ gc_cpu_level_t
 gc_cpu_detected (void)
 {
 #if defined (__x86_64__) || defined (__i386__)
-    //  libgcc's feature bits include the OS check (XGETBV): a feature the
-    //  kernel does not save across context switches reads as absent.
+    //  The compiler runtime's feature bits include the OS check (XGETBV): a
+    //  feature whose registers the kernel does not save reads as absent.
     __builtin_cpu_init ();
     if (__builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
      && __builtin_cpu_supports ("avx512dq") && __builtin_cpu_supports ("avx512vl")
-     && __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"))
+     && __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma") && s_has_f16c ())
         return GC_CPU_AVX512;
     if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-     && __builtin_cpu_supports ("f16c"))
+     && s_has_f16c ())
         return GC_CPU_AVX2;
 #endif
     return GC_CPU_GENERIC;

@@ -1,5 +1,6 @@
 /*  compress/ kernels, one copy per level (gc_klevel.h): top-k collection
-    and prefix histograms on |x| keys, the fp16 conversions. */
+    and prefix histograms on |x| keys, the fp16 conversions, the sign
+    method's bits and their decoding. */
 #include "gc_compress_kern.h"
 
 #include "gc_half.h"
@@ -207,9 +208,62 @@ s_half_decode (float *dst, const uint8_t *src, size_t n)
     return i;
 }
 
+static size_t
+s_sign_bits (uint8_t *bits, const float *x, size_t n)
+{
+    size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    const __m512 zero = _mm512_setzero_ps ();
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 m = _mm512_cmp_ps_mask (_mm512_loadu_ps (x + i), zero, _CMP_LT_OQ);
+        bits [i / 8] = (uint8_t) m;
+        bits [i / 8 + 1] = (uint8_t) (m >> 8);
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    const __m256 zero = _mm256_setzero_ps ();
+    for (; i + 8 <= n; i += 8)
+        bits [i / 8] = (uint8_t) _mm256_movemask_ps (_mm256_cmp_ps (_mm256_loadu_ps (x + i), zero, _CMP_LT_OQ));
+#else
+    (void) bits, (void) x, (void) n;
+#endif
+    return i;
+}
+
+static size_t
+s_sign_add (float *into, const uint8_t *bits, size_t i0, size_t i1, float scale)
+{
+    size_t i = i0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    for (; i < i1 && (i & 15); i++)
+        into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+    const __m512 pos = _mm512_set1_ps (scale), neg = _mm512_set1_ps (-scale);
+    for (; i + 16 <= i1; i += 16) {
+        __mmask16 m = (__mmask16) (bits [i / 8] | (unsigned) bits [i / 8 + 1] << 8);
+        __m512 v = _mm512_mask_blend_ps (m, pos, neg);
+        _mm512_storeu_ps (into + i, _mm512_add_ps (_mm512_loadu_ps (into + i), v));
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    for (; i < i1 && (i & 7); i++)
+        into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+    const __m256 pos = _mm256_set1_ps (scale), neg = _mm256_set1_ps (-scale);
+    const __m256i sel = _mm256_setr_epi32 (1, 2, 4, 8, 16, 32, 64, 128);
+    for (; i + 8 <= i1; i += 8) {
+        __m256i b = _mm256_and_si256 (_mm256_set1_epi32 (bits [i / 8]), sel);
+        __m256 m = _mm256_castsi256_ps (_mm256_cmpeq_epi32 (b, sel));
+        __m256 v = _mm256_blendv_ps (pos, neg, m);
+        _mm256_storeu_ps (into + i, _mm256_add_ps (_mm256_loadu_ps (into + i), v));
+    }
+#else
+    (void) into, (void) bits, (void) i1, (void) scale;
+#endif
+    return i;
+}
+
 const gc_compress_kern_t GC_KSYM (gc_compress_kern) = {
     .collect = s_collect,
     .hist_prefix = s_hist_prefix,
     .half_encode = s_half_encode,
-    .half_decode = s_half_decode
+    .half_decode = s_half_decode,
+    .sign_bits = s_sign_bits,
+    .sign_add = s_sign_add
 };

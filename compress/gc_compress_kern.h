@@ -1,7 +1,8 @@
 /*  The compress/ kernels compiled once per level (gc_compress_kern.c, see
     gc_klevel.h) and the table of the level in use. Every level gives the
-    same result bit for bit: selection is integer work on the keys, and
-    F16C's conversion rounds to nearest even like gc_half_from_float. */
+    same result bit for bit: selection and sign bits are integer work or
+    exact compares, the sign method adds one value per entry, and F16C's
+    conversion rounds to nearest even like gc_half_from_float. */
 #ifndef GC_COMPRESS_KERN_H
 #define GC_COMPRESS_KERN_H
 
@@ -33,6 +34,11 @@ typedef struct {
         leading entries done (the caller converts the rest). */
     size_t (*half_encode) (uint8_t *dst, const float *src, size_t n, float scale);
     size_t (*half_decode) (float *dst, const uint8_t *src, size_t n);
+    /*  The vector part of the sign method: bits[i/8] bit i%8 = x[i] < 0, and
+        into[i] += bit i ? -scale : scale from i0 on; the index reached (a
+        multiple of 8 for sign_bits; the caller finishes the rest). */
+    size_t (*sign_bits) (uint8_t *bits, const float *x, size_t n);
+    size_t (*sign_add) (float *into, const uint8_t *bits, size_t i0, size_t i1, float scale);
 } gc_compress_kern_t;
 
 extern const gc_compress_kern_t gc_compress_kern_generic;

@@ -1,6 +1,7 @@
 /*  compress/ kernel levels (generic, avx2, avx512) give the same bits: top-k
     and threshold selections (indices, values, count and the path taken) and
-    fp16 conversions, at every level this CPU has, against the generic level.
+    fp16 conversions, and whole payloads of the methods with vector kernels
+    with what they decode to, at every level this CPU has, against generic.
     Inputs cover the sampled pass, the radix paths (many ties) and lengths
     that are not multiples of any vector width. */
 #include "gc_test.h"
@@ -9,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_buf.h"
+#include "gc_compressor.h"
 #include "gc_cpu.h"
+#include "gc_layout.h"
 #include "gc_half.h"
 #include "gc_rng.h"
 #include "gc_select.h"
@@ -147,12 +151,61 @@ test_half_levels (void **state)
     free (dec_ref);
 }
 
+//  Whole payloads of the methods with vector kernels (top-k fp32 / fp16,
+//  threshold, sign) and what they decode to, byte for byte across levels.
+static void
+test_payload_levels (void **state)
+{
+    static const char *specs [] = { "topk:0.01", "topk:0.05:global:exact:fp16", "threshold:1.5",
+                                    "sign:bucket=1000", "sign" };
+    gc_layout_t layout;
+    gc_layout_init (&layout);
+    assert_int_equal (gc_layout_add_matrix (&layout, "w", 300, 501, NULL), 0);
+    assert_int_equal (gc_layout_add_vector (&layout, "b", 1003, NULL), 0);
+    size_t n = layout.n_params;
+    float *x = malloc (n * sizeof *x), *dec = malloc (n * sizeof *dec), *ref_dec = malloc (n * sizeof *dec);
+    s_fill (x, n, 0, 17);
+    gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
+    for (size_t sp = 0; sp < sizeof specs / sizeof specs [0]; sp++) {
+        gc_buf_t ref;
+        gc_buf_init (&ref);
+        for (int level = GC_CPU_GENERIC; level <= (int) top; level++) {
+            assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+            gc_compressor_t *comp = gc_compressor_new (specs [sp], &layout, 3, NULL);
+            assert_non_null (comp);
+            gc_buf_t out;
+            gc_buf_init (&out);
+            assert_int_equal (gc_compressor_compress (comp, x, 5, &out, NULL), 0);
+            float *into = level == GC_CPU_GENERIC ? ref_dec : dec;
+            for (size_t i = 0; i < n; i++)
+                into [i] = 0.25f;
+            assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, into, NULL), 0);
+            if (level == GC_CPU_GENERIC) {
+                ref = out;
+                out.data = NULL;
+            } else {
+                assert_int_equal (out.len, ref.len);
+                assert_memory_equal (out.data, ref.data, ref.len);
+                assert_memory_equal (dec, ref_dec, n * sizeof *dec);
+            }
+            gc_buf_free (&out);
+            gc_compressor_destroy (&comp);
+        }
+        gc_buf_free (&ref);
+    }
+    assert_int_equal (gc_cpu_set_level (start), 0);
+    free (x);
+    free (dec);
+    free (ref_dec);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_select_levels),
         cmocka_unit_test (test_half_levels),
+        cmocka_unit_test (test_payload_levels),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
