@@ -22,6 +22,19 @@
 
 #if GC_KLEVEL >= GC_KLEVEL_AVX2
 #   include <immintrin.h>
+#   include <stdint.h>
+#endif
+
+#if GC_KLEVEL == GC_KLEVEL_AVX2
+/*  The largest of the 8 unsigned lanes (AVX2 has no reduction instruction). */
+static inline uint32_t
+gc_kmax_epu32 (__m256i v)
+{
+    __m128i m = _mm_max_epu32 (_mm256_castsi256_si128 (v), _mm256_extracti128_si256 (v, 1));
+    m = _mm_max_epu32 (m, _mm_shuffle_epi32 (m, 0x4e));
+    m = _mm_max_epu32 (m, _mm_shuffle_epi32 (m, 0xb1));
+    return (uint32_t) _mm_cvtsi128_si32 (m);
+}
 #endif
 
 #endif

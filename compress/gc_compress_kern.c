@@ -29,16 +29,6 @@ s_collect_scalar (const float *restrict x, size_t i, size_t m, uint32_t lo,
 }
 
 #if GC_KLEVEL == GC_KLEVEL_AVX2
-static inline uint32_t
-s_reduce_max (__m256i v)
-{
-    uint32_t lane [8], big = 0;
-    _mm256_storeu_si256 ((__m256i *) lane, v);
-    for (int j = 0; j < 8; j++)
-        big = lane [j] > big ? lane [j] : big;
-    return big;
-}
-
 //  key >= lo as a lane mask: max (key, lo) == key (no unsigned compare).
 static inline uint32_t
 s_ge_mask (__m256i key, __m256i lov)
@@ -107,12 +97,37 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
                 c++;
             }
             if (c > cap) {
-                *maxkey = s_reduce_max (mx);
+                *maxkey = gc_kmax_epu32 (mx);
                 return c;
             }
         }
     }
-    *maxkey = s_reduce_max (mx);
+    *maxkey = gc_kmax_epu32 (mx);
+#else
+    //  Plain C: skip blocks of 32 with no hit after a test the compiler
+    //  vectorises (few entries pass the bound), collect the others.
+    uint32_t mk = 0;
+    for (; i + 32 <= m; i += 32) {
+        uint32_t hit = 0, bm = 0;
+        for (size_t j = 0; j < 32; j++) {
+            uint32_t k = gc_select_key (x [i + j]);
+            hit |= k >= lo;
+            bm = k > bm ? k : bm;
+        }
+        mk = bm > mk ? bm : mk;
+        if (hit) {
+            for (size_t j = 0; j < 32; j++) {
+                idx [c] = (uint32_t) (i + j);
+                val [c] = x [i + j];
+                c += gc_select_key (x [i + j]) >= lo;
+            }
+            if (c > cap) {
+                *maxkey = mk;
+                return c;
+            }
+        }
+    }
+    *maxkey = mk;
 #endif
     return s_collect_scalar (x, i, m, lo, idx, val, c, cap, maxkey);
 }

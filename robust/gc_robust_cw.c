@@ -4,10 +4,10 @@
 
     Three implementations of a network window, bit-identical (same network,
     same min/max operand order, same summation order, per lane):
-    - register kernels (AVX-512 and AVX2): for the common windows,
-      straight-line code generated at build time keeps the k vectors of 16
-      (8) coordinates in zmm (ymm) registers; AVX2 has 16 registers, so
-      there it covers k <= S_REG_MAX_AVX2 only;
+    - register kernels (AVX-512 and AVX2): for k <= GC_NET_REG_MAX and the
+      common windows, straight-line code generated at build time keeps the
+      k vectors of 16 coordinates in zmm registers (AVX2: two columns of 8
+      in ymm registers, partly spilled to L1);
     - tile interpreter: copies a block of GC_ROBUST_TB coordinates of the k
       inputs into a k x TB tile in L1 and runs the network row pair by row
       pair with vector min/max (AVX-512 or AVX2 levels);
@@ -172,11 +172,7 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
         s_col_##K##_##LO##_##HI (rows, 0, obuf, &bad); \
         memcpy (out + c, obuf, (d - c) * sizeof *out); \
     } \
-    uint32_t lane [8], big = 0; \
-    _mm256_storeu_si256 ((__m256i *) lane, bad); \
-    for (int j = 0; j < 8; j++) \
-        big = lane [j] > big ? lane [j] : big; \
-    *badp = big; \
+    *badp = s_vi_reduce (bad); \
 }
 
 #   pragma GCC diagnostic push
@@ -187,6 +183,107 @@ GC_NET_LIST (S_REG_DEFINE)
 //  16 ymm registers hold 2k values only for small k, yet up to k = 24 the
 //  spilling register kernels still beat the tile interpreter (k = 24
 //  median: 1.35x on an AMD EPYC, in L2); beyond, the tile runs.
+#   define S_REG_MAX 24
+#endif
+
+#if GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
+//  The generic level on x86-64: SSE2 is part of the baseline, so the same
+//  networks run in xmm registers, two columns of 4 side by side (as AVX2
+//  does with 8). Non-finite lanes are found by a signed compare of |x| (no
+//  unsigned max before SSE4.1) and reported as GC_ROBUST_NONFINITE_BITS.
+#   include <emmintrin.h>
+#   include "gc_robust_networks.h"
+#   define S_HAVE_REG 1
+
+#   define S_PASTE_(a, b) a##b
+#   define S_PASTE(a, b) S_PASTE_ (a, b)
+#   define S_BAD(x) _mm_cmpgt_epi32 (_mm_and_si128 (_mm_castps_si128 (x), absmask), finmax)
+#   define S_LOAD(i) \
+        __m128 v##i = _mm_loadu_ps (base [i] + off); \
+        bad = _mm_or_si128 (bad, S_BAD (v##i));
+#   define S_LOAD2(i) \
+        __m128 v##i = _mm_loadu_ps (base [i] + off), w##i = _mm_loadu_ps (base [i] + off + 4); \
+        bad = _mm_or_si128 (bad, _mm_or_si128 (S_BAD (v##i), S_BAD (w##i)));
+#   define S_CE(a, b) { __m128 t_ = v##a; v##a = _mm_min_ps (t_, v##b); v##b = _mm_max_ps (t_, v##b); }
+#   define S_MN(a, b) v##a = _mm_min_ps (v##a, v##b);
+#   define S_MX(a, b) v##b = _mm_max_ps (v##a, v##b);
+#   define S_CE2(a, b) S_CE (a, b) { __m128 u_ = w##a; w##a = _mm_min_ps (u_, w##b); w##b = _mm_max_ps (u_, w##b); }
+#   define S_MN2(a, b) S_MN (a, b) w##a = _mm_min_ps (w##a, w##b);
+#   define S_MX2(a, b) S_MX (a, b) w##b = _mm_max_ps (w##a, w##b);
+#   define S_LO2(v) _mm_cvtps_pd (v)
+#   define S_HI2(v) _mm_cvtps_pd (_mm_movehl_ps (v, v))
+#   define S_FIRST(i) s0 = S_LO2 (v##i); s1 = S_HI2 (v##i);
+#   define S_NEXT(i) s0 = _mm_add_pd (s0, S_LO2 (v##i)); s1 = _mm_add_pd (s1, S_HI2 (v##i));
+#   define S_FIRST2(i) S_FIRST (i) s2 = S_LO2 (w##i); s3 = S_HI2 (w##i);
+#   define S_NEXT2(i) S_NEXT (i) s2 = _mm_add_pd (s2, S_LO2 (w##i)); s3 = _mm_add_pd (s3, S_HI2 (w##i));
+#   define S_MEAN4(a, b) \
+        _mm_movelh_ps (_mm_cvtpd_ps (_mm_mul_pd (a, inv)), _mm_cvtpd_ps (_mm_mul_pd (b, inv)))
+
+#   define S_REG_DEFINE(K, LO, HI) \
+static inline __attribute__ ((always_inline)) void \
+s_col2_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, __m128i *badp) \
+{ \
+    const __m128i absmask = _mm_set1_epi32 (0x7fffffff), finmax = _mm_set1_epi32 (0x7f7fffff); \
+    __m128i bad = *badp; \
+    GC_NET_K##K##_##LO##_##HI (S_LOAD2, S_CE2, S_MN2, S_MX2) \
+    if ((LO) == (HI)) { \
+        _mm_storeu_ps (dst, S_PASTE (v, LO)); \
+        _mm_storeu_ps (dst + 4, S_PASTE (w, LO)); \
+    } else { \
+        const __m128d inv = _mm_set1_pd (1.0 / (double) ((HI) - (LO) + 1)); \
+        __m128d s0, s1, s2, s3; \
+        GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST2, S_NEXT2) \
+        _mm_storeu_ps (dst, S_MEAN4 (s0, s1)); \
+        _mm_storeu_ps (dst + 4, S_MEAN4 (s2, s3)); \
+    } \
+    *badp = bad; \
+} \
+static inline __attribute__ ((always_inline)) void \
+s_col_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, __m128i *badp) \
+{ \
+    const __m128i absmask = _mm_set1_epi32 (0x7fffffff), finmax = _mm_set1_epi32 (0x7f7fffff); \
+    __m128i bad = *badp; \
+    GC_NET_K##K##_##LO##_##HI (S_LOAD, S_CE, S_MN, S_MX) \
+    if ((LO) == (HI)) \
+        _mm_storeu_ps (dst, S_PASTE (v, LO)); \
+    else { \
+        const __m128d inv = _mm_set1_pd (1.0 / (double) ((HI) - (LO) + 1)); \
+        __m128d s0, s1; \
+        GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST, S_NEXT) \
+        _mm_storeu_ps (dst, S_MEAN4 (s0, s1)); \
+    } \
+    *badp = bad; \
+} \
+static void \
+s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t *badp) \
+{ \
+    __m128i bad = _mm_setzero_si128 (); \
+    size_t c = 0; \
+    for (; c + 8 <= d; c += 8) \
+        s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
+    if (c + 4 <= d) { \
+        s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
+        c += 4; \
+    } \
+    if (c < d) { \
+        float pad [(K) * 4], obuf [4]; \
+        const float *rows [K]; \
+        memset (pad, 0, sizeof pad); \
+        for (size_t i = 0; i < (K); i++) { \
+            memcpy (pad + i * 4, in [i] + c, (d - c) * sizeof *pad); \
+            rows [i] = pad + i * 4; \
+        } \
+        s_col_##K##_##LO##_##HI (rows, 0, obuf, &bad); \
+        memcpy (out + c, obuf, (d - c) * sizeof *out); \
+    } \
+    *badp = _mm_movemask_epi8 (bad) ? GC_ROBUST_NONFINITE_BITS : 0; \
+}
+
+#   pragma GCC diagnostic push
+#   pragma GCC diagnostic ignored "-Wunused-variable"
+GC_NET_LIST (S_REG_DEFINE)
+#   pragma GCC diagnostic pop
+
 #   define S_REG_MAX 24
 #endif
 
@@ -309,6 +406,17 @@ s_tile_net_simd (float *tile, const gc_robust_net_t *net)
 }
 #endif
 
+//  Copy a block into the tile by the level's loader (or the portable one).
+static uint32_t
+s_tile_load (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, size_t n)
+{
+#ifdef S_W
+    if (!ws->portable)
+        return s_tile_load_simd (ws->tile, in, k, c0, n);
+#endif
+    return s_tile_load_portable (ws->tile, in, k, c0, n);
+}
+
 //  Mean of rows lo..hi, summed in double in row order (as the register
 //  kernels do), for the first n lanes.
 static void
@@ -367,7 +475,7 @@ s_tile_block (gc_robust_ws_t *ws, const gc_robust_net_t *net, const float *const
 
 static int
 s_k_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-                     size_t lo, size_t hi, float *out)
+               size_t lo, size_t hi, float *out)
 {
 #ifdef S_HAVE_REG
     s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (k, lo, hi);
@@ -452,7 +560,7 @@ s_closest_block (float *tile, size_t k, size_t beta, double *restrict acc,
 
 static int
 s_k_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-                      size_t beta, float *out)
+                size_t beta, float *out)
 {
     if (gc_robust_ws_reserve_tile (ws, k + 2))
         return -1;
@@ -584,14 +692,7 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
         size_t n = d - c0 < TB ? d - c0 : TB;
         //  Each input block is read from memory once, into the tile, and
         //  widened to double once (and multiplied once, with premul).
-        uint32_t big;
-#ifdef S_W
-        if (!ws->portable)
-            big = s_tile_load_simd (ws->tile, in, k, c0, n);
-        else
-#endif
-            big = s_tile_load_portable (ws->tile, in, k, c0, n);
-        if (big >= GC_ROBUST_NONFINITE_BITS)
+        if (s_tile_load (ws, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
             return 1;
         if (premul)
             for (size_t j = 0; j < k; j++) {
@@ -626,7 +727,7 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 
 static int
 s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
-                   size_t k, size_t d, float *out)
+             size_t k, size_t d, float *out)
 {
     double *acc = ws->acc;
     uint32_t big = 0;
@@ -659,14 +760,7 @@ s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
 static int
 s_dtile_block (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, size_t n)
 {
-    uint32_t big;
-#ifdef S_W
-    if (!ws->portable)
-        big = s_tile_load_simd (ws->tile, in, k, c0, n);
-    else
-#endif
-        big = s_tile_load_portable (ws->tile, in, k, c0, n);
-    if (big >= GC_ROBUST_NONFINITE_BITS)
+    if (s_tile_load (ws, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
         return 1;
     for (size_t i = 0; i < k * TB; i++)
         ws->dtile [i] = ws->tile [i];
@@ -829,7 +923,7 @@ s_step_direct (const float *const *in, size_t c0, const double *m, size_t k,
 //  kernel (register accumulators); both forms are exact to double rounding.
 static int
 s_k_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
-                size_t k, size_t d, const float *centre, float *out, double *d2)
+          size_t k, size_t d, const float *centre, float *out, double *d2)
 {
     if (gc_robust_ws_reserve_tile (ws, k + 1) || gc_robust_ws_reserve_dtile (ws, k + 2))
         return -1;
@@ -872,7 +966,7 @@ s_k_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
 
 static int
 s_k_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-                   const float *z, double *d2)
+             const float *z, double *d2)
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k + 1))
         return -1;

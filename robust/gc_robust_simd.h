@@ -76,15 +76,7 @@ typedef __m256d s_vd;
 #   define s_vd_store_ps(p, v) _mm_storeu_ps (p, _mm256_cvtpd_ps (v))
 #   define s_vd_lo(v)         _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
 #   define s_vd_hi(v)         _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
-static inline uint32_t
-s_vi_reduce (__m256i acc)
-{
-    uint32_t lane [8], big = 0;
-    _mm256_storeu_si256 ((__m256i *) lane, acc);
-    for (int i = 0; i < 8; i++)
-        big = lane [i] > big ? lane [i] : big;
-    return big;
-}
+#   define s_vi_reduce(acc)   gc_kmax_epu32 (acc)
 #endif
 
 #endif
