@@ -773,6 +773,7 @@ s_dtile_block (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, 
 //  folds them as the AVX-512 reduction does (lanes l and l + 8, then l + 4,
 //  then l + 2, then the last two), at every level: the same bits from each.
 //  A partial block, and the portable path, sum in coordinate order.
+#if GC_KLEVEL == GC_KLEVEL_GENERIC
 static inline double
 s_fold16 (const double *lane)
 {
@@ -783,6 +784,7 @@ s_fold16 (const double *lane)
         u [i] = t [i + 4] + t [i];
     return (u [2] + u [0]) + (u [3] + u [1]);
 }
+#endif
 
 #if GC_KLEVEL == GC_KLEVEL_AVX2
 //  The 16 lanes as four ymm (q0 = lanes 0..3, ..., q3 = lanes 12..15), folded.
