@@ -92,7 +92,8 @@ s_bench_cold (const gc_bench_opts_t *opts, const float *const *in, size_t k, siz
               float *out)
 {
     static const char *specs [][2] = { { "mean", "mean" }, { "cwmed", "cwmed" },
-                                       { "cwtm:1", "cwtm1" }, { "krum:1", "krum1" } };
+                                       { "cwtm:1", "cwtm1" }, { "krum:1", "krum1" },
+                                       { "nnm+cwtm:1", "nnm_cwtm1" } };
     size_t n_flush = (size_t) 1 << 28;          /* 1 GiB of floats */
     float *flush = gc_falloc (n_flush);
     if (!flush) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gc_cpu.h"
 #include "gc_mem.h"
 #include "gc_time.h"
 
@@ -18,9 +19,12 @@ void
 gc_bench_emit (const gc_bench_opts_t *opts, const char *name, double value,
                const char *unit, const char *extra_json)
 {
+    //  Every line names the kernel level it ran (gc_cpu.h): figures from
+    //  different levels must not be mixed up.
     if (opts->json)
-        printf ("{\"name\":\"%s\",\"value\":%.6g,\"unit\":\"%s\"%s%s}\n",
-                name, value, unit, extra_json ? "," : "", extra_json ? extra_json : "");
+        printf ("{\"name\":\"%s\",\"value\":%.6g,\"unit\":\"%s\",\"cpu\":\"%s\"%s%s}\n",
+                name, value, unit, gc_cpu_name (gc_cpu_level ()),
+                extra_json ? "," : "", extra_json ? extra_json : "");
     else
         printf ("%-44s %14.4f %s\n", name, value, unit);
     fflush (stdout);

@@ -2,7 +2,7 @@
 
     gcbench SUITE [--json] [--quick] [--min-time S]
     Each figure is one line; with --json one JSON object per line with at least
-    name, value and unit. */
+    name, value, unit and cpu (the kernel level, gc_cpu.h; GC_CPU forces one). */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gc_bench.h"
+#include "gc_cpu.h"
 #include "gc_parse.h"
 
 //  One line per suite; each lives in bench_<suite>.c.
@@ -41,7 +42,8 @@ s_usage (FILE *out)
         "  --json           one JSON object per line: name, value, unit, ...\n"
         "  --quick          smaller sizes and fewer repetitions (smoke test)\n"
         "  --min-time S     seconds each measurement runs at least (default 0.5)\n"
-        "  -h, --help       this text\n\nsuites:\n");
+        "  -h, --help       this text\n\n"
+        "GC_CPU=generic|avx2|avx512 in the environment forces a kernel level.\n\nsuites:\n");
     for (size_t i = 0; i < S_NSUITES; i++)
         fprintf (out, "  %-10s %s\n", s_suites [i].name, s_suites [i].what);
 }
@@ -91,6 +93,8 @@ main (int argc, char **argv)
         return 2;
     }
     int rc = 0, found = 0;
+    fprintf (stderr, "gcbench: kernels %s (this CPU: %s)\n", gc_cpu_name (gc_cpu_level ()),
+             gc_cpu_name (gc_cpu_detected ()));
     for (size_t i = 0; i < S_NSUITES; i++)
         if (!strcmp (suite, "all") || !strcmp (suite, s_suites [i].name)) {
             found = 1;

@@ -1,5 +1,6 @@
 /*  Shared internals of compress/: the SIMD switch the tests flip to exercise
-    the scalar fallbacks, and the compressor object's layout. */
+    the scalar fallbacks (the vector kernels themselves are per level, in
+    gc_compress_kern.c), and the compressor object's layout. */
 #ifndef GC_COMPRESS_INTERNAL_H
 #define GC_COMPRESS_INTERNAL_H
 
@@ -14,12 +15,6 @@
 
 /*  When false, every kernel takes its portable scalar path. Default true. */
 extern bool gc_compress_simd;
-
-#if defined (__AVX512F__) && defined (__AVX512BW__) && defined (__AVX512VL__)
-#   define GC_HAVE_AVX512 1
-#else
-#   define GC_HAVE_AVX512 0
-#endif
 
 #if defined (__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #   define GC_LITTLE_ENDIAN 1

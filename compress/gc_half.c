@@ -3,11 +3,8 @@
 #include <string.h>
 
 #include "gc_compress_internal.h"
+#include "gc_compress_kern.h"
 #include "gc_payload.h"
-
-#if GC_HAVE_AVX512 || defined (__F16C__)
-#   include <immintrin.h>
-#endif
 
 static inline uint32_t
 s_bits (float x)
@@ -84,50 +81,14 @@ s_encode_scalar (uint8_t *dst, const float *src, size_t n, float scale)
 void
 gc_half_encode (uint8_t *dst, const float *src, size_t n, float scale)
 {
-    size_t i = 0;
-#if GC_HAVE_AVX512
-    if (gc_compress_simd) {
-        const __m512 s = _mm512_set1_ps (scale);
-        const __m512 hi = _mm512_set1_ps (GC_HALF_MAX), lo = _mm512_set1_ps (-GC_HALF_MAX);
-        for (; i + 16 <= n; i += 16) {
-            __m512 v = _mm512_mul_ps (_mm512_loadu_ps (src + i), s);
-            v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
-            __m256i h = _mm512_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            _mm256_storeu_si256 ((__m256i *) (dst + 2 * i), h);
-        }
-    }
-#elif defined (__F16C__)
-    if (gc_compress_simd) {
-        const __m256 s = _mm256_set1_ps (scale);
-        const __m256 hi = _mm256_set1_ps (GC_HALF_MAX), lo = _mm256_set1_ps (-GC_HALF_MAX);
-        for (; i + 8 <= n; i += 8) {
-            __m256 v = _mm256_mul_ps (_mm256_loadu_ps (src + i), s);
-            v = _mm256_min_ps (_mm256_max_ps (v, lo), hi);
-            __m128i h = _mm256_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            _mm_storeu_si128 ((__m128i *) (dst + 2 * i), h);
-        }
-    }
-#endif
+    size_t i = gc_compress_kern ()->half_encode (dst, src, n, scale);
     s_encode_scalar (dst + 2 * i, src + i, n - i, scale);
 }
 
 void
 gc_half_decode (float *dst, const uint8_t *src, size_t n)
 {
-    size_t i = 0;
-#if GC_HAVE_AVX512
-    if (gc_compress_simd)
-        for (; i + 16 <= n; i += 16) {
-            __m256i h = _mm256_loadu_si256 ((const __m256i *) (src + 2 * i));
-            _mm512_storeu_ps (dst + i, _mm512_cvtph_ps (h));
-        }
-#elif defined (__F16C__)
-    if (gc_compress_simd)
-        for (; i + 8 <= n; i += 8) {
-            __m128i h = _mm_loadu_si128 ((const __m128i *) (src + 2 * i));
-            _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (h));
-        }
-#endif
+    size_t i = gc_compress_kern ()->half_decode (dst, src, n);
     for (; i < n; i++)
         dst [i] = gc_half_to_float (gc_get_u16 (src + 2 * i));
 }

@@ -11,12 +11,10 @@
 
 #include "gc_compress_internal.h"
 #include "gc_compress_method.h"
+#include "gc_compress_kern.h"
 #include "gc_half.h"
 #include "gc_payload.h"
 
-#if GC_HAVE_AVX512
-#   include <immintrin.h>
-#endif
 
 typedef struct {
     size_t          layer;
@@ -647,19 +645,7 @@ s_apply_qsgd (const s_section_t *s, float *restrict into, float alpha)
 static void
 s_sign_add (float *restrict into, const uint8_t *bits, size_t i0, size_t i1, float scale)
 {
-    size_t i = i0;
-#if GC_HAVE_AVX512
-    if (gc_compress_simd) {
-        for (; i < i1 && (i & 15); i++)
-            into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
-        const __m512 pos = _mm512_set1_ps (scale), neg = _mm512_set1_ps (-scale);
-        for (; i + 16 <= i1; i += 16) {
-            __mmask16 m = (__mmask16) gc_get_u16 (bits + i / 8);
-            __m512 v = _mm512_mask_blend_ps (m, pos, neg);
-            _mm512_storeu_ps (into + i, _mm512_add_ps (_mm512_loadu_ps (into + i), v));
-        }
-    }
-#endif
+    size_t i = gc_compress_kern ()->sign_add (into, bits, i0, i1, scale);
     for (; i < i1; i++)
         into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
 }

@@ -5,12 +5,9 @@
 #include <string.h>
 
 #include "gc_compress_internal.h"
+#include "gc_compress_kern.h"
 #include "gc_rng.h"
 #include "gc_vec.h"
-
-#if GC_HAVE_AVX512
-#   include <immintrin.h>
-#endif
 
 #define S_KEY_INF   0x7f800000u     /* keys at or above are Inf / NaN */
 #define S_SLACK     32              /* SIMD stores may write 32 past the count */
@@ -20,13 +17,7 @@
 static const int      s_shift [3] = { 20, 9, 0 };
 static const uint32_t s_wmask [3] = { 0x7ff, 0x7ff, 0x1ff };
 
-static inline uint32_t
-s_key (float v)
-{
-    uint32_t u;
-    memcpy (&u, &v, 4);
-    return u & 0x7fffffffu;
-}
+#define s_key gc_select_key
 
 gc_select_t *
 gc_select_new (void)
@@ -124,31 +115,7 @@ s_histogram (const float *restrict v, size_t m, int lv, uint32_t prefix, uint32_
         return maxkey;
     }
     memset (hist, 0, S_BINS * sizeof *hist);
-    int shift = s_shift [lv];
-    uint32_t wm = s_wmask [lv];
-    size_t i = 0;
-#if GC_HAVE_AVX512
-    //  Few entries match the prefix: test 16 at a time, count the hits.
-    if (gc_compress_simd) {
-        const __m512i absmask = _mm512_set1_epi32 (0x7fffffff);
-        const __m512i pm = _mm512_set1_epi32 ((int) mask), pp = _mm512_set1_epi32 ((int) prefix);
-        uint32_t lanes [16];
-        for (; i + 16 <= m; i += 16) {
-            __m512i k = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (v + i)), absmask);
-            __mmask16 hit = _mm512_cmpeq_epi32_mask (_mm512_and_si512 (k, pm), pp);
-            if (hit) {
-                _mm512_storeu_si512 ((void *) lanes, k);
-                for (; hit; hit &= (__mmask16) (hit - 1))
-                    hist [(lanes [__builtin_ctz (hit)] >> shift) & wm]++;
-            }
-        }
-    }
-#endif
-    for (; i < m; i++) {
-        uint32_t k = s_key (v [i]);
-        if ((k & mask) == prefix)
-            hist [(k >> shift) & wm]++;
-    }
+    gc_compress_kern ()->hist_prefix (v, m, prefix, mask, s_shift [lv], s_wmask [lv], hist);
     return maxkey;
 }
 
@@ -202,69 +169,13 @@ s_trim (uint32_t *idx, float *val, size_t n, uint32_t t, size_t above, size_t k)
     return o;
 }
 
-//  Collect i, x[i] for every key(x[i]) >= lo, in order. Stops as soon as
-//  more than cap were found (returns a count > cap); idx/val hold cap + 16.
-static size_t
-s_collect_scalar (const float *restrict x, size_t i, size_t m, uint32_t lo,
-                  uint32_t *restrict idx, float *restrict val, size_t c, size_t cap,
-                  uint32_t *maxkey)
-{
-    uint32_t mk = *maxkey;
-    while (i < m) {
-        size_t end = i + 16 < m ? i + 16 : m;
-        for (; i < end; i++) {
-            uint32_t k = s_key (x [i]);
-            mk = k > mk ? k : mk;
-            idx [c] = (uint32_t) i;
-            val [c] = x [i];
-            c += k >= lo;
-        }
-        if (c > cap)
-            break;
-    }
-    *maxkey = mk;
-    return c;
-}
-
+//  Collect i, x[i] for every key(x[i]) >= lo, in order (gc_compress_kern.h);
+//  idx/val hold cap + S_SLACK.
 static size_t
 s_collect (const float *restrict x, size_t m, uint32_t lo,
            uint32_t *restrict idx, float *restrict val, size_t cap, uint32_t *maxkey)
 {
-    size_t i = 0, c = 0;
-    *maxkey = 0;
-#if GC_HAVE_AVX512
-    if (gc_compress_simd) {
-        const __m512i absmask = _mm512_set1_epi32 (0x7fffffff);
-        const __m512i lov = _mm512_set1_epi32 ((int) lo);
-        const __m512i step = _mm512_set1_epi32 (16), step2 = _mm512_set1_epi32 (32);
-        __m512i vi = _mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        __m512i mx = _mm512_setzero_si512 ();
-        //  Two vectors per step: one branch per 32 entries.
-        for (; i + 32 <= m; i += 32) {
-            __m512i v0 = _mm512_loadu_si512 ((const void *) (x + i));
-            __m512i v1 = _mm512_loadu_si512 ((const void *) (x + i + 16));
-            __m512i k0 = _mm512_and_si512 (v0, absmask), k1 = _mm512_and_si512 (v1, absmask);
-            mx = _mm512_max_epu32 (mx, _mm512_max_epu32 (k0, k1));
-            __mmask16 m0 = _mm512_cmpge_epu32_mask (k0, lov), m1 = _mm512_cmpge_epu32_mask (k1, lov);
-            if (m0 | m1) {
-                _mm512_storeu_si512 ((void *) (idx + c), _mm512_maskz_compress_epi32 (m0, vi));
-                _mm512_storeu_si512 ((void *) (val + c), _mm512_maskz_compress_epi32 (m0, v0));
-                c += (size_t) __builtin_popcount (m0);
-                __m512i vi1 = _mm512_add_epi32 (vi, step);
-                _mm512_storeu_si512 ((void *) (idx + c), _mm512_maskz_compress_epi32 (m1, vi1));
-                _mm512_storeu_si512 ((void *) (val + c), _mm512_maskz_compress_epi32 (m1, v1));
-                c += (size_t) __builtin_popcount (m1);
-                if (c > cap) {
-                    *maxkey = _mm512_reduce_max_epu32 (mx);
-                    return c;
-                }
-            }
-            vi = _mm512_add_epi32 (vi, step2);
-        }
-        *maxkey = _mm512_reduce_max_epu32 (mx);
-    }
-#endif
-    return s_collect_scalar (x, i, m, lo, idx, val, c, cap, maxkey);
+    return gc_compress_kern ()->collect (x, m, lo, idx, val, cap, maxkey);
 }
 
 static size_t

@@ -4,13 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gc_compress_kern.h"
 #include "gc_compress_method.h"
 #include "gc_payload.h"
 #include "gc_rng.h"
-
-#if GC_HAVE_AVX512
-#   include <immintrin.h>
-#endif
 
 //  Sums in eight double lanes: vectorises, cannot overflow for finite input.
 static double
@@ -33,16 +30,7 @@ s_sum_abs (const float *restrict x, size_t n)
 static void
 s_sign_bits (uint8_t *restrict bits, const float *restrict x, size_t n)
 {
-    size_t i = 0;
-#if GC_HAVE_AVX512
-    if (gc_compress_simd) {
-        const __m512 zero = _mm512_setzero_ps ();
-        for (; i + 16 <= n; i += 16) {
-            __mmask16 m = _mm512_cmp_ps_mask (_mm512_loadu_ps (x + i), zero, _CMP_LT_OQ);
-            gc_put_u16 (bits + i / 8, (uint16_t) m);
-        }
-    }
-#endif
+    size_t i = gc_compress_kern ()->sign_bits (bits, x, n);   /* the level's vector part */
     for (; i + 8 <= n; i += 8) {
         unsigned byte = 0;
         for (unsigned t = 0; t < 8; t++)

@@ -12,6 +12,7 @@
 #include "gc_checkpoint.h"
 #include "gc_cli.h"
 #include "gc_config.h"
+#include "gc_cpu.h"
 #include "gc_dataset.h"
 #include "gc_engine.h"
 #include "gc_key.h"
@@ -565,6 +566,7 @@ gc_cmd_run (int argc, char **argv)
         p.progress = !strcmp (p.cfg->progress, "on")
                   || (!strcmp (p.cfg->progress, "auto") && isatty (STDERR_FILENO));
         gc_cli_set_blas_threads ((int) p.cfg->threads);
+        gc_log_info ("kernels %s (this CPU: %s)", gc_cpu_name (gc_cpu_level ()), gc_cpu_name (gc_cpu_detected ()));
         gc_log_info ("listening, %s, %zu-parameter model %s, rounds %ld, %s + %s, %s, wait %s",
                      gc_topology_name (p.topology), gc_engine_n_params (p.engine), p.cfg->model,
                      p.cfg->rounds, p.cfg->compress, p.cfg->ec, p.cfg->aggregator, p.cfg->wait);

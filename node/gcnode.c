@@ -1,6 +1,9 @@
 /*  gcnode — a Byzantine-robust decentralized gossip training node.
     One binary, several commands; each lives in cmd_<name>.c. */
+#include <stdio.h>
+
 #include "gc_cli.h"
+#include "gc_cpu.h"
 
 #ifndef GC_VERSION
 #define GC_VERSION "0.0.0"
@@ -18,6 +21,9 @@ static const gc_cli_command_t s_commands [] = {
 int
 main (int argc, char **argv)
 {
-    return gc_cli_dispatch ("gcnode", GC_VERSION, s_commands, sizeof s_commands / sizeof s_commands [0],
+    //  The version line names the kernel level this CPU runs (bug reports).
+    char version [64];
+    snprintf (version, sizeof version, "%s (kernels %s)", GC_VERSION, gc_cpu_name (gc_cpu_level ()));
+    return gc_cli_dispatch ("gcnode", version, s_commands, sizeof s_commands / sizeof s_commands [0],
                             NULL, argc, argv);
 }

@@ -1,16 +1,18 @@
 /*  Coordinate-wise kernels: order statistics by compare-exchange networks
     applied across coordinates, and the weighted sums the other rules use.
+    Compiled once per kernel level (gc_klevel.h); gc_robust_kern.c picks one.
 
     Three implementations of a network window, bit-identical (same network,
-    same min/max operand order, same summation order):
-    - register kernels (AVX-512): for k <= GC_NET_REG_MAX and the common
-      windows, straight-line code generated at build time keeps the k vectors
-      of 16 coordinates in zmm registers;
+    same min/max operand order, same summation order, per lane):
+    - register kernels (AVX-512 and AVX2): for k <= GC_NET_REG_MAX and the
+      common windows, straight-line code generated at build time keeps the
+      k vectors of 16 coordinates in zmm registers (AVX2: two columns of 8
+      in ymm registers, partly spilled to L1);
     - tile interpreter: copies a block of GC_ROBUST_TB coordinates of the k
       inputs into a k x TB tile in L1 and runs the network row pair by row
-      pair with vector min/max (AVX-512 or AVX2 when compiled in);
-    - portable: the same tile loops in plain C, used when the build has no
-      AVX2 or when gc_robust_set_portable asks for it (tests compare).
+      pair with vector min/max (AVX-512 or AVX2 levels);
+    - portable: the same tile loops in plain C, used at the generic level
+      or when gc_robust_set_portable asks for it (tests compare).
     Every kernel checks its inputs for NaN/Inf in the same pass (the largest
     |x| bit pattern), so no separate pre-pass reads memory. */
 #include "gc_robust_internal.h"
@@ -25,7 +27,7 @@
 
 //  --- Register kernels --------------------------------------------------------
 
-#if defined (__AVX512F__) && defined (__AVX512DQ__)
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
 #   include "gc_robust_networks.h"
 #   define S_HAVE_REG 1
 
@@ -73,6 +75,161 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 GC_NET_LIST (S_REG_DEFINE)
 #   pragma GCC diagnostic pop
 
+#   define S_REG_MAX GC_NET_REG_MAX
+#endif
+
+//  Narrower registers (AVX2: ymm, the generic level on x86-64: SSE2's xmm,
+//  part of the x86-64 baseline): two columns of S_RW coordinates (v, w) go
+//  through the network side by side. The networks are long dependency
+//  chains (extraction networks and the sum in wire order especially), and
+//  one narrow chain leaves most of the core idle; two independent ones give
+//  it the parallelism a 16-lane register has, at the price of spilling some
+//  of the 2k values to L1. The level supplies the primitives below.
+#if GC_KLEVEL == GC_KLEVEL_AVX2
+#   define S_RW 8
+typedef __m256  s_rv;
+typedef __m256i s_rbad;
+typedef __m256d s_rd;
+#   define S_RCONSTS const __m256i absmask = _mm256_set1_epi32 (0x7fffffff);
+#   define S_RLOAD(p)      _mm256_loadu_ps (p)
+#   define S_RSTORE(p, v)  _mm256_storeu_ps (p, v)
+#   define S_RMIN(a, b)    _mm256_min_ps (a, b)
+#   define S_RMAX(a, b)    _mm256_max_ps (a, b)
+#   define S_RABS(x)       _mm256_and_si256 (_mm256_castps_si256 (x), absmask)
+#   define S_RBAD(bad, x)  _mm256_max_epu32 (bad, S_RABS (x))
+#   define S_RBAD_ZERO()   _mm256_setzero_si256 ()
+#   define S_RBAD_BITS(b)  s_vi_reduce (b)
+#   define S_RLO(v)        _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
+#   define S_RHI(v)        _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
+#   define S_RDADD(a, b)   _mm256_add_pd (a, b)
+#   define S_RDSET1(x)     _mm256_set1_pd (x)
+#   define S_RMEAN(a, b) \
+        _mm256_set_m128 (_mm256_cvtpd_ps (_mm256_mul_pd (b, inv)), _mm256_cvtpd_ps (_mm256_mul_pd (a, inv)))
+#elif GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
+//  No unsigned max before SSE4.1: non-finite lanes are found by a signed
+//  compare of |x| and reported as GC_ROBUST_NONFINITE_BITS.
+#   include <emmintrin.h>
+#   define S_RW 4
+typedef __m128  s_rv;
+typedef __m128i s_rbad;
+typedef __m128d s_rd;
+#   define S_RCONSTS \
+        const __m128i absmask = _mm_set1_epi32 (0x7fffffff), finmax = _mm_set1_epi32 (0x7f7fffff);
+#   define S_RLOAD(p)      _mm_loadu_ps (p)
+#   define S_RSTORE(p, v)  _mm_storeu_ps (p, v)
+#   define S_RMIN(a, b)    _mm_min_ps (a, b)
+#   define S_RMAX(a, b)    _mm_max_ps (a, b)
+#   define S_RBAD(bad, x) \
+        _mm_or_si128 (bad, _mm_cmpgt_epi32 (_mm_and_si128 (_mm_castps_si128 (x), absmask), finmax))
+#   define S_RBAD_ZERO()   _mm_setzero_si128 ()
+#   define S_RBAD_BITS(b)  (_mm_movemask_epi8 (b) ? GC_ROBUST_NONFINITE_BITS : 0)
+#   define S_RLO(v)        _mm_cvtps_pd (v)
+#   define S_RHI(v)        _mm_cvtps_pd (_mm_movehl_ps (v, v))
+#   define S_RDADD(a, b)   _mm_add_pd (a, b)
+#   define S_RDSET1(x)     _mm_set1_pd (x)
+#   define S_RMEAN(a, b) \
+        _mm_movelh_ps (_mm_cvtpd_ps (_mm_mul_pd (a, inv)), _mm_cvtpd_ps (_mm_mul_pd (b, inv)))
+#endif
+
+#ifdef S_RW
+#   include "gc_robust_networks.h"
+#   define S_HAVE_REG 1
+
+#   define S_PASTE_(a, b) a##b
+#   define S_PASTE(a, b) S_PASTE_ (a, b)
+#   define S_LOAD(i) \
+        s_rv v##i = S_RLOAD (base [i] + off); \
+        bad = S_RBAD (bad, v##i);
+#   define S_LOAD2(i) \
+        s_rv v##i = S_RLOAD (base [i] + off), w##i = S_RLOAD (base [i] + off + S_RW); \
+        bad = S_RBAD (S_RBAD (bad, v##i), w##i);
+#   define S_CE(a, b) { s_rv t_ = v##a; v##a = S_RMIN (t_, v##b); v##b = S_RMAX (t_, v##b); }
+#   define S_MN(a, b) v##a = S_RMIN (v##a, v##b);
+#   define S_MX(a, b) v##b = S_RMAX (v##a, v##b);
+#   define S_CE2(a, b) S_CE (a, b) { s_rv u_ = w##a; w##a = S_RMIN (u_, w##b); w##b = S_RMAX (u_, w##b); }
+#   define S_MN2(a, b) S_MN (a, b) w##a = S_RMIN (w##a, w##b);
+#   define S_MX2(a, b) S_MX (a, b) w##b = S_RMAX (w##a, w##b);
+#   define S_FIRST(i) s0 = S_RLO (v##i); s1 = S_RHI (v##i);
+#   define S_NEXT(i) s0 = S_RDADD (s0, S_RLO (v##i)); s1 = S_RDADD (s1, S_RHI (v##i));
+#   define S_FIRST2(i) S_FIRST (i) s2 = S_RLO (w##i); s3 = S_RHI (w##i);
+#   define S_NEXT2(i) S_NEXT (i) s2 = S_RDADD (s2, S_RLO (w##i)); s3 = S_RDADD (s3, S_RHI (w##i));
+
+//  One function per generated (k, lo, hi): the network over two columns
+//  (base[i] + off, 2 S_RW coordinates) or one, inlined into a loop over the
+//  whole columns; the last partial column runs on a zero-padded copy
+//  (masked loads are slow or missing, and this is once per call).
+#   define S_REG_DEFINE(K, LO, HI) \
+static inline __attribute__ ((always_inline)) void \
+s_col2_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, s_rbad *badp) \
+{ \
+    S_RCONSTS \
+    s_rbad bad = *badp; \
+    GC_NET_K##K##_##LO##_##HI (S_LOAD2, S_CE2, S_MN2, S_MX2) \
+    if ((LO) == (HI)) { \
+        S_RSTORE (dst, S_PASTE (v, LO)); \
+        S_RSTORE (dst + S_RW, S_PASTE (w, LO)); \
+    } else { \
+        const s_rd inv = S_RDSET1 (1.0 / (double) ((HI) - (LO) + 1)); \
+        s_rd s0, s1, s2, s3; \
+        GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST2, S_NEXT2) \
+        S_RSTORE (dst, S_RMEAN (s0, s1)); \
+        S_RSTORE (dst + S_RW, S_RMEAN (s2, s3)); \
+    } \
+    *badp = bad; \
+} \
+static inline __attribute__ ((always_inline)) void \
+s_col_##K##_##LO##_##HI (const float *const *base, size_t off, float *dst, s_rbad *badp) \
+{ \
+    S_RCONSTS \
+    s_rbad bad = *badp; \
+    GC_NET_K##K##_##LO##_##HI (S_LOAD, S_CE, S_MN, S_MX) \
+    if ((LO) == (HI)) \
+        S_RSTORE (dst, S_PASTE (v, LO)); \
+    else { \
+        const s_rd inv = S_RDSET1 (1.0 / (double) ((HI) - (LO) + 1)); \
+        s_rd s0, s1; \
+        GC_NET_K##K##_##LO##_##HI##_SUM (S_FIRST, S_NEXT) \
+        S_RSTORE (dst, S_RMEAN (s0, s1)); \
+    } \
+    *badp = bad; \
+} \
+static void \
+s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t *badp) \
+{ \
+    s_rbad bad = S_RBAD_ZERO (); \
+    size_t c = 0; \
+    for (; c + 2 * S_RW <= d; c += 2 * S_RW) \
+        s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
+    if (c + S_RW <= d) { \
+        s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
+        c += S_RW; \
+    } \
+    if (c < d) { \
+        float pad [(K) * S_RW], obuf [S_RW]; \
+        const float *rows [K]; \
+        memset (pad, 0, sizeof pad); \
+        for (size_t i = 0; i < (K); i++) { \
+            memcpy (pad + i * S_RW, in [i] + c, (d - c) * sizeof *pad); \
+            rows [i] = pad + i * S_RW; \
+        } \
+        s_col_##K##_##LO##_##HI (rows, 0, obuf, &bad); \
+        memcpy (out + c, obuf, (d - c) * sizeof *out); \
+    } \
+    *badp = S_RBAD_BITS (bad); \
+}
+
+#   pragma GCC diagnostic push
+#   pragma GCC diagnostic ignored "-Wunused-variable"
+GC_NET_LIST (S_REG_DEFINE)
+#   pragma GCC diagnostic pop
+
+//  ymm (xmm) registers hold 2k values only for small k, yet up to k = 24
+//  the spilling register kernels still beat the tile interpreter (k = 24
+//  median: 1.35x with AVX2, 1.7x with SSE2 on an AMD EPYC, in L2).
+#   define S_REG_MAX 24
+#endif
+
+#ifdef S_HAVE_REG
 typedef void (*s_reg_fn) (const float *const *in, size_t d, float *out, uint32_t *badp);
 
 #   define S_REG_ENTRY(K, LO, HI) { K, LO, HI, s_reg_##K##_##LO##_##HI },
@@ -84,7 +241,7 @@ static const struct {
 static s_reg_fn
 s_reg_lookup (size_t k, size_t lo, size_t hi)
 {
-    if (k > GC_NET_REG_MAX)
+    if (k > S_REG_MAX)
         return NULL;
     for (size_t i = 0; i < sizeof s_reg_table / sizeof s_reg_table [0]; i++)
         if (s_reg_table [i].k == k && s_reg_table [i].lo == lo && s_reg_table [i].hi == hi)
@@ -115,6 +272,8 @@ s_tile_load_portable (float *restrict tile, const float *const *in, size_t k,
     return big;
 }
 
+//  One loop per operation kind, each simple enough for the vectoriser
+//  (x < y ? x : y is exactly SSE's minps, NEON's fmin on finite values).
 static void
 s_tile_net_portable (float *tile, const gc_robust_net_t *net)
 {
@@ -122,12 +281,22 @@ s_tile_net_portable (float *tile, const gc_robust_net_t *net)
         const gc_net_ce_t *ce = &net->ce [e];
         float *restrict a = tile + (size_t) ce->a * TB;
         float *restrict b = tile + (size_t) ce->b * TB;
-        for (size_t c = 0; c < TB; c++) {
-            float x = a [c], y = b [c];
-            if (ce->op != GC_NET_MAX)
-                a [c] = x < y ? x : y;
-            if (ce->op != GC_NET_MIN)
-                b [c] = x > y ? x : y;
+        switch (ce->op) {
+            case GC_NET_CE:
+                for (size_t c = 0; c < TB; c++) {
+                    float x = a [c], y = b [c];
+                    a [c] = x < y ? x : y;
+                    b [c] = x > y ? x : y;
+                }
+                break;
+            case GC_NET_MIN:
+                for (size_t c = 0; c < TB; c++)
+                    a [c] = a [c] < b [c] ? a [c] : b [c];
+                break;
+            default:
+                for (size_t c = 0; c < TB; c++)
+                    b [c] = a [c] > b [c] ? a [c] : b [c];
+                break;
         }
     }
 }
@@ -178,6 +347,17 @@ s_tile_net_simd (float *tile, const gc_robust_net_t *net)
     }
 }
 #endif
+
+//  Copy a block into the tile by the level's loader (or the portable one).
+static uint32_t
+s_tile_load (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, size_t n)
+{
+#ifdef S_W
+    if (!ws->portable)
+        return s_tile_load_simd (ws->tile, in, k, c0, n);
+#endif
+    return s_tile_load_portable (ws->tile, in, k, c0, n);
+}
 
 //  Mean of rows lo..hi, summed in double in row order (as the register
 //  kernels do), for the first n lanes.
@@ -235,9 +415,9 @@ s_tile_block (gc_robust_ws_t *ws, const gc_robust_net_t *net, const float *const
     return 0;
 }
 
-int
-gc_robust_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-                     size_t lo, size_t hi, float *out)
+static int
+s_k_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+               size_t lo, size_t hi, float *out)
 {
 #ifdef S_HAVE_REG
     s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (k, lo, hi);
@@ -320,9 +500,9 @@ s_closest_block (float *tile, size_t k, size_t beta, double *restrict acc,
         out [c] = (float) (acc [c] * inv);
 }
 
-int
-gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-                      size_t beta, float *out)
+static int
+s_k_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                size_t beta, float *out)
 {
     if (gc_robust_ws_reserve_tile (ws, k + 2))
         return -1;
@@ -343,7 +523,8 @@ gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size
 //  One mixed row of a block: sum over the non-zero coefficients in double,
 //  multiply then add (no FMA) in both versions so they agree bit for bit.
 static void
-s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable)
+s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable,
+           bool premul)
 {
     float obuf [TB];
 #ifdef S_WD
@@ -377,40 +558,118 @@ s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bo
         if (m [j] == 0)
             continue;
         const double *restrict x = dt + j * TB;
-        for (size_t c = 0; c < TB; c++)
-            acc [c] += m [j] * x [c];
+        if (premul)
+            for (size_t c = 0; c < TB; c++)
+                acc [c] += x [c];
+        else
+            for (size_t c = 0; c < TB; c++)
+                acc [c] += m [j] * x [c];
     }
     for (size_t c = 0; c < n; c++)
         obuf [c] = (float) acc [c];
     memcpy (out, obuf, n * sizeof *out);
 }
 
-int
-gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-               const double *mix, size_t kv, float *const *rows)
+#ifdef S_WD
+//  One mixed row of a block over its non-zero coefficients (nz, cnt of
+//  them): the same operations per lane as s_mix_row, without a branch per
+//  coefficient, and with eight accumulator chains in flight instead of four.
+//  With premul, dt holds the products m[j] x_j already (every row's non-zero
+//  coefficient of column j is the same), and the row only adds them up.
+static void
+s_mix_list (const double *m, const size_t *nz, size_t cnt, const double *dt, bool premul,
+            float *out, size_t n)
+{
+    float obuf [TB];
+    for (size_t c = 0; c < TB; c += 8 * S_WD) {
+        s_vd a [8];
+        for (int v = 0; v < 8; v++)
+            a [v] = s_vd_zero ();
+        for (size_t t = 0; t < cnt; t++) {
+            const double *x = dt + nz [t] * TB + c;
+            s_vd mj = s_vd_set1 (m [nz [t]]);
+            for (int v = 0; v < 8; v++) {
+                s_vd xv = s_vd_load (x + v * S_WD);
+                a [v] = s_vd_add (a [v], premul ? xv : s_vd_mul (mj, xv));
+            }
+        }
+        for (int v = 0; v < 8; v++)
+            s_vd_store_ps (obuf + c + v * S_WD, a [v]);
+    }
+    memcpy (out, obuf, n * sizeof *out);
+}
+#endif
+
+//  The coefficient shared by the non-zero entries of each column j of mix
+//  (kv x k) into col[j] (0 for an unused column); false when some column
+//  has two different non-zero values. NNM's and bucketing's matrices
+//  (means of subsets) share them, so each product m x_j is formed once per
+//  block instead of once per row: the same value either way.
+static bool
+s_mix_shared (const double *mix, size_t kv, size_t k, double *col)
+{
+    for (size_t j = 0; j < k; j++) {
+        col [j] = 0;
+        for (size_t a = 0; a < kv; a++) {
+            double v = mix [a * k + j];
+            if (v == 0)
+                continue;
+            if (col [j] != 0 && col [j] != v)
+                return false;
+            col [j] = v;
+        }
+    }
+    return true;
+}
+
+static int
+s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+         const double *mix, size_t kv, float *const *rows)
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k))
         return -1;
-    double *dt = ws->dtile;
+    double *dt = ws->dtile, *col = ws->coef;
+    bool premul = !ws->portable && s_mix_shared (mix, kv, k, col);
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
         //  Each input block is read from memory once, into the tile, and
-        //  widened to double once.
-        if (s_tile_load_portable (ws->tile, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
+        //  widened to double once (and multiplied once, with premul).
+        if (s_tile_load (ws, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
             return 1;
-        for (size_t i = 0; i < k * TB; i++)
-            dt [i] = ws->tile [i];
+        if (premul)
+            for (size_t j = 0; j < k; j++) {
+                const float *restrict t = ws->tile + j * TB;
+                double *restrict p = dt + j * TB, cj = col [j];
+                for (size_t c = 0; c < TB; c++)
+                    p [c] = cj * (double) t [c];
+            }
+        else
+            for (size_t i = 0; i < k * TB; i++)
+                dt [i] = ws->tile [i];
+#ifdef S_WD
+        if (!ws->portable) {
+            for (size_t a = 0; a < kv; a++) {
+                const double *m = mix + a * k;
+                size_t cnt = 0;
+                for (size_t j = 0; j < k; j++)
+                    if (m [j] != 0)
+                        ws->idx [cnt++] = j;
+                s_mix_list (m, ws->idx, cnt, dt, premul, rows [a] + c0, n);
+            }
+            continue;
+        }
+#endif
         for (size_t a = 0; a < kv; a++)
-            s_mix_row (mix + a * k, dt, k, rows [a] + c0, n, ws->portable);
+            s_mix_row (mix + a * k, dt, k, rows [a] + c0, n, ws->portable, premul);
     }
     return 0;
 }
 
 //  --- Weighted sums ----------------------------------------------------------
 
-int
-gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
-                   size_t k, size_t d, float *out)
+static int
+s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
+             size_t k, size_t d, float *out)
 {
     double *acc = ws->acc;
     uint32_t big = 0;
@@ -443,14 +702,7 @@ gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *coe
 static int
 s_dtile_block (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, size_t n)
 {
-    uint32_t big;
-#ifdef S_W
-    if (!ws->portable)
-        big = s_tile_load_simd (ws->tile, in, k, c0, n);
-    else
-#endif
-        big = s_tile_load_portable (ws->tile, in, k, c0, n);
-    if (big >= GC_ROBUST_NONFINITE_BITS)
+    if (s_tile_load (ws, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
         return 1;
     for (size_t i = 0; i < k * TB; i++)
         ws->dtile [i] = ws->tile [i];
@@ -458,11 +710,40 @@ s_dtile_block (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t c0, 
 }
 
 //  ||x - y||^2 over a block (x, y widened to double: no overflow for any
-//  finite floats), with independent partial sums in a fixed order.
+//  finite floats), with independent partial sums in a fixed order. A whole
+//  block sums in 16 lanes (lane l takes the coordinates = l mod 16), then
+//  folds them as the AVX-512 reduction does (lanes l and l + 8, then l + 4,
+//  then l + 2, then the last two), at every level: the same bits from each.
+//  A partial block, and the portable path, sum in coordinate order.
+#if GC_KLEVEL == GC_KLEVEL_GENERIC
+static inline double
+s_fold16 (const double *lane)
+{
+    double t [8], u [4];
+    for (int i = 0; i < 8; i++)
+        t [i] = lane [i] + lane [i + 8];
+    for (int i = 0; i < 4; i++)
+        u [i] = t [i + 4] + t [i];
+    return (u [2] + u [0]) + (u [3] + u [1]);
+}
+#endif
+
+#if GC_KLEVEL == GC_KLEVEL_AVX2
+//  The 16 lanes as four ymm (q0 = lanes 0..3, ..., q3 = lanes 12..15), folded.
+static inline double
+s_fold16_avx2 (__m256d q0, __m256d q1, __m256d q2, __m256d q3)
+{
+    __m256d t_lo = _mm256_add_pd (q0, q2), t_hi = _mm256_add_pd (q1, q3);
+    __m256d u = _mm256_add_pd (t_hi, t_lo);
+    __m128d w = _mm_add_pd (_mm256_extractf128_pd (u, 1), _mm256_castpd256_pd128 (u));
+    return _mm_cvtsd_f64 (w) + _mm_cvtsd_f64 (_mm_unpackhi_pd (w, w));
+}
+#endif
+
 static double
 s_dist2_block (const double *x, const double *y, size_t n, bool portable)
 {
-#ifdef S_WD
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
     if (!portable && n == TB) {
         s_vd a0 = s_vd_zero (), a1 = s_vd_zero ();
         for (size_t c = 0; c < TB; c += 2 * S_WD) {
@@ -472,6 +753,25 @@ s_dist2_block (const double *x, const double *y, size_t n, bool portable)
             a1 = s_vd_add (a1, s_vd_mul (d1, d1));
         }
         return s_vd_sum (s_vd_add (a0, a1));
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    if (!portable && n == TB) {
+        __m256d q [4] = { _mm256_setzero_pd (), _mm256_setzero_pd (),
+                          _mm256_setzero_pd (), _mm256_setzero_pd () };
+        for (size_t c = 0; c < TB; c += 16)
+            for (int g = 0; g < 4; g++) {
+                __m256d dd = _mm256_sub_pd (_mm256_load_pd (x + c + 4 * g), _mm256_load_pd (y + c + 4 * g));
+                q [g] = _mm256_add_pd (q [g], _mm256_mul_pd (dd, dd));
+            }
+        return s_fold16_avx2 (q [0], q [1], q [2], q [3]);
+    }
+#else
+    if (!portable && n == TB) {
+        double lane [16] = { 0 };
+        for (size_t c = 0; c < TB; c += 16)
+            for (size_t l = 0; l < 16; l++)
+                lane [l] += (x [c + l] - y [c + l]) * (x [c + l] - y [c + l]);
+        return s_fold16 (lane);
     }
 #endif
     double sum = 0;
@@ -490,6 +790,7 @@ s_dist2_block (const double *x, const double *y, size_t n, bool portable)
 static double
 s_dist2_direct (const float *x, const double *zrow, s_vi *big)
 {
+#   if GC_KLEVEL >= GC_KLEVEL_AVX512
     s_vd a0 = s_vd_zero (), a1 = s_vd_zero ();
     for (size_t c = 0; c < TB; c += 2 * S_WD) {
         s_vf v = s_loadu (x + c);
@@ -500,6 +801,23 @@ s_dist2_direct (const float *x, const double *zrow, s_vi *big)
         a1 = s_vd_add (a1, s_vd_mul (d1, d1));
     }
     return s_vd_sum (s_vd_add (a0, a1));
+#   else
+    __m256d q0 = _mm256_setzero_pd (), q1 = q0, q2 = q0, q3 = q0;
+    for (size_t c = 0; c < TB; c += 16) {
+        s_vf v0 = s_loadu (x + c), v1 = s_loadu (x + c + 8);
+        *big = s_vi_absmax (*big, v0);
+        *big = s_vi_absmax (*big, v1);
+        __m256d d0 = _mm256_sub_pd (s_vd_lo (v0), _mm256_load_pd (zrow + c));
+        __m256d d1 = _mm256_sub_pd (s_vd_hi (v0), _mm256_load_pd (zrow + c + 4));
+        __m256d d2 = _mm256_sub_pd (s_vd_lo (v1), _mm256_load_pd (zrow + c + 8));
+        __m256d d3 = _mm256_sub_pd (s_vd_hi (v1), _mm256_load_pd (zrow + c + 12));
+        q0 = _mm256_add_pd (q0, _mm256_mul_pd (d0, d0));
+        q1 = _mm256_add_pd (q1, _mm256_mul_pd (d1, d1));
+        q2 = _mm256_add_pd (q2, _mm256_mul_pd (d2, d2));
+        q3 = _mm256_add_pd (q3, _mm256_mul_pd (d3, d3));
+    }
+    return s_fold16_avx2 (q0, q1, q2, q3);
+#   endif
 }
 
 //  s_mix_row over rows x_0 .. x_k-1 (the inputs at c0) and x_k = centre, with
@@ -547,9 +865,9 @@ s_step_direct (const float *const *in, size_t c0, const double *m, size_t k,
 //  One block of centre + sum_i a_i (x_i - centre), written as the mixture
 //  sum_i a_i x_i + (1 - sum_i a_i) centre so that it runs on the mixing
 //  kernel (register accumulators); both forms are exact to double rounding.
-int
-gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
-                size_t k, size_t d, const float *centre, float *out, double *d2)
+static int
+s_k_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
+          size_t k, size_t d, const float *centre, float *out, double *d2)
 {
     if (gc_robust_ws_reserve_tile (ws, k + 1) || gc_robust_ws_reserve_dtile (ws, k + 2))
         return -1;
@@ -578,7 +896,7 @@ gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
         //  before the block is written.
         for (size_t c = 0; c < n; c++)
             centre_row [c] = centre [c0 + c];
-        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable);
+        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable, false);
         if (!d2)
             continue;
         //  Distances to the new point while the block is in L1.
@@ -590,9 +908,9 @@ gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
     return 0;
 }
 
-int
-gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
-                   const float *z, double *d2)
+static int
+s_k_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+             const float *z, double *d2)
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k + 1))
         return -1;
@@ -620,3 +938,12 @@ gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t 
     }
     return 0;
 }
+
+const gc_robust_cw_kern_t GC_KSYM (gc_robust_cw_kern) = {
+    .window = s_k_cw_window,
+    .closest = s_k_cw_closest,
+    .mix = s_k_mix,
+    .combine = s_k_combine,
+    .step = s_k_step,
+    .dist_to = s_k_dist_to
+};

@@ -15,7 +15,10 @@
     the inputs. Gossip peers pass their own (honest) model. If the medoid
     input (smallest median distance to the others) is more than S_RECENTRE
     times its median distance away from z, the centre was an outlier and one
-    more pass recentres on the medoid. */
+    more pass recentres on the medoid.
+    Compiled once per kernel level (gc_klevel.h): only the packing pass has
+    vector code of its own; sgemm is OpenBLAS's, which picks its kernels
+    from the CPU by itself. */
 #include "gc_mem.h"
 #include "gc_robust_internal.h"
 #include "gc_robust_simd.h"
@@ -221,7 +224,7 @@ s_medoid (const double *dist, size_t k, double *scratch, double *med)
 }
 
 int
-gc_robust_distances (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+GC_KSYM (gc_robust_distances) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                      const float *centre, double *dist, int *passes)
 {
     //  k * gblock(k) peaks at 32768 floats (k = 8) below k = 512: reserve

@@ -94,6 +94,41 @@ int gc_robust_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
 int gc_robust_dist_to (gc_robust_ws_t *ws, const float *const *in, size_t k,
                        size_t d, const float *z, double *d2);
 
+//  --- Kernel levels (gc_robust_kern.c) ---------------------------------------
+
+/*  The functions above and below dispatch, through a table resolved once
+    from gc_cpu_level, to gc_robust_cw.c and gc_robust_dist.c compiled for
+    that level (generic, avx2, avx512). */
+typedef struct {
+    int (*window) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                   size_t lo, size_t hi, float *out);
+    int (*closest) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                    size_t beta, float *out);
+    int (*mix) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                const double *mix, size_t kv, float *const *rows);
+    int (*combine) (gc_robust_ws_t *ws, const float *const *in, const double *c,
+                    size_t k, size_t d, float *out);
+    int (*step) (gc_robust_ws_t *ws, const float *const *in, const double *a,
+                 size_t k, size_t d, const float *centre, float *out, double *d2);
+    int (*dist_to) (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                    size_t d, const float *z, double *d2);
+} gc_robust_cw_kern_t;
+
+typedef int (*gc_robust_distances_fn) (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                                       size_t d, const float *centre, double *dist,
+                                       int *passes);
+
+extern const gc_robust_cw_kern_t gc_robust_cw_kern_generic;
+int gc_robust_distances_generic (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                                 size_t d, const float *centre, double *dist, int *passes);
+#if GC_X86_LEVELS
+extern const gc_robust_cw_kern_t gc_robust_cw_kern_avx2, gc_robust_cw_kern_avx512;
+int gc_robust_distances_avx2 (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                              size_t d, const float *centre, double *dist, int *passes);
+int gc_robust_distances_avx512 (gc_robust_ws_t *ws, const float *const *in, size_t k,
+                                size_t d, const float *centre, double *dist, int *passes);
+#endif
+
 //  --- gc_robust_dist.c ------------------------------------------------------
 
 /*  Pairwise squared distances (k x k, symmetric, zero diagonal) through a

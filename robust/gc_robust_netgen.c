@@ -5,16 +5,18 @@
     For every k up to GC_NET_REG_MAX and the windows the rules use most
     (median, trimmed mean with b = 0, 1, 2) it writes the network built by
     gc_robust_net_build as a macro of compare-exchange steps over named
-    variables v0..v{k-1}. gc_robust_cw.c instantiates them with AVX-512
-    min/max, so the k vectors of a column block stay in registers (about 2x
-    the throughput of interpreting the same network over an L1 tile). The
-    compiler cannot be relied on to unroll a network loop into this form. */
+    variables v0..v{k-1}. gc_robust_cw.c instantiates them with AVX-512 and
+    AVX2 min/max, so the k vectors of a column block stay in registers
+    (about 2x the throughput of interpreting the same network over an L1
+    tile). The compiler cannot be relied on to unroll a network loop into
+    this form. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gc_robust_net.h"
 
-//  32 zmm registers: k values plus a few temporaries.
+//  32 zmm registers: k values plus a few temporaries (AVX2 spills beyond
+//  k = 7 or so, and still beats the tile up to this k).
 #define S_REG_MAX 24
 
 static int

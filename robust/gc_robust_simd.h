@@ -1,17 +1,16 @@
 /*  gc_robust_simd — the vector layer of the robust kernels.
 
     S_W lanes of float (AVX-512: 16, AVX2: 8) with the few operations the
-    kernels need; S_W is undefined when neither is compiled in, and every
-    kernel has a plain C version (also used under gc_robust_set_portable). */
+    kernels need, chosen by the unit's kernel level (gc_klevel.h); S_W is
+    undefined at the generic level, and every kernel has a plain C version
+    (also used under gc_robust_set_portable). */
 #ifndef GC_ROBUST_SIMD_H
 #define GC_ROBUST_SIMD_H
 
 #include <stdint.h>
 #include <string.h>
 
-#if defined (__AVX512F__) || defined (__AVX2__)
-#   include <immintrin.h>
-#endif
+#include "gc_klevel.h"
 
 static inline uint32_t
 s_absbits (float x)
@@ -21,7 +20,7 @@ s_absbits (float x)
     return u & 0x7fffffffu;
 }
 
-#if defined (__AVX512F__)
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
 #   define S_W 16
 typedef __m512 s_vf;
 typedef __m512i s_vi;
@@ -51,7 +50,7 @@ typedef __m512d s_vd;
 #   define s_vd_lo(v)         _mm512_cvtps_pd (_mm512_castps512_ps256 (v))
 #   define s_vd_hi(v)         _mm512_cvtps_pd (_mm256_castsi256_ps ( \
                                   _mm512_extracti64x4_epi64 (_mm512_castps_si512 (v), 1)))
-#elif defined (__AVX2__)
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
 #   define S_W 8
 typedef __m256 s_vf;
 typedef __m256i s_vi;
@@ -77,22 +76,7 @@ typedef __m256d s_vd;
 #   define s_vd_store_ps(p, v) _mm_storeu_ps (p, _mm256_cvtpd_ps (v))
 #   define s_vd_lo(v)         _mm256_cvtps_pd (_mm256_castps256_ps128 (v))
 #   define s_vd_hi(v)         _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1))
-static inline double
-s_vd_sum (__m256d v)
-{
-    double lane [4];
-    _mm256_storeu_pd (lane, v);
-    return (lane [0] + lane [2]) + (lane [1] + lane [3]);
-}
-static inline uint32_t
-s_vi_reduce (__m256i acc)
-{
-    uint32_t lane [8], big = 0;
-    _mm256_storeu_si256 ((__m256i *) lane, acc);
-    for (int i = 0; i < 8; i++)
-        big = lane [i] > big ? lane [i] : big;
-    return big;
-}
+#   define s_vi_reduce(acc)   gc_kmax_epu32 (acc)
 #endif
 
 #endif

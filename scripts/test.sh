@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Every test: installs what is missing, builds, runs the suite (ctest), then the
-# same suite again built with AddressSanitizer + UndefinedBehaviorSanitizer (with
-# clang, which also builds and runs the libFuzzer targets for a bounded time),
-# then the threaded tests (ctest label `threaded`: the transport, the engine on
-# three threads, the status object, gcnode runs, gcsim on two threads) built
-# with ThreadSanitizer.
+# Every test: installs what is missing, builds, runs the suite (ctest), once more
+# with the generic kernels (GC_CPU=generic), then the same suite again built with
+# AddressSanitizer + UndefinedBehaviorSanitizer (with clang, which also builds and
+# runs the libFuzzer targets for a bounded time), then the threaded tests (ctest
+# label `threaded`: the transport, the engine on three threads, the status object,
+# gcnode runs, gcsim on two threads) built with ThreadSanitizer.
 # Exit non-zero on any failure.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -14,6 +14,11 @@ gc_install_deps
 gc_build build -DCMAKE_BUILD_TYPE=Release
 gc_log "tests (release build)"
 (cd build && ctest --output-on-failure -j2 --timeout 600)
+# The same suite once more on the generic (plain C) kernels: the fast levels
+# are what the CPU picks, the generic one is what other CPUs run. The
+# per-level tests (label level) force their own level, so they are left out.
+gc_log "tests (release build, GC_CPU=generic)"
+(cd build && GC_CPU=generic ctest --output-on-failure -j2 --timeout 600 -LE level)
 
 sanflags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGC_SANITIZE=ON)
 if command -v clang >/dev/null; then

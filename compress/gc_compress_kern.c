@@ -1,0 +1,284 @@
+/*  compress/ kernels, one copy per level (gc_klevel.h): top-k collection
+    and prefix histograms on |x| keys, the fp16 conversions, the sign
+    method's bits and their decoding. */
+#include "gc_compress_kern.h"
+
+#include "gc_half.h"
+#include "gc_klevel.h"
+
+static size_t
+s_collect_scalar (const float *restrict x, size_t i, size_t m, uint32_t lo,
+                  uint32_t *restrict idx, float *restrict val, size_t c, size_t cap,
+                  uint32_t *maxkey)
+{
+    uint32_t mk = *maxkey;
+    while (i < m) {
+        size_t end = i + 16 < m ? i + 16 : m;
+        for (; i < end; i++) {
+            uint32_t k = gc_select_key (x [i]);
+            mk = k > mk ? k : mk;
+            idx [c] = (uint32_t) i;
+            val [c] = x [i];
+            c += k >= lo;
+        }
+        if (c > cap)
+            break;
+    }
+    *maxkey = mk;
+    return c;
+}
+
+#if GC_KLEVEL == GC_KLEVEL_AVX2
+//  key >= lo as a lane mask: max (key, lo) == key (no unsigned compare).
+static inline uint32_t
+s_ge_mask (__m256i key, __m256i lov)
+{
+    __m256i ge = _mm256_cmpeq_epi32 (_mm256_max_epu32 (key, lov), key);
+    return (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (ge));
+}
+#endif
+
+static size_t
+s_collect (const float *restrict x, size_t m, uint32_t lo,
+           uint32_t *restrict idx, float *restrict val, size_t cap, uint32_t *maxkey)
+{
+    size_t i = 0, c = 0;
+    *maxkey = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    const __m512i absmask = _mm512_set1_epi32 (0x7fffffff);
+    const __m512i lov = _mm512_set1_epi32 ((int) lo);
+    const __m512i step = _mm512_set1_epi32 (16), step2 = _mm512_set1_epi32 (32);
+    __m512i vi = _mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i mx = _mm512_setzero_si512 ();
+    //  Two vectors per step: one branch per 32 entries.
+    for (; i + 32 <= m; i += 32) {
+        __m512i v0 = _mm512_loadu_si512 ((const void *) (x + i));
+        __m512i v1 = _mm512_loadu_si512 ((const void *) (x + i + 16));
+        __m512i k0 = _mm512_and_si512 (v0, absmask), k1 = _mm512_and_si512 (v1, absmask);
+        mx = _mm512_max_epu32 (mx, _mm512_max_epu32 (k0, k1));
+        __mmask16 m0 = _mm512_cmpge_epu32_mask (k0, lov), m1 = _mm512_cmpge_epu32_mask (k1, lov);
+        if (m0 | m1) {
+            _mm512_storeu_si512 ((void *) (idx + c), _mm512_maskz_compress_epi32 (m0, vi));
+            _mm512_storeu_si512 ((void *) (val + c), _mm512_maskz_compress_epi32 (m0, v0));
+            c += (size_t) __builtin_popcount (m0);
+            __m512i vi1 = _mm512_add_epi32 (vi, step);
+            _mm512_storeu_si512 ((void *) (idx + c), _mm512_maskz_compress_epi32 (m1, vi1));
+            _mm512_storeu_si512 ((void *) (val + c), _mm512_maskz_compress_epi32 (m1, v1));
+            c += (size_t) __builtin_popcount (m1);
+            if (c > cap) {
+                *maxkey = _mm512_reduce_max_epu32 (mx);
+                return c;
+            }
+        }
+        vi = _mm512_add_epi32 (vi, step2);
+    }
+    *maxkey = _mm512_reduce_max_epu32 (mx);
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    //  No compress instruction: one branch per 32 entries (few pass the
+    //  bound), then the hits of that block one by one.
+    const __m256i absmask = _mm256_set1_epi32 (0x7fffffff);
+    const __m256i lov = _mm256_set1_epi32 ((int) lo);
+    __m256i mx = _mm256_setzero_si256 ();
+    for (; i + 32 <= m; i += 32) {
+        const __m256i *p = (const __m256i *) (x + i);
+        __m256i k0 = _mm256_and_si256 (_mm256_loadu_si256 (p), absmask);
+        __m256i k1 = _mm256_and_si256 (_mm256_loadu_si256 (p + 1), absmask);
+        __m256i k2 = _mm256_and_si256 (_mm256_loadu_si256 (p + 2), absmask);
+        __m256i k3 = _mm256_and_si256 (_mm256_loadu_si256 (p + 3), absmask);
+        mx = _mm256_max_epu32 (mx, _mm256_max_epu32 (_mm256_max_epu32 (k0, k1),
+                                                     _mm256_max_epu32 (k2, k3)));
+        uint32_t hit = s_ge_mask (k0, lov) | s_ge_mask (k1, lov) << 8
+                     | s_ge_mask (k2, lov) << 16 | s_ge_mask (k3, lov) << 24;
+        if (hit) {
+            for (; hit; hit &= hit - 1) {
+                uint32_t j = (uint32_t) __builtin_ctz (hit);
+                idx [c] = (uint32_t) i + j;
+                val [c] = x [i + j];
+                c++;
+            }
+            if (c > cap) {
+                *maxkey = gc_kmax_epu32 (mx);
+                return c;
+            }
+        }
+    }
+    *maxkey = gc_kmax_epu32 (mx);
+#else
+    //  Plain C: skip blocks of 32 with no hit after a test the compiler
+    //  vectorises (few entries pass the bound), collect the others.
+    uint32_t mk = 0;
+    for (; i + 32 <= m; i += 32) {
+        uint32_t hit = 0, bm = 0;
+        for (size_t j = 0; j < 32; j++) {
+            uint32_t k = gc_select_key (x [i + j]);
+            hit |= k >= lo;
+            bm = k > bm ? k : bm;
+        }
+        mk = bm > mk ? bm : mk;
+        if (hit) {
+            for (size_t j = 0; j < 32; j++) {
+                idx [c] = (uint32_t) (i + j);
+                val [c] = x [i + j];
+                c += gc_select_key (x [i + j]) >= lo;
+            }
+            if (c > cap) {
+                *maxkey = mk;
+                return c;
+            }
+        }
+    }
+    *maxkey = mk;
+#endif
+    return s_collect_scalar (x, i, m, lo, idx, val, c, cap, maxkey);
+}
+
+static void
+s_hist_prefix (const float *v, size_t m, uint32_t prefix, uint32_t mask, int shift,
+               uint32_t wm, uint32_t *hist)
+{
+    size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    //  Few entries match the prefix: test 16 at a time, count the hits.
+    const __m512i absmask = _mm512_set1_epi32 (0x7fffffff);
+    const __m512i pm = _mm512_set1_epi32 ((int) mask), pp = _mm512_set1_epi32 ((int) prefix);
+    uint32_t lanes [16];
+    for (; i + 16 <= m; i += 16) {
+        __m512i k = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (v + i)), absmask);
+        __mmask16 hit = _mm512_cmpeq_epi32_mask (_mm512_and_si512 (k, pm), pp);
+        if (hit) {
+            _mm512_storeu_si512 ((void *) lanes, k);
+            for (; hit; hit &= (__mmask16) (hit - 1))
+                hist [(lanes [__builtin_ctz (hit)] >> shift) & wm]++;
+        }
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    const __m256i absmask = _mm256_set1_epi32 (0x7fffffff);
+    const __m256i pm = _mm256_set1_epi32 ((int) mask), pp = _mm256_set1_epi32 ((int) prefix);
+    for (; i + 16 <= m; i += 16) {
+        const __m256i *p = (const __m256i *) (v + i);
+        __m256i k0 = _mm256_and_si256 (_mm256_loadu_si256 (p), absmask);
+        __m256i k1 = _mm256_and_si256 (_mm256_loadu_si256 (p + 1), absmask);
+        __m256i e0 = _mm256_cmpeq_epi32 (_mm256_and_si256 (k0, pm), pp);
+        __m256i e1 = _mm256_cmpeq_epi32 (_mm256_and_si256 (k1, pm), pp);
+        uint32_t hit = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (e0))
+                     | (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (e1)) << 8;
+        for (; hit; hit &= hit - 1) {
+            uint32_t k = gc_select_key (v [i + (size_t) __builtin_ctz (hit)]);
+            hist [(k >> shift) & wm]++;
+        }
+    }
+#endif
+    for (; i < m; i++) {
+        uint32_t k = gc_select_key (v [i]);
+        if ((k & mask) == prefix)
+            hist [(k >> shift) & wm]++;
+    }
+}
+
+static size_t
+s_half_encode (uint8_t *dst, const float *src, size_t n, float scale)
+{
+    size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    const __m512 s = _mm512_set1_ps (scale);
+    const __m512 hi = _mm512_set1_ps (GC_HALF_MAX), lo = _mm512_set1_ps (-GC_HALF_MAX);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_mul_ps (_mm512_loadu_ps (src + i), s);
+        v = _mm512_min_ps (_mm512_max_ps (v, lo), hi);
+        __m256i h = _mm512_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_storeu_si256 ((__m256i *) (dst + 2 * i), h);
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    const __m256 s = _mm256_set1_ps (scale);
+    const __m256 hi = _mm256_set1_ps (GC_HALF_MAX), lo = _mm256_set1_ps (-GC_HALF_MAX);
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps (_mm256_loadu_ps (src + i), s);
+        v = _mm256_min_ps (_mm256_max_ps (v, lo), hi);
+        __m128i h = _mm256_cvtps_ph (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128 ((__m128i *) (dst + 2 * i), h);
+    }
+#else
+    (void) dst, (void) src, (void) n, (void) scale;
+#endif
+    return i;
+}
+
+static size_t
+s_half_decode (float *dst, const uint8_t *src, size_t n)
+{
+    size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    for (; i + 16 <= n; i += 16) {
+        __m256i h = _mm256_loadu_si256 ((const __m256i *) (src + 2 * i));
+        _mm512_storeu_ps (dst + i, _mm512_cvtph_ps (h));
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128 ((const __m128i *) (src + 2 * i));
+        _mm256_storeu_ps (dst + i, _mm256_cvtph_ps (h));
+    }
+#else
+    (void) dst, (void) src, (void) n;
+#endif
+    return i;
+}
+
+static size_t
+s_sign_bits (uint8_t *bits, const float *x, size_t n)
+{
+    size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    const __m512 zero = _mm512_setzero_ps ();
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 m = _mm512_cmp_ps_mask (_mm512_loadu_ps (x + i), zero, _CMP_LT_OQ);
+        bits [i / 8] = (uint8_t) m;
+        bits [i / 8 + 1] = (uint8_t) (m >> 8);
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    const __m256 zero = _mm256_setzero_ps ();
+    for (; i + 8 <= n; i += 8)
+        bits [i / 8] = (uint8_t) _mm256_movemask_ps (_mm256_cmp_ps (_mm256_loadu_ps (x + i), zero, _CMP_LT_OQ));
+#else
+    (void) bits, (void) x, (void) n;
+#endif
+    return i;
+}
+
+static size_t
+s_sign_add (float *into, const uint8_t *bits, size_t i0, size_t i1, float scale)
+{
+    size_t i = i0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    for (; i < i1 && (i & 15); i++)
+        into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+    const __m512 pos = _mm512_set1_ps (scale), neg = _mm512_set1_ps (-scale);
+    for (; i + 16 <= i1; i += 16) {
+        __mmask16 m = (__mmask16) (bits [i / 8] | (unsigned) bits [i / 8 + 1] << 8);
+        __m512 v = _mm512_mask_blend_ps (m, pos, neg);
+        _mm512_storeu_ps (into + i, _mm512_add_ps (_mm512_loadu_ps (into + i), v));
+    }
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    for (; i < i1 && (i & 7); i++)
+        into [i] += (bits [i >> 3] >> (i & 7)) & 1 ? -scale : scale;
+    const __m256 pos = _mm256_set1_ps (scale), neg = _mm256_set1_ps (-scale);
+    const __m256i sel = _mm256_setr_epi32 (1, 2, 4, 8, 16, 32, 64, 128);
+    for (; i + 8 <= i1; i += 8) {
+        __m256i b = _mm256_and_si256 (_mm256_set1_epi32 (bits [i / 8]), sel);
+        __m256 m = _mm256_castsi256_ps (_mm256_cmpeq_epi32 (b, sel));
+        __m256 v = _mm256_blendv_ps (pos, neg, m);
+        _mm256_storeu_ps (into + i, _mm256_add_ps (_mm256_loadu_ps (into + i), v));
+    }
+#else
+    (void) into, (void) bits, (void) i1, (void) scale;
+#endif
+    return i;
+}
+
+const gc_compress_kern_t GC_KSYM (gc_compress_kern) = {
+    .collect = s_collect,
+    .hist_prefix = s_hist_prefix,
+    .half_encode = s_half_encode,
+    .half_decode = s_half_decode,
+    .sign_bits = s_sign_bits,
+    .sign_add = s_sign_add
+};
