@@ -13,15 +13,15 @@ gc_spec_split (gc_spec_t *self, const char *text, char sep,
 {
     self->n = 0;
     if (!text)
-        return gc_err_set (err, 1, "%s: missing", what);
+        return gc_err_set (err, GC_E_PARSE, "%s: missing", what);
     size_t len = strlen (text);
     if (len >= sizeof self->buf)
-        return gc_err_set (err, 1, "%s: longer than %d characters", what, GC_SPEC_MAX_LEN - 1);
+        return gc_err_set (err, GC_E_RANGE, "%s: longer than %d characters", what, GC_SPEC_MAX_LEN - 1);
     memcpy (self->buf, text, len + 1);
     char *p = self->buf;
     for (;;) {
         if (self->n == GC_SPEC_MAX_TOKENS)
-            return gc_err_set (err, 1, "%s '%s': more than %d parts", what, text, GC_SPEC_MAX_TOKENS);
+            return gc_err_set (err, GC_E_RANGE, "%s '%s': more than %d parts", what, text, GC_SPEC_MAX_TOKENS);
         self->tok [self->n++] = p;
         char *next = strchr (p, sep);
         if (!next)
@@ -37,14 +37,14 @@ gc_parse_double (const char *s, double lo, double hi, double *out,
                  const char *what, gc_err_t *err)
 {
     if (!s || !*s)
-        return gc_err_set (err, 1, "%s: missing value", what);
+        return gc_err_set (err, GC_E_PARSE, "%s: missing value", what);
     char *end;
     errno = 0;
     double v = strtod (s, &end);
     if (*end || errno || !isfinite (v))
-        return gc_err_set (err, 1, "%s: '%s' is not a number", what, s);
+        return gc_err_set (err, GC_E_PARSE, "%s: '%s' is not a number", what, s);
     if (v < lo || v > hi)
-        return gc_err_set (err, 1, "%s: %s is outside [%g, %g]", what, s, lo, hi);
+        return gc_err_set (err, GC_E_RANGE, "%s: %s is outside [%g, %g]", what, s, lo, hi);
     *out = v;
     return 0;
 }
@@ -54,14 +54,14 @@ gc_parse_long (const char *s, long lo, long hi, long *out,
                const char *what, gc_err_t *err)
 {
     if (!s || !*s)
-        return gc_err_set (err, 1, "%s: missing value", what);
+        return gc_err_set (err, GC_E_PARSE, "%s: missing value", what);
     char *end;
     errno = 0;
     long v = strtol (s, &end, 10);
     if (*end || errno)
-        return gc_err_set (err, 1, "%s: '%s' is not an integer", what, s);
+        return gc_err_set (err, GC_E_PARSE, "%s: '%s' is not an integer", what, s);
     if (v < lo || v > hi)
-        return gc_err_set (err, 1, "%s: %s is outside [%ld, %ld]", what, s, lo, hi);
+        return gc_err_set (err, GC_E_RANGE, "%s: %s is outside [%ld, %ld]", what, s, lo, hi);
     *out = v;
     return 0;
 }
@@ -70,12 +70,12 @@ int
 gc_parse_u64 (const char *s, unsigned long long *out, const char *what, gc_err_t *err)
 {
     if (!s || !*s || *s == '-')
-        return gc_err_set (err, 1, "%s: '%s' is not an unsigned integer", what, s ? s : "");
+        return gc_err_set (err, GC_E_PARSE, "%s: '%s' is not an unsigned integer", what, s ? s : "");
     char *end;
     errno = 0;
     unsigned long long v = strtoull (s, &end, 0);
     if (*end || errno)
-        return gc_err_set (err, 1, "%s: '%s' is not an unsigned integer", what, s);
+        return gc_err_set (err, GC_E_PARSE, "%s: '%s' is not an unsigned integer", what, s);
     *out = v;
     return 0;
 }
@@ -95,17 +95,17 @@ gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *err)
     errno = 0;
     double v = strtod (text, &end);
     if (end == text || errno || !isfinite (v) || v < 0)
-        return gc_err_set (err, 1, "%s: '%s' is not a rate (e.g. 100mbit, 500kB, 250000, off)", what, text);
+        return gc_err_set (err, GC_E_PARSE, "%s: '%s' is not a rate (e.g. 100mbit, 500kB, 250000, off)", what, text);
     for (size_t i = 0; i < sizeof units / sizeof units [0]; i++)
         if (!strcmp (end, units [i].unit)) {
             *out = v * units [i].bytes;
             if (*out > 0 && *out < 1000)
-                return gc_err_set (err, 1, "%s: '%s' is below 1000 bytes/s", what, text);
+                return gc_err_set (err, GC_E_RANGE, "%s: '%s' is below 1000 bytes/s", what, text);
             if (*out > 1e13)
-                return gc_err_set (err, 1, "%s: '%s' is above 10 TB/s", what, text);
+                return gc_err_set (err, GC_E_RANGE, "%s: '%s' is above 10 TB/s", what, text);
             return 0;
         }
-    return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
+    return gc_err_set (err, GC_E_PARSE, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
 }
 
 void

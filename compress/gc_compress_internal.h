@@ -22,6 +22,12 @@ extern bool gc_compress_simd;
 #   define GC_LITTLE_ENDIAN 0
 #endif
 
+/*  gc_parse reports a bad number as GC_E_PARSE / GC_E_RANGE; to a caller
+    of this module a bad number in a method or EC spec is a bad spec. The
+    entry points (gc_compressor_new, gc_ec_new) pass their failures through
+    this, which re-codes those two to GC_E_SPEC and leaves the rest. */
+void gc_compress_spec_error (gc_err_t *err);
+
 typedef struct gc_lbs_t gc_lbs_t;
 typedef struct gc_compress_method_t gc_compress_method_t;
 

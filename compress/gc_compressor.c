@@ -34,7 +34,7 @@ gc_compressor_fscratch (gc_compressor_t *self, size_t n, gc_err_t *err)
     self->fscratch = malloc ((n ? n : 1) * sizeof (float));
     self->fscratch_len = self->fscratch ? n : 0;
     if (!self->fscratch)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "compressor: out of memory for %zu floats", n);
+        return gc_err_set (err, GC_E_NOMEM, "compressor: out of memory for %zu floats", n);
     return 0;
 }
 
@@ -53,7 +53,7 @@ gc_compress_opt_number (const gc_spec_t *sp, int *at, double lo, double hi, bool
     if (gc_parse_double (sp->tok [(*at)++], lo, hi, out, what, err))
         return -1;
     if (integer && *out != floor (*out))
-        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "%s: %g is not an integer", what, *out);
+        return gc_err_set (err, GC_E_SPEC, "%s: %g is not an integer", what, *out);
     return 1;
 }
 
@@ -110,7 +110,7 @@ gc_compress_opt_buckets (gc_compressor_t *self, const gc_spec_t *sp, int *at, do
         if (!matched)
             return gc_compress_opt_unknown (self, sp->tok [*at], err);
         if (v != floor (v))
-            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "bucket: %g is not an integer", v);
+            return gc_err_set (err, GC_E_SPEC, "bucket: %g is not an integer", v);
         self->bucket = (uint32_t) v;
     }
     return 0;
@@ -119,7 +119,7 @@ gc_compress_opt_buckets (gc_compressor_t *self, const gc_spec_t *sp, int *at, do
 int
 gc_compress_opt_unknown (const gc_compressor_t *self, const char *tok, gc_err_t *err)
 {
-    return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown option '%s' for %s", tok, self->desc->name);
+    return gc_err_set (err, GC_E_SPEC, "unknown option '%s' for %s", tok, self->desc->name);
 }
 
 const char *
@@ -135,13 +135,13 @@ gc_compressor_new_at (const gc_spec_t *sp, int first, const gc_layout_t *layout,
     const gc_compress_method_t *desc = gc_compress_method_find (sp->tok [first]);
     if (!desc) {
         char known [256];
-        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown method '%s' (known: %s)",
+        gc_err_set (err, GC_E_SPEC, "unknown method '%s' (known: %s)",
                     sp->tok [first], gc_compressor_known (known, sizeof known));
         return NULL;
     }
     gc_compressor_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "compressor: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "compressor: out of memory");
         return NULL;
     }
     self->layout = *layout;
@@ -170,18 +170,28 @@ gc_compressor_t *
 gc_compressor_new (const char *spec, const gc_layout_t *layout, uint64_t seed, gc_err_t *err)
 {
     if (!layout || layout->n_layers == 0 || layout->n_params == 0) {
-        gc_err_set (err, GC_COMPRESS_ERR_INPUT, "compressor: empty layout");
+        gc_err_set (err, GC_E_INPUT, "compressor: empty layout");
         return NULL;
     }
-    //  gc_parse's helpers report code 1, which is GC_COMPRESS_ERR_SPEC.
     gc_spec_t sp;
-    if (gc_spec_split (&sp, spec, ':', "compressor spec", err))
+    if (gc_spec_split (&sp, spec, ':', "compressor spec", err)) {
+        gc_compress_spec_error (err);
         return NULL;
+    }
     gc_compressor_t *self = gc_compressor_new_at (&sp, 0, layout, seed, err);
+    if (!self)
+        gc_compress_spec_error (err);
     //  Once, here: an inner method's failure is the whole spec's.
-    if (!self && err && err->code == GC_COMPRESS_ERR_SPEC)
+    if (!self && err && err->code == GC_E_SPEC)
         gc_err_prefix (err, "compressor '%s': ", spec);
     return self;
+}
+
+void
+gc_compress_spec_error (gc_err_t *err)
+{
+    if (err && (err->code == GC_E_PARSE || err->code == GC_E_RANGE))
+        err->code = GC_E_SPEC;
 }
 
 void
@@ -254,7 +264,7 @@ gc_compressor_encode_range (gc_compressor_t *self, const float *x, uint64_t roun
     if (!desc->checks_finite) {
         size_t bad = gc_vec_first_nonfinite (x + base, m);
         if (bad < m)
-            return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "input x[%zu] = %g is not finite",
+            return gc_err_set (err, GC_E_NONFINITE, "input x[%zu] = %g is not finite",
                                base + bad, (double) x [base + bad]);
     }
     return desc->encode (self, x, round, seed, lo, hi, out, err);
@@ -265,7 +275,7 @@ gc_compressor_compress (gc_compressor_t *self, const float *x, uint64_t round,
                         gc_buf_t *out, gc_err_t *err)
 {
     if (!x || !out)
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "compressor: NULL input or output");
+        return gc_err_set (err, GC_E_ARG, "compressor: NULL input or output");
     if (self->desc->compress)
         return self->desc->compress (self, x, round, out, err);
     return gc_compressor_encode_range (self, x, round, 0, self->layout.n_layers, 0, out, err);

@@ -37,35 +37,12 @@
 #include "gc_err.h"
 #include "gc_layout.h"
 
-/*  err->code after a failed call of this module. The payload codes name
-    the class of a malformed payload; the message says which section,
-    layer, field or index was wrong. */
-typedef enum {
-    GC_COMPRESS_OK = 0,
-    GC_COMPRESS_ERR_SPEC = 1,           /* bad method or EC spec */
-    GC_COMPRESS_ERR_INPUT = 2,          /* non-finite input, bad argument */
-    GC_COMPRESS_ERR_NOMEM = 3,
-    GC_PAYLOAD_ERR_TRUNCATED = 16,      /* ends inside a header, section or body */
-    GC_PAYLOAD_ERR_TRAILING = 17,       /* bytes after the last section */
-    GC_PAYLOAD_ERR_MAGIC = 18,          /* not "GCZ" */
-    GC_PAYLOAD_ERR_VERSION = 19,
-    GC_PAYLOAD_ERR_METHOD = 20,         /* unknown method id */
-    GC_PAYLOAD_ERR_FLAGS = 21,          /* unknown flag or reserved field set */
-    GC_PAYLOAD_ERR_LAYOUT = 22,         /* n_params, n_layers, layer count or shape differ */
-    GC_PAYLOAD_ERR_LAYER_ID = 23,       /* out of range or not strictly increasing */
-    GC_PAYLOAD_ERR_ENCODING = 24,       /* unknown, or not allowed for the method */
-    GC_PAYLOAD_ERR_LENGTH = 25,         /* body length differs from what its fields imply */
-    GC_PAYLOAD_ERR_COUNT = 26,          /* nnz / k out of range, bitmap popcount differs */
-    GC_PAYLOAD_ERR_VARINT = 27,         /* overlong, too long, or runs past its block */
-    GC_PAYLOAD_ERR_INDEX_RANGE = 28,    /* index >= layer count */
-    GC_PAYLOAD_ERR_INDEX_ORDER = 29,    /* index not strictly increasing */
-    GC_PAYLOAD_ERR_PARAM = 30,          /* levels, bucket, rank, padding bits, code out of range */
-    GC_PAYLOAD_ERR_NONFINITE = 31,      /* NaN or Inf value, scale or norm */
-    GC_PAYLOAD_ERR_RANGE = 32           /* negative scale, low-rank product could overflow */
-} gc_compress_err_t;
-
-/*  A short constant name for an error code ("index_range"), for counters. */
-const char *gc_compress_err_name (int code);
+/*  err->code after a failed call is a GC_E_* of gc_err.h: GC_E_SPEC (bad
+    method or EC spec), GC_E_NONFINITE (non-finite input), GC_E_INPUT (an
+    input a method cannot take: empty layout, more than 2^32 entries),
+    GC_E_ARG (NULL or overlapping buffers), GC_E_NOMEM, or for a malformed
+    payload one of GC_E_PAYLOAD_FIRST..GC_E_PAYLOAD_LAST, which names its
+    class; the message says which section, layer, field or index was wrong. */
 
 typedef struct gc_compressor_t gc_compressor_t;
 
@@ -107,7 +84,7 @@ const float *gc_compressor_deferred (const gc_compressor_t *self);
 
 /*  Receiver side, stateless: validate the whole payload against layout,
     then into += decoded. On any error nothing is written to into and err
-    names the field, section, layer or index (code: gc_compress_err_t).
+    names the field, section, layer or index (code: one of GC_E_PAYLOAD_*).
     Work and memory are bounded by O(n_params + len) (PowerSGD sections:
     O(rank * n_params), rank <= 64); into can still overflow if the
     replica itself is huge, the caller checks finiteness. */

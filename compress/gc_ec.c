@@ -27,14 +27,16 @@ gc_ec_new (const char *mode, gc_compressor_t *comp, gc_err_t *err)
 {
     gc_spec_t sp;
     if (!comp) {
-        gc_err_set (err, GC_COMPRESS_ERR_INPUT, "error compensation: no compressor");
+        gc_err_set (err, GC_E_ARG, "error compensation: no compressor");
         return NULL;
     }
-    if (gc_spec_split (&sp, mode, ':', "error compensation mode", err))
+    if (gc_spec_split (&sp, mode, ':', "error compensation mode", err)) {
+        gc_compress_spec_error (err);
         return NULL;
+    }
     gc_ec_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "error compensation: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "error compensation: out of memory");
         return NULL;
     }
     self->comp = comp;
@@ -43,19 +45,19 @@ gc_ec_new (const char *mode, gc_compressor_t *comp, gc_err_t *err)
     self->mode = gc_ec_mode_find (sp.tok [0]);
     if (!self->mode) {
         char known [128];
-        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "error compensation '%s': unknown mode '%s' (known: %s)",
+        gc_err_set (err, GC_E_SPEC, "error compensation '%s': unknown mode '%s' (known: %s)",
                     mode, sp.tok [0], gc_ec_known (known, sizeof known));
         goto fail;
     }
     if (self->mode->parse (&sp, &self->param, err)) {
-        //  gc_parse's helpers report code 1, which is GC_COMPRESS_ERR_SPEC.
+        gc_compress_spec_error (err);
         gc_err_prefix (err, "error compensation '%s': ", mode);
         goto fail;
     }
     self->e = gc_falloc (self->n);
     self->v = gc_falloc (self->n);
     if (!self->e || !self->v) {
-        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "error compensation: out of memory for %zu floats", self->n);
+        gc_err_set (err, GC_E_NOMEM, "error compensation: out of memory for %zu floats", self->n);
         goto fail;
     }
     if (self->mode->describe)
@@ -108,7 +110,7 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
     if (is_exact)
         *is_exact = false;
     if (!update || !out)
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "error compensation: NULL update or output");
+        return gc_err_set (err, GC_E_ARG, "error compensation: NULL update or output");
     size_t n = self->n;
     if (!self->mode->residual) {
         if (gc_compressor_compress (self->comp, update, round, out, err))
@@ -127,7 +129,7 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
         //  Synchronisation: everything, exactly. The residual is then zero.
         size_t bad = gc_vec_first_nonfinite (v, n);
         if (bad < n)
-            return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "input + residual [%zu] is not finite", bad);
+            return gc_err_set (err, GC_E_NONFINITE, "input + residual [%zu] is not finite", bad);
         if (gc_payload_encode_dense (out, self->layout, v, GC_METHOD_NONE, GC_VAL_FP32,
                                      GC_PAYLOAD_FLAG_EXACT, err))
             return -1;

@@ -11,7 +11,7 @@ s_parse (const gc_spec_t *sp, uint64_t *param, gc_err_t *err)
 {
     *param = GC_EC_DEFAULT_H;
     if (sp->n > 2)
-        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "liec takes one parameter, H");
+        return gc_err_set (err, GC_E_SPEC, "liec takes one parameter, H");
     long h;
     if (sp->n == 2) {
         if (gc_parse_long (sp->tok [1], 1, 1000000, &h, "liec sync period H", err))

@@ -40,7 +40,7 @@ gc_ec_mode_parse_none (const gc_spec_t *sp, uint64_t *param, gc_err_t *err)
 {
     (void) param;
     if (sp->n > 1)
-        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "%s takes no parameter", sp->tok [0]);
+        return gc_err_set (err, GC_E_SPEC, "%s takes no parameter", sp->tok [0]);
     return 0;
 }
 

@@ -36,7 +36,7 @@ gc_lbs_new (const gc_layout_t *layout, double budget, uint32_t maxage, double ke
 {
     gc_lbs_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "lbs: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "lbs: out of memory");
         return NULL;
     }
     self->inner = inner;
@@ -49,7 +49,7 @@ gc_lbs_new (const gc_layout_t *layout, double budget, uint32_t maxage, double ke
     self->age = calloc (layout->n_layers, sizeof *self->age);
     self->ms = calloc (layout->n_layers, sizeof *self->ms);
     if (!self->pending || !self->age || !self->ms) {
-        gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "lbs: out of memory for %zu floats", layout->n_params);
+        gc_err_set (err, GC_E_NOMEM, "lbs: out of memory for %zu floats", layout->n_params);
         self->inner = NULL;
         gc_lbs_destroy (&self);
         return NULL;
@@ -88,12 +88,12 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
         ||  gc_compress_opt_keyval (sp->tok [i], "keep", 0.0, 1.0, &keep, &m3, err))
             return -1;
         if (!m1 && !m2 && !m3)
-            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown lbs option '%s' "
+            return gc_err_set (err, GC_E_SPEC, "unknown lbs option '%s' "
                                "(budget=, maxage=, keep=)", sp->tok [i]);
     }
     const gc_compress_method_t *next = i < sp->n ? gc_compress_method_find (sp->tok [i]) : NULL;
     if (i >= sp->n || (next && next->wrapper))
-        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "lbs needs an inner method "
+        return gc_err_set (err, GC_E_SPEC, "lbs needs an inner method "
                            "other than lbs (e.g. lbs:topk:0.01)");
     gc_compressor_t *inner = gc_compressor_new_at (sp, i, &self->layout, self->seed, err);
     if (!inner)
@@ -181,7 +181,7 @@ gc_lbs_compress (gc_lbs_t *self, const float *x, uint64_t round, gc_buf_t *out, 
     size_t nl = layout->n_layers, n = layout->n_params;
     size_t bad = gc_vec_first_nonfinite (x, n);
     if (bad < n)
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "input x[%zu] = %g is not finite",
+        return gc_err_set (err, GC_E_NONFINITE, "input x[%zu] = %g is not finite",
                            bad, (double) x [bad]);
     const float *v = self->defer ? self->pending : x;
     double total = 0;

@@ -47,37 +47,6 @@ typedef struct {
     bool            defer_dense;    /* fp32 dense values are checked while applied */
 } s_parse_t;
 
-static const char *s_err_names [] = {
-    [GC_COMPRESS_OK] = "ok",
-    [GC_COMPRESS_ERR_SPEC] = "spec",
-    [GC_COMPRESS_ERR_INPUT] = "input",
-    [GC_COMPRESS_ERR_NOMEM] = "nomem",
-    [GC_PAYLOAD_ERR_TRUNCATED] = "truncated",
-    [GC_PAYLOAD_ERR_TRAILING] = "trailing",
-    [GC_PAYLOAD_ERR_MAGIC] = "magic",
-    [GC_PAYLOAD_ERR_VERSION] = "version",
-    [GC_PAYLOAD_ERR_METHOD] = "method",
-    [GC_PAYLOAD_ERR_FLAGS] = "flags",
-    [GC_PAYLOAD_ERR_LAYOUT] = "layout",
-    [GC_PAYLOAD_ERR_LAYER_ID] = "layer_id",
-    [GC_PAYLOAD_ERR_ENCODING] = "encoding",
-    [GC_PAYLOAD_ERR_LENGTH] = "length",
-    [GC_PAYLOAD_ERR_COUNT] = "count",
-    [GC_PAYLOAD_ERR_VARINT] = "varint",
-    [GC_PAYLOAD_ERR_INDEX_RANGE] = "index_range",
-    [GC_PAYLOAD_ERR_INDEX_ORDER] = "index_order",
-    [GC_PAYLOAD_ERR_PARAM] = "param",
-    [GC_PAYLOAD_ERR_NONFINITE] = "nonfinite",
-    [GC_PAYLOAD_ERR_RANGE] = "range",
-};
-
-const char *
-gc_compress_err_name (int code)
-{
-    size_t n = sizeof s_err_names / sizeof s_err_names [0];
-    return code >= 0 && (size_t) code < n && s_err_names [code] ? s_err_names [code] : "unknown";
-}
-
 #define S_CHUNK 1024
 
 //  A section encoding: its name, its phase-1 check (every byte, records
@@ -152,7 +121,7 @@ s_check_values (const s_section_t *s, size_t si, const gc_layout_t *layout,
 {
     size_t bad = s_first_bad_value (p, n, fmt);
     if (bad < n)
-        return gc_err_set (err, GC_PAYLOAD_ERR_NONFINITE,
+        return gc_err_set (err, GC_E_PAYLOAD_NONFINITE,
                            "payload section %zu (layer %zu '%s'): %s %zu of %zu is not finite",
                            si, s->layer, layout->layers [s->layer].name, what, bad, n);
     return 0;
@@ -167,7 +136,7 @@ s_check_dense (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layo
 {
     size_t want = (size_t) s->count * gc_valfmt_size (s->fmt);
     if (s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "dense body is %zu bytes, %u values need %zu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "dense body is %zu bytes, %u values need %zu",
                       s->body_len, s->count, want);
     s->values = s->body;
     if (ps->defer_dense && s->fmt == GC_VAL_FP32)
@@ -179,19 +148,19 @@ static int
 s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 8)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sparse body of %zu bytes is shorter than its 8-byte header",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body of %zu bytes is shorter than its 8-byte header",
                       s->body_len);
     s->nnz = gc_get_u32 (s->body);
     uint32_t ib = gc_get_u32 (s->body + 4);
     if (s->nnz == 0 || s->nnz > s->count)
-        return S_ERR (GC_PAYLOAD_ERR_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
+        return S_ERR (GC_E_PAYLOAD_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
     uint64_t want = 8 + (uint64_t) ib + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
     if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sparse body is %zu bytes, its fields imply %llu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
     //  Each index takes at least one byte, at most five.
     if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
-        return S_ERR (GC_PAYLOAD_ERR_VARINT, "index block of %u bytes cannot hold %u varints",
+        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
                       ib, s->nnz);
     s->index = s->body + 8;
     s->index_len = ib;
@@ -202,30 +171,30 @@ s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *lay
         int shift = 0;
         for (;;) {
             if (p == end)
-                return S_ERR (GC_PAYLOAD_ERR_VARINT, "index block ends inside index %u of %u",
+                return S_ERR (GC_E_PAYLOAD_VARINT, "index block ends inside index %u of %u",
                               j, s->nnz);
             uint8_t b = *p++;
             if (shift == 28 && b > 0x0f)
-                return S_ERR (GC_PAYLOAD_ERR_VARINT, "varint of index %u exceeds 32 bits", j);
+                return S_ERR (GC_E_PAYLOAD_VARINT, "varint of index %u exceeds 32 bits", j);
             v |= (uint32_t) (b & 0x7f) << shift;
             if (!(b & 0x80)) {
                 if (b == 0 && shift > 0)
-                    return S_ERR (GC_PAYLOAD_ERR_VARINT, "varint of index %u is overlong", j);
+                    return S_ERR (GC_E_PAYLOAD_VARINT, "varint of index %u is overlong", j);
                 break;
             }
             shift += 7;
         }
         if (j > 0 && v == 0)
-            return S_ERR (GC_PAYLOAD_ERR_INDEX_ORDER,
+            return S_ERR (GC_E_PAYLOAD_INDEX_ORDER,
                           "index %u repeats index %llu (not strictly increasing)",
                           j, (unsigned long long) idx);
         idx += v;
         if (idx >= s->count)
-            return S_ERR (GC_PAYLOAD_ERR_INDEX_RANGE, "index %u is %llu, layer has %u entries",
+            return S_ERR (GC_E_PAYLOAD_INDEX_RANGE, "index %u is %llu, layer has %u entries",
                           j, (unsigned long long) idx, s->count);
     }
     if (p != end)
-        return S_ERR (GC_PAYLOAD_ERR_VARINT, "index block has %zu bytes after index %u",
+        return S_ERR (GC_E_PAYLOAD_VARINT, "index block has %zu bytes after index %u",
                       (size_t) (end - p), s->nnz - 1);
     s->values = end;
     return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
@@ -235,14 +204,14 @@ static int
 s_check_bitmap (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 4)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "bitmap body of %zu bytes is shorter than 4", s->body_len);
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "bitmap body of %zu bytes is shorter than 4", s->body_len);
     s->nnz = gc_get_u32 (s->body);
     if (s->nnz == 0 || s->nnz > s->count)
-        return S_ERR (GC_PAYLOAD_ERR_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
+        return S_ERR (GC_E_PAYLOAD_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
     size_t bm = ((size_t) s->count + 7) / 8;
     uint64_t want = 4 + (uint64_t) bm + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
     if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "bitmap body is %zu bytes, its fields imply %llu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "bitmap body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
     s->index = s->body + 4;
     s->index_len = bm;
@@ -251,9 +220,9 @@ s_check_bitmap (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *lay
         ones += (uint64_t) __builtin_popcount (s->index [i]);
     unsigned tail = s->count & 7;
     if (tail && (s->index [bm - 1] >> tail))
-        return S_ERR (GC_PAYLOAD_ERR_INDEX_RANGE, "bitmap has bits set past entry %u", s->count);
+        return S_ERR (GC_E_PAYLOAD_INDEX_RANGE, "bitmap has bits set past entry %u", s->count);
     if (ones != s->nnz)
-        return S_ERR (GC_PAYLOAD_ERR_COUNT, "bitmap has %llu bits set, nnz says %u",
+        return S_ERR (GC_E_PAYLOAD_COUNT, "bitmap has %llu bits set, nnz says %u",
                       (unsigned long long) ones, s->nnz);
     s->values = s->index + bm;
     return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
@@ -263,13 +232,13 @@ static int
 s_check_randk (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 4)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "random-k body of %zu bytes is shorter than 4", s->body_len);
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "random-k body of %zu bytes is shorter than 4", s->body_len);
     s->nnz = gc_get_u32 (s->body);
     if (s->nnz == 0 || s->nnz > s->count)
-        return S_ERR (GC_PAYLOAD_ERR_COUNT, "k %u outside [1, %u]", s->nnz, s->count);
+        return S_ERR (GC_E_PAYLOAD_COUNT, "k %u outside [1, %u]", s->nnz, s->count);
     uint64_t want = 4 + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
     if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "random-k body is %zu bytes, k = %u implies %llu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "random-k body is %zu bytes, k = %u implies %llu",
                       s->body_len, s->nnz, (unsigned long long) want);
     s->values = s->body + 4;
     size_t words = ((size_t) s->count + 63) / 64;
@@ -286,7 +255,7 @@ s_check_scales (s_section_t *s, size_t si, const gc_layout_t *layout, size_t nb,
         return -1;
     for (size_t b = 0; b < nb; b++)
         if (s_get_f32 (s->values + 4 * b) < 0.0f)
-            return S_ERR (GC_PAYLOAD_ERR_RANGE, "%s %zu is negative (%g)", what, b,
+            return S_ERR (GC_E_PAYLOAD_RANGE, "%s %zu is negative (%g)", what, b,
                           (double) s_get_f32 (s->values + 4 * b));
     return 0;
 }
@@ -295,21 +264,21 @@ static int
 s_check_qsgd (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 8)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "qsgd body of %zu bytes is shorter than 8", s->body_len);
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "qsgd body of %zu bytes is shorter than 8", s->body_len);
     s->levels = gc_get_u16 (s->body);
     uint16_t reserved = gc_get_u16 (s->body + 2);
     s->bucket = gc_get_u32 (s->body + 4);
     if (s->levels == 0 || s->levels > GC_QSGD_MAX_LEVELS || reserved)
-        return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd levels %u outside [1, %d] or reserved %u set",
+        return S_ERR (GC_E_PAYLOAD_PARAM, "qsgd levels %u outside [1, %d] or reserved %u set",
                       s->levels, GC_QSGD_MAX_LEVELS, reserved);
     if (s->bucket == 0 || s->bucket > s->count)
-        return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd bucket %u outside [1, %u]", s->bucket, s->count);
+        return S_ERR (GC_E_PAYLOAD_PARAM, "qsgd bucket %u outside [1, %u]", s->bucket, s->count);
     s->bits = gc_qsgd_bits (s->levels);
     size_t nb = ((size_t) s->count + s->bucket - 1) / s->bucket;
     uint64_t code_bytes = ((uint64_t) s->count * s->bits + 7) / 8;
     uint64_t want = 8 + 4 * (uint64_t) nb + code_bytes;
     if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "qsgd body is %zu bytes, its fields imply %llu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "qsgd body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
     s->values = s->body + 8;
     s->codes = s->values + 4 * nb;
@@ -326,12 +295,12 @@ s_check_qsgd (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layou
         if (worst > top)
             for (uint32_t j = 0; j < c; j++)
                 if (code [j] > top)
-                    return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd code %u of entry %u exceeds 2s = %u",
+                    return S_ERR (GC_E_PAYLOAD_PARAM, "qsgd code %u of entry %u exceeds 2s = %u",
                                   code [j], i + j, top);
     }
     unsigned used = (unsigned) (((uint64_t) s->count * s->bits) % 8);
     if (used && (s->codes [code_bytes - 1] >> used))
-        return S_ERR (GC_PAYLOAD_ERR_PARAM, "qsgd padding bits are not zero (%s)", "last byte");
+        return S_ERR (GC_E_PAYLOAD_PARAM, "qsgd padding bits are not zero (%s)", "last byte");
     return 0;
 }
 
@@ -339,15 +308,15 @@ static int
 s_check_sign (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 4)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sign body of %zu bytes is shorter than 4", s->body_len);
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "sign body of %zu bytes is shorter than 4", s->body_len);
     s->bucket = gc_get_u32 (s->body);
     if (s->bucket == 0 || s->bucket > s->count)
-        return S_ERR (GC_PAYLOAD_ERR_PARAM, "sign bucket %u outside [1, %u]", s->bucket, s->count);
+        return S_ERR (GC_E_PAYLOAD_PARAM, "sign bucket %u outside [1, %u]", s->bucket, s->count);
     size_t nb = ((size_t) s->count + s->bucket - 1) / s->bucket;
     size_t bytes = ((size_t) s->count + 7) / 8;
     uint64_t want = 4 + 4 * (uint64_t) nb + bytes;
     if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sign body is %zu bytes, its fields imply %llu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "sign body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
     s->values = s->body + 4;
     s->codes = s->values + 4 * nb;
@@ -355,7 +324,7 @@ s_check_sign (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layou
         return -1;
     unsigned tail = s->count & 7;
     if (tail && (s->codes [bytes - 1] >> tail))
-        return S_ERR (GC_PAYLOAD_ERR_PARAM, "sign padding bits past entry %u are not zero", s->count);
+        return S_ERR (GC_E_PAYLOAD_PARAM, "sign padding bits past entry %u are not zero", s->count);
     return 0;
 }
 
@@ -377,24 +346,24 @@ s_check_lowrank (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *la
 {
     const gc_layer_t *l = &layout->layers [s->layer];
     if (l->kind != GC_LAYER_MATRIX)
-        return S_ERR (GC_PAYLOAD_ERR_ENCODING, "low-rank section for a vector layer (%s)", "not a matrix");
+        return S_ERR (GC_E_PAYLOAD_ENCODING, "low-rank section for a vector layer (%s)", "not a matrix");
     if (s->body_len < 12)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "low-rank body of %zu bytes is shorter than 12", s->body_len);
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "low-rank body of %zu bytes is shorter than 12", s->body_len);
     s->rows = gc_get_u32 (s->body);
     s->cols = gc_get_u32 (s->body + 4);
     s->rank = gc_get_u32 (s->body + 8);
     if (s->rows != l->rows || s->cols != l->cols)
-        return S_ERR (GC_PAYLOAD_ERR_LAYOUT, "low-rank shape %ux%u, layer is %ux%u",
+        return S_ERR (GC_E_PAYLOAD_LAYOUT, "low-rank shape %ux%u, layer is %ux%u",
                       s->rows, s->cols, l->rows, l->cols);
     uint32_t rmax = s->rows < s->cols ? s->rows : s->cols;
     rmax = rmax < GC_POWERSGD_MAX_RANK ? rmax : GC_POWERSGD_MAX_RANK;
     if (s->rank == 0 || s->rank > rmax)
-        return S_ERR (GC_PAYLOAD_ERR_PARAM, "rank %u outside [1, %u]", s->rank, rmax);
+        return S_ERR (GC_E_PAYLOAD_PARAM, "rank %u outside [1, %u]", s->rank, rmax);
     size_t vs = gc_valfmt_size (s->fmt);
     size_t np = (size_t) s->rank * s->rows, nq = (size_t) s->rank * s->cols;
     uint64_t want = 12 + (uint64_t) (np + nq) * vs;
     if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_PAYLOAD_ERR_LENGTH, "low-rank body is %zu bytes, its fields imply %llu",
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "low-rank body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
     s->values = s->body + 12;
     if (s_check_values (s, si, layout, s->values, np + nq, s->fmt, "factor value", err))
@@ -403,7 +372,7 @@ s_check_lowrank (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *la
     double bound = (double) s->rank * s_max_abs (s->values, np, s->fmt)
                  * s_max_abs (s->values + np * vs, nq, s->fmt);
     if (bound > 1e38)
-        return S_ERR (GC_PAYLOAD_ERR_RANGE, "factors could reach %g (> 1e38)", bound);
+        return S_ERR (GC_E_PAYLOAD_RANGE, "factors could reach %g (> 1e38)", bound);
     size_t need = np + nq + s->cols;
     ps->floats = need > ps->floats ? need : ps->floats;
     return 0;
@@ -420,42 +389,42 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
     ps->defer_dense = defer_dense;
     ps->layout = layout;
     if (!payload || len < GC_PAYLOAD_HEADER_SIZE)
-        return gc_err_set (err, GC_PAYLOAD_ERR_TRUNCATED,
+        return gc_err_set (err, GC_E_PAYLOAD_TRUNCATED,
                            "payload: %zu bytes, shorter than the %d-byte header", len,
                            GC_PAYLOAD_HEADER_SIZE);
     if (payload [0] != 'G' || payload [1] != 'C' || payload [2] != 'Z')
-        return gc_err_set (err, GC_PAYLOAD_ERR_MAGIC, "payload: magic is %02x%02x%02x, not 'GCZ'",
+        return gc_err_set (err, GC_E_PAYLOAD_MAGIC, "payload: magic is %02x%02x%02x, not 'GCZ'",
                            payload [0], payload [1], payload [2]);
     if (payload [3] != GC_PAYLOAD_VERSION)
-        return gc_err_set (err, GC_PAYLOAD_ERR_VERSION, "payload: version %u, this decoder reads %d",
+        return gc_err_set (err, GC_E_PAYLOAD_VERSION, "payload: version %u, this decoder reads %d",
                            payload [3], GC_PAYLOAD_VERSION);
     ps->method = payload [4];
     ps->desc = gc_compress_method_by_id (ps->method);
     if (!ps->desc)
-        return gc_err_set (err, GC_PAYLOAD_ERR_METHOD, "payload: unknown method id %d", ps->method);
+        return gc_err_set (err, GC_E_PAYLOAD_METHOD, "payload: unknown method id %d", ps->method);
     ps->flags = payload [5];
     uint16_t reserved = gc_get_u16 (payload + 14);
     if (ps->flags & ~(GC_PAYLOAD_FLAG_EXACT | GC_PAYLOAD_FLAG_LBS) || reserved)
-        return gc_err_set (err, GC_PAYLOAD_ERR_FLAGS, "payload: unknown flags 0x%02x or reserved 0x%04x set",
+        return gc_err_set (err, GC_E_PAYLOAD_FLAGS, "payload: unknown flags 0x%02x or reserved 0x%04x set",
                            ps->flags, reserved);
     if ((ps->flags & GC_PAYLOAD_FLAG_EXACT) && ps->method != GC_METHOD_NONE)
-        return gc_err_set (err, GC_PAYLOAD_ERR_FLAGS, "payload: exact flag on method %s (only none)",
+        return gc_err_set (err, GC_E_PAYLOAD_FLAGS, "payload: exact flag on method %s (only none)",
                            gc_method_name (ps->method));
     ps->n_sections = gc_get_u16 (payload + 6);
     uint32_t n_params = gc_get_u32 (payload + 8);
     uint16_t n_layers = gc_get_u16 (payload + 12);
     ps->seed = gc_get_u64 (payload + 16);
     if (n_params != layout->n_params || n_layers != layout->n_layers)
-        return gc_err_set (err, GC_PAYLOAD_ERR_LAYOUT,
+        return gc_err_set (err, GC_E_PAYLOAD_LAYOUT,
                            "payload: built for %u params in %u layers, this layout has %zu in %zu",
                            n_params, n_layers, layout->n_params, layout->n_layers);
     if (ps->n_sections > layout->n_layers)
-        return gc_err_set (err, GC_PAYLOAD_ERR_COUNT, "payload: %zu sections for %zu layers",
+        return gc_err_set (err, GC_E_PAYLOAD_COUNT, "payload: %zu sections for %zu layers",
                            ps->n_sections, layout->n_layers);
     size_t pos = GC_PAYLOAD_HEADER_SIZE;
     for (size_t si = 0; si < ps->n_sections; si++) {
         if (len - pos < GC_PAYLOAD_SECTION_SIZE)
-            return gc_err_set (err, GC_PAYLOAD_ERR_TRUNCATED,
+            return gc_err_set (err, GC_E_PAYLOAD_TRUNCATED,
                                "payload: section %zu header needs %d bytes, %zu left",
                                si, GC_PAYLOAD_SECTION_SIZE, len - pos);
         const uint8_t *h = payload + pos;
@@ -463,10 +432,10 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         memset (s, 0, sizeof *s);
         s->layer = gc_get_u16 (h);
         if (s->layer >= layout->n_layers)
-            return gc_err_set (err, GC_PAYLOAD_ERR_LAYER_ID, "payload: section %zu names layer %zu of %zu",
+            return gc_err_set (err, GC_E_PAYLOAD_LAYER_ID, "payload: section %zu names layer %zu of %zu",
                                si, s->layer, layout->n_layers);
         if (si > 0 && s->layer <= ps->sec [si - 1].layer)
-            return gc_err_set (err, GC_PAYLOAD_ERR_LAYER_ID,
+            return gc_err_set (err, GC_E_PAYLOAD_LAYER_ID,
                                "payload: section %zu layer %zu does not follow layer %zu",
                                si, s->layer, ps->sec [si - 1].layer);
         s->enc = h [2];
@@ -474,16 +443,16 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         s->count = gc_get_u32 (h + 4);
         s->body_len = gc_get_u32 (h + 8);
         if (s->count != layout->layers [s->layer].count)
-            return S_ERR (GC_PAYLOAD_ERR_LAYOUT, "carries %u entries, layer has %zu",
+            return S_ERR (GC_E_PAYLOAD_LAYOUT, "carries %u entries, layer has %zu",
                           s->count, layout->layers [s->layer].count);
         if (s->enc >= GC_ENC_COUNT || s->fmt > GC_VAL_FP16)
-            return S_ERR (GC_PAYLOAD_ERR_ENCODING, "unknown encoding %d / value format %d", s->enc, s->fmt);
+            return S_ERR (GC_E_PAYLOAD_ENCODING, "unknown encoding %d / value format %d", s->enc, s->fmt);
         if (!(ps->desc->sections & GC_SECTION_BIT (s->enc, s->fmt)))
-            return S_ERR (GC_PAYLOAD_ERR_ENCODING, "encoding %s (values %s) not allowed for method %s",
+            return S_ERR (GC_E_PAYLOAD_ENCODING, "encoding %s (values %s) not allowed for method %s",
                           s_codecs [s->enc].name, s->fmt ? "fp16" : "fp32", gc_method_name (ps->method));
         pos += GC_PAYLOAD_SECTION_SIZE;
         if (s->body_len > len - pos)
-            return S_ERR (GC_PAYLOAD_ERR_TRUNCATED, "body of %zu bytes, %zu left in the payload",
+            return S_ERR (GC_E_PAYLOAD_TRUNCATED, "body of %zu bytes, %zu left in the payload",
                           s->body_len, len - pos);
         s->body = payload + pos;
         pos += s->body_len;
@@ -491,7 +460,7 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
             return -1;
     }
     if (pos != len)
-        return gc_err_set (err, GC_PAYLOAD_ERR_TRAILING, "payload: %zu bytes after the last section",
+        return gc_err_set (err, GC_E_PAYLOAD_TRAILING, "payload: %zu bytes after the last section",
                            len - pos);
     return 0;
 }
@@ -840,7 +809,7 @@ s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *
     //  The section table is too large for comfortable stack use in fuzzers.
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "payload: out of memory");
     int rc = s_parse (ps, payload, len, layout, out != NULL, err);
     uint64_t *bitmap = NULL;
     float *scratch = NULL;
@@ -850,7 +819,7 @@ s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *
         if (ps->floats)
             scratch = malloc (ps->floats * sizeof *scratch);
         if ((ps->bitmap_words && !bitmap) || (ps->floats && !scratch))
-            rc = gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory for decode scratch");
+            rc = gc_err_set (err, GC_E_NOMEM, "payload: out of memory for decode scratch");
         else
         if (out)
             rc = s_apply_onto (ps, base, out, bitmap, scratch, err);
@@ -875,7 +844,7 @@ gc_payload_decode_onto (const uint8_t *payload, size_t len, const gc_layout_t *l
                         const float *base, float *out, gc_err_t *err)
 {
     if (!out || out == base)
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "payload: decode onto needs an output apart from its base");
+        return gc_err_set (err, GC_E_ARG, "payload: decode onto needs an output apart from its base");
     return s_decode (payload, len, layout, NULL, 1.0f, base, out, err);
 }
 
@@ -892,7 +861,7 @@ gc_payload_inspect (const uint8_t *payload, size_t len, const gc_layout_t *layou
 {
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "payload: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "payload: out of memory");
     int rc = s_parse (ps, payload, len, layout, false, err);
     if (rc == 0 && info) {
         info->method = ps->method;

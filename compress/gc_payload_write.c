@@ -33,7 +33,7 @@ gc_payload_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
                     int encoding, int valfmt, size_t body_len, gc_err_t *err)
 {
     if (body_len > UINT32_MAX) {
-        gc_err_set (err, GC_COMPRESS_ERR_INPUT,
+        gc_err_set (err, GC_E_INPUT,
                     "payload: section of layer %zu would be %zu bytes (> 2^32)", layer, body_len);
         return NULL;
     }

@@ -121,7 +121,7 @@ s_init (gc_compressor_t *self, gc_err_t *err)
     self->qt = calloc (n, sizeof *self->qt);
     self->qt_rank = calloc (n, sizeof *self->qt_rank);
     if (!self->qt || !self->qt_rank)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "powersgd: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "powersgd: out of memory");
     for (size_t l = 0; l < n; l++) {
         const gc_layer_t *layer = &self->layout.layers [l];
         uint32_t r = s_layer_rank (layer, self->rank);
@@ -130,7 +130,7 @@ s_init (gc_compressor_t *self, gc_err_t *err)
             continue;
         self->qt [l] = malloc ((size_t) r * layer->cols * sizeof (float));
         if (!self->qt [l])
-            return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "powersgd: out of memory for layer '%s'",
+            return gc_err_set (err, GC_E_NOMEM, "powersgd: out of memory for layer '%s'",
                                layer->name);
         for (uint32_t k = 0; k < r; k++)
             s_random_q (self->qt [l] + (size_t) k * layer->cols, layer->cols, self->seed, l, k);

@@ -79,7 +79,7 @@ s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t index_
             self->bitmap = malloc (words * sizeof *self->bitmap);
             self->bitmap_words = self->bitmap ? words : 0;
             if (!self->bitmap)
-                return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "random-k: out of memory");
+                return gc_err_set (err, GC_E_NOMEM, "random-k: out of memory");
         }
         if (gc_compressor_fscratch (self, k, err))
             return -1;

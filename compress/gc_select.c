@@ -56,7 +56,7 @@ s_reserve (gc_select_t *self, size_t n, gc_err_t *err)
         self->idx = NULL;
         self->val = NULL;
         self->cap = 0;
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "top-k: out of memory for %zu entries", n);
+        return gc_err_set (err, GC_E_NOMEM, "top-k: out of memory for %zu entries", n);
     }
     return 0;
 }
@@ -70,7 +70,7 @@ s_reserve_tmp (gc_select_t *self, size_t n, gc_err_t *err)
     self->tmp = malloc ((n + S_SLACK) * sizeof (float));
     self->tmp_cap = self->tmp ? n : 0;
     if (!self->tmp)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "top-k: out of memory for %zu samples", n);
+        return gc_err_set (err, GC_E_NOMEM, "top-k: out of memory for %zu samples", n);
     return 0;
 }
 
@@ -78,7 +78,7 @@ static int
 s_nonfinite (const float *x, size_t m, gc_err_t *err)
 {
     size_t i = gc_vec_first_nonfinite (x, m);
-    return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "input x[%zu] = %g is not finite",
+    return gc_err_set (err, GC_E_NONFINITE, "input x[%zu] = %g is not finite",
                        i, i < m ? (double) x [i] : 0.0);
 }
 
@@ -319,7 +319,7 @@ gc_select_topk (gc_select_t *self, const float *x, size_t m, size_t k,
     self->count = 0;
     self->path = GC_SELECT_PATH_NONE;
     if (m > UINT32_MAX)
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "top-k: %zu entries exceed 2^32", m);
+        return gc_err_set (err, GC_E_INPUT, "top-k: %zu entries exceed 2^32", m);
     if (k >= m)
         return s_all (self, x, m, err);
     if (k == 0) {
@@ -338,9 +338,9 @@ gc_select_threshold (gc_select_t *self, const float *x, size_t m, float tau, gc_
     self->count = 0;
     self->path = GC_SELECT_PATH_NONE;
     if (m > UINT32_MAX)
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "threshold: %zu entries exceed 2^32", m);
+        return gc_err_set (err, GC_E_INPUT, "threshold: %zu entries exceed 2^32", m);
     if (!(tau >= 0.0f) || !isfinite (tau))
-        return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "threshold: tau %g must be finite and >= 0", (double) tau);
+        return gc_err_set (err, GC_E_INPUT, "threshold: tau %g must be finite and >= 0", (double) tau);
     uint32_t lo = s_key (tau) + 1;
     if (s_reserve (self, 1024, err))
         return -1;

@@ -14,10 +14,10 @@
 int
 gc_select_input_error (const float *x, size_t n, gc_err_t *err)
 {
-    if (err && err->code == GC_COMPRESS_ERR_INPUT) {
+    if (err && err->code == GC_E_NONFINITE) {
         size_t bad = gc_vec_first_nonfinite (x, n);
         if (bad < n)
-            return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "input x[%zu] = %g is not finite",
+            return gc_err_set (err, GC_E_NONFINITE, "input x[%zu] = %g is not finite",
                                bad, (double) x [bad]);
     }
     return -1;
@@ -80,7 +80,7 @@ gc_select_init (gc_compressor_t *self, gc_err_t *err)
 {
     self->select = gc_select_new ();
     if (!self->select)
-        return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "compressor: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "compressor: out of memory");
     return 0;
 }
 

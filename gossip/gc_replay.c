@@ -23,7 +23,7 @@ gc_replay_t *
 gc_replay_new (unsigned window, gc_err_t *err)
 {
     if (window > GC_REPLAY_MAX_WINDOW) {
-        gc_err_set (err, GC_WIRE_INTERNAL, "replay window %u is larger than the maximum %d",
+        gc_err_set (err, GC_E_RANGE, "replay window %u is larger than the maximum %d",
                     window, GC_REPLAY_MAX_WINDOW);
         return NULL;
     }
@@ -32,7 +32,7 @@ gc_replay_new (unsigned window, gc_err_t *err)
         self->slots = calloc (self->cap = 16, sizeof *self->slots);
     if (!self || !self->slots) {
         free (self);
-        gc_err_set (err, GC_WIRE_INTERNAL, "replay guard: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "replay guard: out of memory");
         return NULL;
     }
     self->window = window;
@@ -121,7 +121,7 @@ gc_replay_accept (gc_replay_t *self, const uint8_t sender [8], uint64_t seq, gc_
     if (r != GC_WIRE_OK)
         return r;
     if (!slot && !(slot = s_insert (self, sender))) {
-        gc_err_set (err, GC_WIRE_INTERNAL, "replay guard: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "replay guard: out of memory");
         return GC_WIRE_INTERNAL;
     }
     if (!slot->known) {

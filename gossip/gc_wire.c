@@ -84,7 +84,8 @@ s_all_zero (const uint8_t *p, size_t n)
     return acc == 0;
 }
 
-//  Record a rejection: err->code is the reason, the message names the peer.
+//  Record a rejection and return its reason: err->code is the reason's kind
+//  (gc_wire_reason_code), the message names the peer and the reason.
 static int
 s_reject (gc_err_t *err, int reason, const char *who, const char *fmt, ...)
         __attribute__ ((format (printf, 4, 5)));
@@ -97,7 +98,7 @@ s_reject (gc_err_t *err, int reason, const char *who, const char *fmt, ...)
         va_start (ap, fmt);
         vsnprintf (what, sizeof what, fmt, ap);
         va_end (ap);
-        gc_err_set (err, reason, "%s: %s: %s", who, gc_wire_reason_name (reason), what);
+        gc_err_set (err, gc_wire_reason_code (reason), "%s: %s: %s", who, gc_wire_reason_name (reason), what);
     }
     return reason;
 }
@@ -114,7 +115,7 @@ gc_wire_network_id (const char *name, uint8_t out [GC_WIRE_NETWORK_ID_SIZE], gc_
     static const char prefix [] = "gcnode/network/v1:";
     size_t len = name ? strlen (name) : 0;
     if (len < 1 || len > GC_WIRE_NETWORK_NAME_MAX)
-        return gc_err_set (err, GC_WIRE_BAD_FIELD, "network name must be 1 to %d bytes, not %zu",
+        return gc_err_set (err, GC_E_RANGE, "network name must be 1 to %d bytes, not %zu",
                            GC_WIRE_NETWORK_NAME_MAX, len);
     uint8_t buf [sizeof prefix - 1 + GC_WIRE_NETWORK_NAME_MAX];
     memcpy (buf, prefix, sizeof prefix - 1);
@@ -232,10 +233,10 @@ s_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
           uint8_t *header_out, bool sign, gc_err_t *err)
 {
     if (len > UINT32_MAX)
-        return gc_err_set (err, GC_WIRE_OVERSIZE, "encode: a %zu-byte payload does not fit the "
+        return gc_err_set (err, GC_E_RANGE, "encode: a %zu-byte payload does not fit the "
                            "32-bit length field", len);
     if (!payload && len)
-        return gc_err_set (err, GC_WIRE_INTERNAL, "encode: no payload buffer for %zu bytes", len);
+        return gc_err_set (err, GC_E_ARG, "encode: no payload buffer for %zu bytes", len);
     hdr->version = GC_WIRE_VERSION;
     memcpy (hdr->network_id, network_id, GC_WIRE_NETWORK_ID_SIZE);
     memcpy (hdr->sender, gc_key_peer_id (signer), GC_PEER_ID_SIZE);
@@ -392,7 +393,7 @@ gc_wire_parse_frames (const uint8_t *header, size_t header_len, const uint8_t *p
                       size_t payload_len, size_t max_payload, gc_msg_header_t *out, gc_err_t *err)
 {
     if ((!header && header_len) || (!payload && payload_len)) {
-        gc_err_set (err, GC_WIRE_INTERNAL, "decode: no buffer for a %zu-byte frame",
+        gc_err_set (err, GC_E_ARG, "decode: no buffer for a %zu-byte frame",
                     payload_len ? payload_len : header_len);
         return GC_WIRE_INTERNAL;
     }
@@ -414,7 +415,7 @@ gc_wire_evidence_build (const uint8_t a [GC_WIRE_HEADER_SIZE], const uint8_t b [
 {
     int c = memcmp (a, b, GC_WIRE_SIGNED_SIZE);
     if (c == 0)
-        return gc_err_set (err, GC_WIRE_BAD_EVIDENCE, "evidence: the two headers sign the same bytes");
+        return gc_err_set (err, GC_E_ARG, "evidence: the two headers sign the same bytes");
     const uint8_t *first = c < 0 ? a : b, *second = c < 0 ? b : a;
     memcpy (out, first, GC_WIRE_HEADER_SIZE);
     memcpy (out + GC_WIRE_HEADER_SIZE, second, GC_WIRE_HEADER_SIZE);

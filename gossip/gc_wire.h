@@ -92,7 +92,8 @@ int  gc_wire_encode_unsigned (gc_key_t *signer, const uint8_t network_id [GC_WIR
                               uint8_t *header_out, gc_err_t *err);
 
 /*  Decode and verify. Returns GC_WIRE_OK or a reason code, with err naming
-    the (claimed) peer and the field. Once the header parses, *out holds its
+    the (claimed) peer and the field; err->code is the reason's kind
+    (gc_wire_reason_code: GC_E_FORMAT or GC_E_PROTOCOL), not the reason. Once the header parses, *out holds its
     fields even on rejection: unauthenticated unless the result is OK. */
 int  gc_wire_decode (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
                      size_t max_payload,

@@ -1,5 +1,7 @@
 #include "gc_wire_reason.h"
 
+#include "gc_err.h"
+
 static const char *const s_names [GC_WIRE_NREASONS] = {
     [GC_WIRE_OK] = "ok",
     [GC_WIRE_TRUNCATED] = "truncated",
@@ -28,4 +30,16 @@ gc_wire_reason_name (int reason)
     if (reason < 0 || reason >= GC_WIRE_NREASONS)
         return "invalid";
     return s_names [reason];
+}
+
+int
+gc_wire_reason_code (int reason)
+{
+    if (reason == GC_WIRE_OK)
+        return GC_E_OK;
+    if (reason >= GC_WIRE_TRUNCATED && reason <= GC_WIRE_BAD_FIELD)
+        return GC_E_FORMAT;
+    if (reason >= GC_WIRE_WRONG_NETWORK && reason <= GC_WIRE_BAD_EVIDENCE)
+        return GC_E_PROTOCOL;
+    return GC_E_SYS;
 }

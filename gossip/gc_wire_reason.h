@@ -31,4 +31,11 @@ enum {
 /*  "ok", "truncated", "bad_signature", ...; "invalid" for an out-of-range code. */
 const char *gc_wire_reason_name (int reason);
 
+/*  The reason is what a decoder returns and what the receive counters count;
+    err->code is the project-wide kind (gc_err.h) this maps it to: GC_E_FORMAT
+    for a frame that is not a well-formed message (truncated .. bad_field),
+    GC_E_PROTOCOL for a well-formed one the protocol refuses (wrong_network ..
+    bad_evidence), GC_E_SYS for internal; 0 for ok. */
+int gc_wire_reason_code (int reason);
+
 #endif

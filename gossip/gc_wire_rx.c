@@ -21,7 +21,7 @@ gc_wire_rx_new (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *
 {
     gc_wire_rx_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, GC_WIRE_INTERNAL, "receiver: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "receiver: out of memory");
         return NULL;
     }
     if (!(self->replay = gc_replay_new (window, err))) {
@@ -57,8 +57,8 @@ s_after_accept (gc_wire_rx_t *self, const gc_msg_header_t *hdr, const uint8_t *p
         char from [GC_PEER_ID_HEX_LEN + 1], to [GC_PEER_ID_HEX_LEN + 1];
         gc_peer_id_hex (hdr->sender, from);
         gc_peer_id_hex (payload, to);
-        gc_err_set (err, GC_WIRE_WRONG_TARGET, "peer %s: wrong_target: keyframe_request "
-                    "seq %llu is addressed to %s", from, (unsigned long long) hdr->seq, to);
+        gc_err_set (err, gc_wire_reason_code (GC_WIRE_WRONG_TARGET), "peer %s: wrong_target: "
+                    "keyframe_request seq %llu is addressed to %s", from, (unsigned long long) hdr->seq, to);
         return GC_WIRE_WRONG_TARGET;
     }
     if (hdr->type == GC_MSG_EVIDENCE) {

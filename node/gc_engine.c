@@ -561,7 +561,7 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
         gc_err_t aerr = { 0 };
         rc = gc_robust_aggregate (self->gossip.robust, self->inputs, self->weights, k, self->learn.n, 0,
                                   self->learn.agg, &aerr);
-        if (rc == 0 || aerr.code != GC_ROBUST_ENONFINITE)
+        if (rc == 0 || aerr.code != GC_E_NONFINITE)
             break;
         s_drop_input (self, &k, (size_t) gc_robust_bad_input (self->gossip.robust));
         rc = -1;

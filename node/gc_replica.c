@@ -67,7 +67,7 @@ s_apply (gc_engine_t *self, gc_replica_t *r, const uint8_t *payload, size_t len,
     if (!next) {
         float *built = st->alloc (st->ctx);
         if (!built)
-            return gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "out of memory for a replica state");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory for a replica state");
         if (gc_payload_decode_onto (payload, len, layout, base, built, err)) {
             st->release (st->ctx, built);
             return -1;

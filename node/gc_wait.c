@@ -18,13 +18,13 @@ gc_wait_new (const char *spec, size_t n, size_t min_fresh, int64_t timeout_ns, g
     const gc_wait_policy_t *policy = gc_wait_policy_find (s.tok [0]);
     if (!policy) {
         char known [128];
-        gc_err_set (err, 1, "wait policy '%s': unknown policy '%s' (known: %s)", spec, s.tok [0],
+        gc_err_set (err, GC_E_SPEC, "wait policy '%s': unknown policy '%s' (known: %s)", spec, s.tok [0],
                     gc_wait_known (known, sizeof known));
         return NULL;
     }
     gc_wait_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "wait policy: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "wait policy: out of memory");
         return NULL;
     }
     self->policy = policy;

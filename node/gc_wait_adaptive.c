@@ -14,12 +14,12 @@ static int
 s_parse (gc_wait_t *self, const gc_spec_t *sp, gc_err_t *err)
 {
     if (sp->n != 1)
-        return gc_err_set (err, 1, "adaptive takes no parameter");
+        return gc_err_set (err, GC_E_SPEC, "adaptive takes no parameter");
     size_t n = self->n;
     self->estimate = calloc (n ? n : 1, sizeof *self->estimate);
     self->scratch = calloc (n ? n : 1, sizeof *self->scratch);
     if (!self->estimate || !self->scratch)
-        return gc_err_set (err, 1, "wait policy: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "wait policy: out of memory");
     self->quorum = n;       /* until delays are known, wait for everyone */
     return 0;
 }

@@ -5,7 +5,7 @@ static int
 s_parse (gc_wait_t *self, const gc_spec_t *sp, gc_err_t *err)
 {
     if (sp->n != 2)
-        return gc_err_set (err, 1, "quorum takes one parameter, Q");
+        return gc_err_set (err, GC_E_SPEC, "quorum takes one parameter, Q");
     long q;
     if (gc_parse_long (sp->tok [1], 1, 1 << 20, &q, "wait policy quorum size", err))
         return -1;

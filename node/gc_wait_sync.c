@@ -5,7 +5,7 @@ static int
 s_parse (gc_wait_t *self, const gc_spec_t *sp, gc_err_t *err)
 {
     (void) self;
-    return sp->n == 1 ? 0 : gc_err_set (err, 1, "sync takes no parameter");
+    return sp->n == 1 ? 0 : gc_err_set (err, GC_E_SPEC, "sync takes no parameter");
 }
 
 static size_t

@@ -40,7 +40,7 @@ gc_robust_fmt_double (char *buf, size_t size, double v)
 int
 gc_robust_parse_count_error (const gc_robust_params_t *r, const char *text, gc_err_t *err)
 {
-    return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': wrong number of parameters (%s)",
+    return gc_err_set (err, GC_E_SPEC, "'%s': wrong number of parameters (%s)",
                        text, r->desc->usage);
 }
 
@@ -63,7 +63,7 @@ s_parse_rule (gc_robust_params_t *r, gc_spec_t *t, const char *text, gc_err_t *e
     *r = (gc_robust_params_t) { .desc = gc_robust_rule_find (t->tok [0]), .f = -1 };
     if (!r->desc) {
         char known [512];
-        return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': unknown rule '%s' (known: %s)",
+        return gc_err_set (err, GC_E_SPEC, "'%s': unknown rule '%s' (known: %s)",
                            text, t->tok [0], gc_robust_known (known, sizeof known));
     }
     return r->desc->parse (r, t, text, err);
@@ -76,7 +76,7 @@ s_parse_pre (gc_robust_stage_t *p, gc_spec_t *t, const char *text, gc_err_t *err
     int lo = p->desc && p->desc->min_tokens ? p->desc->min_tokens : 1;
     if (!p->desc || t->n < lo || t->n > p->desc->max_tokens) {
         char known [128];
-        return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': a pre-aggregation before '+' must be %s",
+        return gc_err_set (err, GC_E_SPEC, "'%s': a pre-aggregation before '+' must be %s",
                            text, gc_robust_pres_known (known, sizeof known));
     }
     return p->desc->parse (p, t, text, err);
@@ -107,7 +107,7 @@ s_parse (gc_robust_t *self, const char *spec, gc_err_t *err)
         rc = gc_spec_split (&t, text, ':', "robust rule", err);
         for (int j = 0; j < t.n && !rc; j++)
             if (!*t.tok [j])
-                rc = gc_err_set (err, GC_ROBUST_ESPEC, "'%s': empty field", text);
+                rc = gc_err_set (err, GC_E_SPEC, "'%s': empty field", text);
         if (!rc)
             rc = i + 1 < stages.n ? s_parse_pre (&self->pre [self->n_pre++], &t, text, err)
                                   : s_parse_rule (&self->rule, &t, text, err);
@@ -116,7 +116,7 @@ s_parse (gc_robust_t *self, const char *spec, gc_err_t *err)
         //  The parse helpers use their own codes: report one.
         gc_err_prefix (err, "robust rule '%s': ", spec);
         if (err)
-            err->code = GC_ROBUST_ESPEC;
+            err->code = GC_E_SPEC;
         return -1;
     }
     //  min_inputs composes right to left.
@@ -126,7 +126,7 @@ s_parse (gc_robust_t *self, const char *spec, gc_err_t *err)
         if (pre->desc->compose (pre, &self->rule, &need, spec, err))
             return -1;
         if (need > GC_ROBUST_MAX_INPUTS)
-            return gc_err_set (err, GC_ROBUST_ESPEC, "robust rule '%s' needs more than %d inputs",
+            return gc_err_set (err, GC_E_SPEC, "robust rule '%s' needs more than %d inputs",
                                spec, GC_ROBUST_MAX_INPUTS);
     }
     self->min_inputs = need;
@@ -140,12 +140,12 @@ gc_robust_t *
 gc_robust_new (const char *spec, gc_err_t *err)
 {
     if (!spec) {
-        gc_err_set (err, GC_ROBUST_ESPEC, "robust rule: missing");
+        gc_err_set (err, GC_E_SPEC, "robust rule: missing");
         return NULL;
     }
     gc_robust_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, GC_ROBUST_ENOMEM, "robust rule: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "robust rule: out of memory");
         return NULL;
     }
     if (s_parse (self, spec, err)) {
@@ -483,37 +483,37 @@ s_validate (gc_robust_t *self, const float *const *inputs, const double *weights
 {
     const char *name = self->name;
     if (!inputs || !out)
-        return gc_err_set (err, GC_ROBUST_EARG, "%s: inputs and out must not be NULL", name);
+        return gc_err_set (err, GC_E_ARG, "%s: inputs and out must not be NULL", name);
     if (k == 0 || k > GC_ROBUST_MAX_INPUTS)
-        return gc_err_set (err, GC_ROBUST_EINPUTS, "%s: k = %zu inputs, must be 1..%d",
+        return gc_err_set (err, GC_E_INPUT, "%s: k = %zu inputs, must be 1..%d",
                            name, k, GC_ROBUST_MAX_INPUTS);
     if (k < self->min_inputs)
-        return gc_err_set (err, GC_ROBUST_EINPUTS, "%s: needs at least %zu inputs, got k = %zu",
+        return gc_err_set (err, GC_E_INPUT, "%s: needs at least %zu inputs, got k = %zu",
                            name, self->min_inputs, k);
     if (d == 0 || d > SIZE_MAX / sizeof (float) / GC_ROBUST_MAX_INPUTS)
-        return gc_err_set (err, GC_ROBUST_EINPUTS, "%s: dimension d = %zu out of range", name, d);
+        return gc_err_set (err, GC_E_INPUT, "%s: dimension d = %zu out of range", name, d);
     if (self_index < -1 || self_index >= (int) k)
-        return gc_err_set (err, GC_ROBUST_EINPUTS, "%s: self_index %d is not in -1..%zu",
+        return gc_err_set (err, GC_E_INPUT, "%s: self_index %d is not in -1..%zu",
                            name, self_index, k - 1);
     for (size_t i = 0; i < k; i++) {
         if (!inputs [i])
-            return gc_err_set (err, GC_ROBUST_EARG, "%s: input %zu is NULL", name, i);
+            return gc_err_set (err, GC_E_ARG, "%s: input %zu is NULL", name, i);
         if (s_overlap (inputs [i], out, d))
-            return gc_err_set (err, GC_ROBUST_EARG, "%s: out overlaps input %zu", name, i);
+            return gc_err_set (err, GC_E_ARG, "%s: out overlaps input %zu", name, i);
     }
     if (centre && centre != out && s_overlap (centre, out, d))
-        return gc_err_set (err, GC_ROBUST_EARG, "%s: out overlaps the centre", name);
+        return gc_err_set (err, GC_E_ARG, "%s: out overlaps the centre", name);
     if (centre && !gc_vec_all_finite (centre, d))
-        return gc_err_set (err, GC_ROBUST_EINPUTS, "%s: the centre holds NaN or Inf", name);
+        return gc_err_set (err, GC_E_INPUT, "%s: the centre holds NaN or Inf", name);
     if (weights) {
         double sum = 0;
         for (size_t i = 0; i < k; i++) {
             if (!isfinite (weights [i]) || weights [i] < 0)
-                return gc_err_set (err, GC_ROBUST_EWEIGHTS, "%s: weight %zu is %g", name, i, weights [i]);
+                return gc_err_set (err, GC_E_WEIGHTS, "%s: weight %zu is %g", name, i, weights [i]);
             sum += weights [i];
         }
         if (!(sum > 0) || !isfinite (sum))
-            return gc_err_set (err, GC_ROBUST_EWEIGHTS, "%s: the weights sum to %g", name, sum);
+            return gc_err_set (err, GC_E_WEIGHTS, "%s: the weights sum to %g", name, sum);
     }
     return 0;
 }
@@ -526,7 +526,7 @@ s_report_nonfinite (gc_robust_t *self, const float *const *inputs, size_t k, siz
     if (self->bad_cap < k) {
         size_t *bad = realloc (self->bad, k * sizeof *bad);
         if (!bad)
-            return gc_err_set (err, GC_ROBUST_ENOMEM, "%s: out of memory", self->name);
+            return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", self->name);
         self->bad = bad;
         self->bad_cap = k;
     }
@@ -540,8 +540,8 @@ s_report_nonfinite (gc_robust_t *self, const float *const *inputs, size_t k, siz
         }
     }
     if (!self->n_bad)
-        return gc_err_set (err, GC_ROBUST_ENONFINITE, "%s: a non-finite value appeared", self->name);
-    return gc_err_set (err, GC_ROBUST_ENONFINITE, "%s: input %zu holds NaN or Inf (coordinate %zu)%s",
+        return gc_err_set (err, GC_E_NONFINITE, "%s: a non-finite value appeared", self->name);
+    return gc_err_set (err, GC_E_NONFINITE, "%s: input %zu holds NaN or Inf (coordinate %zu)%s",
                        self->name, self->bad [0], first_at,
                        self->n_bad > 1 ? ", and more inputs do" : "");
 }
@@ -561,7 +561,7 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
         return -1;
     gc_robust_ws_t *ws = &self->ws;
     if (gc_robust_ws_reserve_k (ws, k))
-        return gc_err_set (err, GC_ROBUST_ENOMEM, "%s: out of memory for k = %zu", self->name, k);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory for k = %zu", self->name, k);
     for (size_t i = 0; i < k; i++)
         ws->vw [i] = weights ? weights [i] : 1.0;
     gc_robust_run_t st = {
@@ -572,12 +572,12 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
     if (rc == 1)
         return s_report_nonfinite (self, inputs, k, d, err);
     if (rc == 2)
-        return gc_err_set (err, GC_ROBUST_EINPUTS,
+        return gc_err_set (err, GC_E_INPUT,
                            self->rule.desc->needs_centre
                            ? "%s: needs the peer's own vector (self_index or a centre)"
                            : "%s: too few inputs left after pre-aggregation", self->name);
     if (rc)
-        return gc_err_set (err, GC_ROBUST_ENOMEM, "%s: out of memory (k = %zu, d = %zu)",
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory (k = %zu, d = %zu)",
                            self->name, k, d);
     return 0;
 }

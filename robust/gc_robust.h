@@ -31,13 +31,12 @@
 
 #include "gc_err.h"
 
-/*  err->code values set by this module */
-#define GC_ROBUST_ESPEC       1   /* the spec string is malformed or out of range */
-#define GC_ROBUST_EINPUTS     2   /* k, d or self_index not acceptable for this rule */
-#define GC_ROBUST_ENONFINITE  3   /* an input holds NaN or Inf: see gc_robust_bad_input */
-#define GC_ROBUST_EWEIGHTS    4   /* a weight is negative or non-finite, or all are zero */
-#define GC_ROBUST_EARG        5   /* NULL pointer, or out overlaps an input */
-#define GC_ROBUST_ENOMEM      6
+/*  err->code after a failed call is a GC_E_* of gc_err.h: GC_E_SPEC (the
+    spec string is malformed or out of range), GC_E_INPUT (k, d or
+    self_index not acceptable for this rule), GC_E_NONFINITE (an input holds
+    NaN or Inf: see gc_robust_bad_input), GC_E_WEIGHTS (a weight is negative
+    or non-finite, or all are zero), GC_E_ARG (NULL pointer, or out overlaps
+    an input), GC_E_NOMEM. */
 
 /*  Largest k accepted (the workspace is O(k^2 + k * block)). */
 #define GC_ROBUST_MAX_INPUTS  1024
@@ -48,7 +47,7 @@ typedef struct gc_robust_t gc_robust_t;
     the registry (gc_robust_rules.c), into buf (size bytes); returns buf. */
 const char *gc_robust_known (char *buf, size_t size);
 
-/*  NULL + err (GC_ROBUST_ESPEC) on a bad spec. */
+/*  NULL + err (GC_E_SPEC) on a bad spec. */
 gc_robust_t *gc_robust_new (const char *spec, gc_err_t *err);
 void         gc_robust_destroy (gc_robust_t **self_p);
 
@@ -59,8 +58,8 @@ void         gc_robust_destroy (gc_robust_t **self_p);
     self_index: which input is the peer's own vector, or -1; scclip and cclip
     centre on it. out: d floats, must not overlap any input; unspecified
     when -1 is returned.
-    Returns 0, or -1 with err: GC_ROBUST_EINPUTS (e.g. k below
-    gc_robust_min_inputs), GC_ROBUST_ENONFINITE (no output is produced; the
+    Returns 0, or -1 with err: GC_E_INPUT (e.g. k below
+    gc_robust_min_inputs), GC_E_NONFINITE (no output is produced; the
     offending inputs are listed by gc_robust_bad_input / _bad_inputs), ... */
 int gc_robust_aggregate (gc_robust_t *self, const float *const *inputs,
                          const double *weights, size_t k, size_t d,
@@ -86,7 +85,7 @@ const char *gc_robust_name (const gc_robust_t *self);
     krum's f, ...), or -1 for rules without one (mean, cwmed, gm, clipping). */
 int gc_robust_f (const gc_robust_t *self);
 
-/*  After a call that failed with GC_ROBUST_ENONFINITE: the index of the
+/*  After a call that failed with GC_E_NONFINITE: the index of the
     first input holding NaN or Inf (-1 otherwise), and all of them. */
 int    gc_robust_bad_input (const gc_robust_t *self);
 size_t gc_robust_bad_inputs (const gc_robust_t *self, size_t *idx, size_t max);

@@ -50,7 +50,7 @@ s_compose (gc_robust_stage_t *p, const gc_robust_params_t *rule, size_t *need, c
            gc_err_t *err)
 {
     if (p->arg < 0 && rule->f < 0)
-        return gc_err_set (err, GC_ROBUST_ESPEC,
+        return gc_err_set (err, GC_E_SPEC,
                            "robust rule '%s': nnm needs F (nnm:F) when the rule has no f", spec);
     if (p->arg < 0)
         p->arg = rule->f;

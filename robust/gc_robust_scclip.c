@@ -64,7 +64,7 @@ s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *
     }
     else
     if (n > 2 || gc_parse_double (t->tok [1], 1e-30, 1e30, &r->tau, "scclip tau", err))
-        return n > 2 ? gc_err_set (err, GC_ROBUST_ESPEC,
+        return n > 2 ? gc_err_set (err, GC_E_SPEC,
                                    "'%s': scclip takes TAU, or auto[:DELTA]", text) : -1;
     return 0;
 }

@@ -89,23 +89,31 @@ test_shuffle_is_a_permutation (void **state)
 static void
 test_parse_rejects_garbage (void **state)
 {
-    static const struct { const char *text; double lo, hi; int ok; } cases [] = {
-        { "0.5", 0, 1, 1 }, { "1e-3", 0, 1, 1 }, { "", 0, 1, 0 }, { "abc", 0, 1, 0 },
-        { "0.5x", 0, 1, 0 }, { "2", 0, 1, 0 }, { "nan", 0, 1, 0 }, { "inf", 0, 1e300, 0 },
+    //  code: 0 accepted, else the kind: text that is no number, or a number out of range.
+    static const struct { const char *text; double lo, hi; int code; } cases [] = {
+        { "0.5", 0, 1, 0 }, { "1e-3", 0, 1, 0 }, { "", 0, 1, GC_E_PARSE }, { "abc", 0, 1, GC_E_PARSE },
+        { "0.5x", 0, 1, GC_E_PARSE }, { "2", 0, 1, GC_E_RANGE }, { "nan", 0, 1, GC_E_PARSE },
+        { "inf", 0, 1e300, GC_E_PARSE }, { "-0.1", 0, 1, GC_E_RANGE },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         double v;
         gc_err_t err = { 0 };
         int rc = gc_parse_double (cases [i].text, cases [i].lo, cases [i].hi, &v, "ratio", &err);
-        assert_int_equal (rc, cases [i].ok ? 0 : -1);
-        if (!cases [i].ok)
+        assert_int_equal (rc, cases [i].code ? -1 : 0);
+        assert_int_equal (err.code, cases [i].code);
+        if (cases [i].code)
             assert_non_null (strstr (err.msg, "ratio"));
     }
     long l;
+    gc_err_t err = { 0 };
     assert_int_equal (gc_parse_long ("12", 0, 100, &l, "n", NULL), 0);
     assert_int_equal (l, 12);
-    assert_int_equal (gc_parse_long ("12.5", 0, 100, &l, "n", NULL), -1);
-    assert_int_equal (gc_parse_long ("99999999999999999999", 0, 100, &l, "n", NULL), -1);
+    assert_int_equal (gc_parse_long ("12.5", 0, 100, &l, "n", &err), -1);
+    assert_int_equal (err.code, GC_E_PARSE);
+    assert_int_equal (gc_parse_long ("99999999999999999999", 0, 100, &l, "n", &err), -1);
+    assert_int_equal (err.code, GC_E_PARSE);
+    assert_int_equal (gc_parse_long ("101", 0, 100, &l, "n", &err), -1);
+    assert_int_equal (err.code, GC_E_RANGE);
     gc_spec_t spec;
     assert_int_equal (gc_spec_split (&spec, "mkrum:1:3", ':', "rule", NULL), 0);
     assert_int_equal (spec.n, 3);
@@ -116,11 +124,12 @@ static void
 test_parse_rate (void **state)
 {
     (void) state;
-    static const struct { const char *text; double bytes; const char *error; } cases [] = {
-        { "250000", 250000, NULL }, { "20mbit", 2.5e6, NULL }, { "12.5MB", 12.5e6, NULL },
-        { "1gbit", 125e6, NULL }, { "off", 0, NULL }, { "0", 0, NULL },
-        { "fast", 0, "not a rate" }, { "-5MB", 0, "not a rate" }, { "5Mb", 0, "unknown unit" },
-        { "999", 0, "below 1000" }, { "20TB", 0, "unknown unit" }, { "2e13", 0, "above" },
+    static const struct { const char *text; double bytes; const char *error; int code; } cases [] = {
+        { "250000", 250000, NULL, 0 }, { "20mbit", 2.5e6, NULL, 0 }, { "12.5MB", 12.5e6, NULL, 0 },
+        { "1gbit", 125e6, NULL, 0 }, { "off", 0, NULL, 0 }, { "0", 0, NULL, 0 },
+        { "fast", 0, "not a rate", GC_E_PARSE }, { "-5MB", 0, "not a rate", GC_E_PARSE },
+        { "5Mb", 0, "unknown unit", GC_E_PARSE }, { "999", 0, "below 1000", GC_E_RANGE },
+        { "20TB", 0, "unknown unit", GC_E_PARSE }, { "2e13", 0, "above", GC_E_RANGE },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         double v = -1;
@@ -130,6 +139,7 @@ test_parse_rate (void **state)
             assert_int_equal (rc, -1);
             assert_non_null (strstr (err.msg, cases [i].error));
             assert_non_null (strstr (err.msg, "timeline/cap"));
+            assert_int_equal (err.code, cases [i].code);
         }
         else {
             assert_int_equal (rc, 0);

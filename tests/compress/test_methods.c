@@ -380,7 +380,7 @@ test_specs_parse_or_explain (void **state)
         gc_compressor_t *comp = gc_compressor_new (bad [i].spec, &layout, 1, &err);
         if (comp)
             fail_msg ("'%s' was accepted as %s", bad [i].spec, gc_compressor_name (comp));
-        assert_int_equal (err.code, GC_COMPRESS_ERR_SPEC);
+        assert_int_equal (err.code, GC_E_SPEC);
         if (!strstr (err.msg, bad [i].mentions))
             fail_msg ("'%s': message '%s' does not mention '%s'", bad [i].spec, err.msg, bad [i].mentions);
     }
@@ -388,7 +388,7 @@ test_specs_parse_or_explain (void **state)
     gc_layout_init (&empty);
     gc_err_t err;
     assert_null (gc_compressor_new ("none", &empty, 1, &err));
-    assert_int_equal (err.code, GC_COMPRESS_ERR_INPUT);
+    assert_int_equal (err.code, GC_E_INPUT);
 }
 
 static void
@@ -408,7 +408,7 @@ test_nonfinite_input_is_refused_by_every_method (void **state)
         gc_buf_init (&out);
         gc_err_t err;
         assert_int_equal (gc_compressor_compress (comp, x, 0, &out, &err), -1);
-        assert_int_equal (err.code, GC_COMPRESS_ERR_INPUT);
+        assert_int_equal (err.code, GC_E_NONFINITE);
         if (!strstr (err.msg, "613"))
             fail_msg ("%s: '%s' does not name the entry", specs [i], err.msg);
         gc_buf_free (&out);

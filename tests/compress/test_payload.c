@@ -237,9 +237,9 @@ test_payload_for_other_layout_is_rejected (void **state)
     assert_int_equal (gc_compressor_compress (comp, x, 0, &out, NULL), 0);
     gc_err_t err;
     assert_int_equal (gc_payload_decompress_add (out.data, out.len, &b, q, &err), -1);
-    assert_int_equal (err.code, GC_PAYLOAD_ERR_LAYOUT);
+    assert_int_equal (err.code, GC_E_PAYLOAD_LAYOUT);
     assert_int_equal (gc_payload_decompress_add (out.data, out.len, &c, q, &err), -1);
-    assert_int_equal (err.code, GC_PAYLOAD_ERR_LAYOUT);
+    assert_int_equal (err.code, GC_E_PAYLOAD_LAYOUT);
     for (size_t i = 0; i < a.n_params; i++)
         assert_true (q [i] == 0.0f);
     gc_buf_free (&out);
@@ -363,20 +363,20 @@ s_valid_sparse (gc_buf_t *b)
 typedef int (*s_build_fn) (gc_buf_t *b);
 
 static int b_valid (gc_buf_t *b) { s_valid_sparse (b); return 0; }
-static int b_empty (gc_buf_t *b) { gc_buf_reset (b); return GC_PAYLOAD_ERR_TRUNCATED; }
-static int b_short_header (gc_buf_t *b) { s_valid_sparse (b); b->len = 20; return GC_PAYLOAD_ERR_TRUNCATED; }
-static int b_magic (gc_buf_t *b) { s_valid_sparse (b); b->data [1] = 'X'; return GC_PAYLOAD_ERR_MAGIC; }
-static int b_version (gc_buf_t *b) { s_valid_sparse (b); b->data [3] = 2; return GC_PAYLOAD_ERR_VERSION; }
-static int b_method (gc_buf_t *b) { s_valid_sparse (b); b->data [4] = 99; return GC_PAYLOAD_ERR_METHOD; }
-static int b_flags (gc_buf_t *b) { s_valid_sparse (b); b->data [5] = 0x80; return GC_PAYLOAD_ERR_FLAGS; }
-static int b_reserved (gc_buf_t *b) { s_valid_sparse (b); b->data [15] = 1; return GC_PAYLOAD_ERR_FLAGS; }
-static int b_exact_topk (gc_buf_t *b) { s_valid_sparse (b); b->data [5] = GC_PAYLOAD_FLAG_EXACT; return GC_PAYLOAD_ERR_FLAGS; }
-static int b_n_params (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 8, 58); return GC_PAYLOAD_ERR_LAYOUT; }
-static int b_n_layers (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 12, 5); return GC_PAYLOAD_ERR_LAYOUT; }
-static int b_too_many_sections (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 6, 5); return GC_PAYLOAD_ERR_COUNT; }
-static int b_missing_section (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 6, 2); return GC_PAYLOAD_ERR_TRUNCATED; }
-static int b_trailing (gc_buf_t *b) { s_valid_sparse (b); gc_buf_append (b, "x", 1, NULL); return GC_PAYLOAD_ERR_TRAILING; }
-static int b_layer_range (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 24, 4); return GC_PAYLOAD_ERR_LAYER_ID; }
+static int b_empty (gc_buf_t *b) { gc_buf_reset (b); return GC_E_PAYLOAD_TRUNCATED; }
+static int b_short_header (gc_buf_t *b) { s_valid_sparse (b); b->len = 20; return GC_E_PAYLOAD_TRUNCATED; }
+static int b_magic (gc_buf_t *b) { s_valid_sparse (b); b->data [1] = 'X'; return GC_E_PAYLOAD_MAGIC; }
+static int b_version (gc_buf_t *b) { s_valid_sparse (b); b->data [3] = 2; return GC_E_PAYLOAD_VERSION; }
+static int b_method (gc_buf_t *b) { s_valid_sparse (b); b->data [4] = 99; return GC_E_PAYLOAD_METHOD; }
+static int b_flags (gc_buf_t *b) { s_valid_sparse (b); b->data [5] = 0x80; return GC_E_PAYLOAD_FLAGS; }
+static int b_reserved (gc_buf_t *b) { s_valid_sparse (b); b->data [15] = 1; return GC_E_PAYLOAD_FLAGS; }
+static int b_exact_topk (gc_buf_t *b) { s_valid_sparse (b); b->data [5] = GC_PAYLOAD_FLAG_EXACT; return GC_E_PAYLOAD_FLAGS; }
+static int b_n_params (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 8, 58); return GC_E_PAYLOAD_LAYOUT; }
+static int b_n_layers (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 12, 5); return GC_E_PAYLOAD_LAYOUT; }
+static int b_too_many_sections (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 6, 5); return GC_E_PAYLOAD_COUNT; }
+static int b_missing_section (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 6, 2); return GC_E_PAYLOAD_TRUNCATED; }
+static int b_trailing (gc_buf_t *b) { s_valid_sparse (b); gc_buf_append (b, "x", 1, NULL); return GC_E_PAYLOAD_TRAILING; }
+static int b_layer_range (gc_buf_t *b) { s_valid_sparse (b); gc_put_u16 (b->data + 24, 4); return GC_E_PAYLOAD_LAYER_ID; }
 
 static int
 b_layer_repeat (gc_buf_t *b)
@@ -385,19 +385,19 @@ b_layer_repeat (gc_buf_t *b)
     size_t len = b->len - GC_PAYLOAD_HEADER_SIZE;
     gc_buf_append (b, b->data + GC_PAYLOAD_HEADER_SIZE, len, NULL);
     gc_put_u16 (b->data + 6, 2);
-    return GC_PAYLOAD_ERR_LAYER_ID;
+    return GC_E_PAYLOAD_LAYER_ID;
 }
 
-static int b_layer_count (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 28, 31); return GC_PAYLOAD_ERR_LAYOUT; }
-static int b_encoding (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = 9; return GC_PAYLOAD_ERR_ENCODING; }
-static int b_valfmt (gc_buf_t *b) { s_valid_sparse (b); b->data [27] = 2; return GC_PAYLOAD_ERR_ENCODING; }
-static int b_enc_method (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = GC_ENC_DENSE; return GC_PAYLOAD_ERR_ENCODING; }
-static int b_body_past_end (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 32, 0xffffffffu); return GC_PAYLOAD_ERR_TRUNCATED; }
-static int b_nnz_zero (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 36, 0); return GC_PAYLOAD_ERR_COUNT; }
-static int b_nnz_big (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 36, 31); return GC_PAYLOAD_ERR_COUNT; }
-static int b_length (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 40, 3); return GC_PAYLOAD_ERR_LENGTH; }
-static int b_index_range (gc_buf_t *b) { s_valid_sparse (b); b->data [45] = 27; return GC_PAYLOAD_ERR_INDEX_RANGE; }
-static int b_index_order (gc_buf_t *b) { s_valid_sparse (b); b->data [45] = 0; return GC_PAYLOAD_ERR_INDEX_ORDER; }
+static int b_layer_count (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 28, 31); return GC_E_PAYLOAD_LAYOUT; }
+static int b_encoding (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = 9; return GC_E_PAYLOAD_ENCODING; }
+static int b_valfmt (gc_buf_t *b) { s_valid_sparse (b); b->data [27] = 2; return GC_E_PAYLOAD_ENCODING; }
+static int b_enc_method (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = GC_ENC_DENSE; return GC_E_PAYLOAD_ENCODING; }
+static int b_body_past_end (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 32, 0xffffffffu); return GC_E_PAYLOAD_TRUNCATED; }
+static int b_nnz_zero (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 36, 0); return GC_E_PAYLOAD_COUNT; }
+static int b_nnz_big (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 36, 31); return GC_E_PAYLOAD_COUNT; }
+static int b_length (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 40, 3); return GC_E_PAYLOAD_LENGTH; }
+static int b_index_range (gc_buf_t *b) { s_valid_sparse (b); b->data [45] = 27; return GC_E_PAYLOAD_INDEX_RANGE; }
+static int b_index_order (gc_buf_t *b) { s_valid_sparse (b); b->data [45] = 0; return GC_E_PAYLOAD_INDEX_ORDER; }
 //  Method none, two dense fp32 sections (layers 1 and 3): a non-finite value
 //  at position `at` of the second, found while the values are added.
 static int
@@ -409,14 +409,14 @@ s_dense_bad (gc_buf_t *b, int at, float v)
         s_f32 (p + 4 * i, 0.5f * (float) i);
     p = s_section (b, 3, GC_ENC_DENSE, GC_VAL_FP32, 3, 12);
     s_f32 (p + 4 * at, v);
-    return GC_PAYLOAD_ERR_NONFINITE;
+    return GC_E_PAYLOAD_NONFINITE;
 }
 
 static int b_dense_valid (gc_buf_t *b) { s_dense_bad (b, 0, 1.0f); return 0; }
 static int b_dense_nan (gc_buf_t *b) { return s_dense_bad (b, 2, NAN); }
 static int b_dense_inf (gc_buf_t *b) { return s_dense_bad (b, 0, INFINITY); }
-static int b_nan_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 50, NAN); return GC_PAYLOAD_ERR_NONFINITE; }
-static int b_inf_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 46, -INFINITY); return GC_PAYLOAD_ERR_NONFINITE; }
+static int b_nan_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 50, NAN); return GC_E_PAYLOAD_NONFINITE; }
+static int b_inf_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 46, -INFINITY); return GC_E_PAYLOAD_NONFINITE; }
 
 //  Varint blocks: overlong, beyond 32 bits, running past the block,
 //  trailing bytes in the block.
@@ -430,7 +430,7 @@ s_varint_case (gc_buf_t *b, const uint8_t *idx, uint32_t ib, uint32_t nnz)
     memcpy (p + 8, idx, ib);
     for (uint32_t j = 0; j < nnz; j++)
         s_f32 (p + 8 + ib + 4 * j, 1.0f);
-    return GC_PAYLOAD_ERR_VARINT;
+    return GC_E_PAYLOAD_VARINT;
 }
 
 static int b_varint_overlong (gc_buf_t *b) { static const uint8_t i [] = { 0x83, 0x00 }; return s_varint_case (b, i, 2, 1); }
@@ -445,7 +445,7 @@ b_varint_huge_gap (gc_buf_t *b)
     //  A valid 32-bit varint whose index overflows the layer.
     static const uint8_t i [] = { 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f };
     s_varint_case (b, i, 6, 2);
-    return GC_PAYLOAD_ERR_INDEX_RANGE;
+    return GC_E_PAYLOAD_INDEX_RANGE;
 }
 
 static uint8_t *
@@ -461,17 +461,17 @@ s_bitmap_case (gc_buf_t *b, uint32_t nnz)
 }
 
 static int b_bitmap_valid (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x05; return 0; }
-static int b_bitmap_popcount (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x07; return GC_PAYLOAD_ERR_COUNT; }
-static int b_bitmap_padding (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x01; p [7] = 0x40; return GC_PAYLOAD_ERR_INDEX_RANGE; }
-static int b_half_inf (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x05; gc_put_u16 (p + 10, 0xfc00); return GC_PAYLOAD_ERR_NONFINITE; }
-static int b_half_nan (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x05; gc_put_u16 (p + 8, 0x7e01); return GC_PAYLOAD_ERR_NONFINITE; }
+static int b_bitmap_popcount (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x07; return GC_E_PAYLOAD_COUNT; }
+static int b_bitmap_padding (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x01; p [7] = 0x40; return GC_E_PAYLOAD_INDEX_RANGE; }
+static int b_half_inf (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x05; gc_put_u16 (p + 10, 0xfc00); return GC_E_PAYLOAD_NONFINITE; }
+static int b_half_nan (gc_buf_t *b) { uint8_t *p = s_bitmap_case (b, 2); p [4] = 0x05; gc_put_u16 (p + 8, 0x7e01); return GC_E_PAYLOAD_NONFINITE; }
 
 static int
 b_dense_length (gc_buf_t *b)
 {
     s_header (b, GC_METHOD_NONE, 0, 1, 57, 4);
     s_section (b, 1, GC_ENC_DENSE, GC_VAL_FP32, 6, 20);
-    return GC_PAYLOAD_ERR_LENGTH;
+    return GC_E_PAYLOAD_LENGTH;
 }
 
 static int
@@ -488,7 +488,7 @@ b_fp16_method_fp32 (gc_buf_t *b)
 {
     s_header (b, GC_METHOD_FP16, 0, 1, 57, 4);
     s_section (b, 3, GC_ENC_DENSE, GC_VAL_FP32, 3, 12);
-    return GC_PAYLOAD_ERR_ENCODING;
+    return GC_E_PAYLOAD_ENCODING;
 }
 
 //  QSGD on layer 1 (6 entries), s = 2 (3-bit codes 0..4), bucket 4:
@@ -513,16 +513,16 @@ s_qsgd_case (gc_buf_t *b, uint16_t s, uint32_t bucket)
 }
 
 static int b_qsgd_valid (gc_buf_t *b) { s_qsgd_case (b, 2, 4); return 0; }
-static int b_qsgd_levels (gc_buf_t *b) { s_qsgd_case (b, 0, 4); return GC_PAYLOAD_ERR_PARAM; }
-static int b_qsgd_reserved (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); p [2] = 1; return GC_PAYLOAD_ERR_PARAM; }
-static int b_qsgd_bucket0 (gc_buf_t *b) { s_qsgd_case (b, 2, 0); return GC_PAYLOAD_ERR_PARAM; }
-static int b_qsgd_bucket_big (gc_buf_t *b) { s_qsgd_case (b, 2, 7); return GC_PAYLOAD_ERR_PARAM; }
-static int b_qsgd_length (gc_buf_t *b) { s_qsgd_case (b, 2, 2); return GC_PAYLOAD_ERR_LENGTH; }
-static int b_qsgd_code (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); p [16] |= 0x07; return GC_PAYLOAD_ERR_PARAM; }
-static int b_qsgd_padding (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); p [18] |= 0x80; return GC_PAYLOAD_ERR_PARAM; }
-static int b_qsgd_norm_neg (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); s_f32 (p + 12, -1.0f); return GC_PAYLOAD_ERR_RANGE; }
-static int b_qsgd_norm_nan (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); s_f32 (p + 8, NAN); return GC_PAYLOAD_ERR_NONFINITE; }
-static int b_qsgd_fp16 (gc_buf_t *b) { s_qsgd_case (b, 2, 4); b->data [27] = GC_VAL_FP16; return GC_PAYLOAD_ERR_ENCODING; }
+static int b_qsgd_levels (gc_buf_t *b) { s_qsgd_case (b, 0, 4); return GC_E_PAYLOAD_PARAM; }
+static int b_qsgd_reserved (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); p [2] = 1; return GC_E_PAYLOAD_PARAM; }
+static int b_qsgd_bucket0 (gc_buf_t *b) { s_qsgd_case (b, 2, 0); return GC_E_PAYLOAD_PARAM; }
+static int b_qsgd_bucket_big (gc_buf_t *b) { s_qsgd_case (b, 2, 7); return GC_E_PAYLOAD_PARAM; }
+static int b_qsgd_length (gc_buf_t *b) { s_qsgd_case (b, 2, 2); return GC_E_PAYLOAD_LENGTH; }
+static int b_qsgd_code (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); p [16] |= 0x07; return GC_E_PAYLOAD_PARAM; }
+static int b_qsgd_padding (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); p [18] |= 0x80; return GC_E_PAYLOAD_PARAM; }
+static int b_qsgd_norm_neg (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); s_f32 (p + 12, -1.0f); return GC_E_PAYLOAD_RANGE; }
+static int b_qsgd_norm_nan (gc_buf_t *b) { uint8_t *p = s_qsgd_case (b, 2, 4); s_f32 (p + 8, NAN); return GC_E_PAYLOAD_NONFINITE; }
+static int b_qsgd_fp16 (gc_buf_t *b) { s_qsgd_case (b, 2, 4); b->data [27] = GC_VAL_FP16; return GC_E_PAYLOAD_ENCODING; }
 
 //  Sign on layer 3 (3 entries), bucket 2: 2 scales, 1 byte of bits.
 static uint8_t *
@@ -540,11 +540,11 @@ s_sign_case (gc_buf_t *b, uint32_t bucket)
 static int b_sign_valid (gc_buf_t *b) { s_sign_case (b, 2); return 0; }
 //  Found by the fuzzer: scale - 2 * scale overflowed for scales near FLT_MAX.
 static int b_sign_huge_scale (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 4, 3e38f); return 0; }
-static int b_sign_bucket (gc_buf_t *b) { s_sign_case (b, 4); return GC_PAYLOAD_ERR_PARAM; }
-static int b_sign_length (gc_buf_t *b) { s_sign_case (b, 1); return GC_PAYLOAD_ERR_LENGTH; }
-static int b_sign_scale (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 8, -0.25f); return GC_PAYLOAD_ERR_RANGE; }
-static int b_sign_scale_inf (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 4, INFINITY); return GC_PAYLOAD_ERR_NONFINITE; }
-static int b_sign_padding (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); p [12] = 0x0d; return GC_PAYLOAD_ERR_PARAM; }
+static int b_sign_bucket (gc_buf_t *b) { s_sign_case (b, 4); return GC_E_PAYLOAD_PARAM; }
+static int b_sign_length (gc_buf_t *b) { s_sign_case (b, 1); return GC_E_PAYLOAD_LENGTH; }
+static int b_sign_scale (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 8, -0.25f); return GC_E_PAYLOAD_RANGE; }
+static int b_sign_scale_inf (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); s_f32 (p + 4, INFINITY); return GC_E_PAYLOAD_NONFINITE; }
+static int b_sign_padding (gc_buf_t *b) { uint8_t *p = s_sign_case (b, 2); p [12] = 0x0d; return GC_E_PAYLOAD_PARAM; }
 
 //  Low rank on layer 2 (3x6), rank 1: 3 + 6 values.
 static uint8_t *
@@ -561,11 +561,11 @@ s_lowrank_case (gc_buf_t *b, int layer, uint32_t rows, uint32_t cols, uint32_t r
 }
 
 static int b_lowrank_valid (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 1, 18); return 0; }
-static int b_lowrank_vector (gc_buf_t *b) { s_lowrank_case (b, 1, 6, 1, 1, 6); return GC_PAYLOAD_ERR_ENCODING; }
-static int b_lowrank_shape (gc_buf_t *b) { s_lowrank_case (b, 2, 6, 3, 1, 18); return GC_PAYLOAD_ERR_LAYOUT; }
-static int b_lowrank_rank0 (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 0, 18); return GC_PAYLOAD_ERR_PARAM; }
-static int b_lowrank_rank_big (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 4, 18); return GC_PAYLOAD_ERR_PARAM; }
-static int b_lowrank_length (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 1, 18); gc_put_u32 (b->data + 32, 40); b->len -= 4; return GC_PAYLOAD_ERR_LENGTH; }
+static int b_lowrank_vector (gc_buf_t *b) { s_lowrank_case (b, 1, 6, 1, 1, 6); return GC_E_PAYLOAD_ENCODING; }
+static int b_lowrank_shape (gc_buf_t *b) { s_lowrank_case (b, 2, 6, 3, 1, 18); return GC_E_PAYLOAD_LAYOUT; }
+static int b_lowrank_rank0 (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 0, 18); return GC_E_PAYLOAD_PARAM; }
+static int b_lowrank_rank_big (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 4, 18); return GC_E_PAYLOAD_PARAM; }
+static int b_lowrank_length (gc_buf_t *b) { s_lowrank_case (b, 2, 3, 6, 1, 18); gc_put_u32 (b->data + 32, 40); b->len -= 4; return GC_E_PAYLOAD_LENGTH; }
 
 static int
 b_lowrank_overflow (gc_buf_t *b)
@@ -573,7 +573,7 @@ b_lowrank_overflow (gc_buf_t *b)
     uint8_t *p = s_lowrank_case (b, 2, 3, 6, 1, 18);
     s_f32 (p + 12, 1e20f);
     s_f32 (p + 12 + 4 * 3, 1e20f);
-    return GC_PAYLOAD_ERR_RANGE;
+    return GC_E_PAYLOAD_RANGE;
 }
 
 static int
@@ -585,8 +585,8 @@ b_randk_valid (gc_buf_t *b)
     return 0;
 }
 
-static int b_randk_k (gc_buf_t *b) { b_randk_valid (b); gc_put_u32 (b->data + 36, 31); return GC_PAYLOAD_ERR_COUNT; }
-static int b_randk_length (gc_buf_t *b) { b_randk_valid (b); gc_put_u32 (b->data + 36, 2); return GC_PAYLOAD_ERR_LENGTH; }
+static int b_randk_k (gc_buf_t *b) { b_randk_valid (b); gc_put_u32 (b->data + 36, 31); return GC_E_PAYLOAD_COUNT; }
+static int b_randk_length (gc_buf_t *b) { b_randk_valid (b); gc_put_u32 (b->data + 36, 2); return GC_E_PAYLOAD_LENGTH; }
 
 static void
 test_corrupt_payloads_are_rejected (void **state)
@@ -660,9 +660,9 @@ test_corrupt_payloads_are_rejected (void **state)
         assert_string_equal (oerr.msg, err.msg);
         if (rc != -1 || err.code != want)
             fail_msg ("%s: rc %d code %d (%s), expected code %d (%s)", cases [c].name, rc,
-                      err.code, err.msg, want, gc_compress_err_name (want));
+                      err.code, err.msg, want, gc_err_name (want));
         assert_true (strlen (err.msg) > 10);
-        assert_string_not_equal (gc_compress_err_name (err.code), "unknown");
+        assert_string_not_equal (gc_err_name (err.code), "unknown");
         //  Nothing written on error.
         assert_memory_equal (into, before, sizeof into);
         assert_int_equal (gc_payload_inspect (b.data, b.len, &layout, NULL, &err), -1);

@@ -114,7 +114,7 @@ test_compressors_parse_reject_and_round_trip (void **state)
         comp = gc_compressor_new (m->malformed, &layout, 9, &err);
         if (comp)
             fail_msg ("%s: '%s' was accepted as %s", m->name, m->malformed, gc_compressor_name (comp));
-        assert_int_equal (err.code, GC_COMPRESS_ERR_SPEC);
+        assert_int_equal (err.code, GC_E_SPEC);
         if (!strstr (err.msg, m->malformed))
             fail_msg ("%s: '%s' does not name '%s'", m->name, err.msg, m->malformed);
         //  Names and wire ids are unique.
@@ -142,7 +142,7 @@ test_compressor_lists_come_from_the_registry (void **state)
     gc_compressor_known (known, sizeof known);
     gc_err_t err = { 0 };
     assert_null (gc_compressor_new ("zip:3", &layout, 1, &err));
-    assert_int_equal (err.code, GC_COMPRESS_ERR_SPEC);
+    assert_int_equal (err.code, GC_E_SPEC);
     assert_non_null (strstr (err.msg, "zip:3"));
     //  lbs's inner spec is checked by the same registry.
     gc_err_t inner = { 0 };
@@ -206,7 +206,7 @@ test_ec_modes_parse_reject_and_run (void **state)
         //  The malformed spec is refused, naming it.
         err = (gc_err_t) { 0 };
         assert_null (gc_ec_new (m->malformed, comp, &err));
-        assert_int_equal (err.code, GC_COMPRESS_ERR_SPEC);
+        assert_int_equal (err.code, GC_E_SPEC);
         if (!strstr (err.msg, m->malformed))
             fail_msg ("%s: '%s' does not name '%s'", m->name, err.msg, m->malformed);
         for (size_t j = 0; j < i; j++)
@@ -215,7 +215,7 @@ test_ec_modes_parse_reject_and_run (void **state)
     assert_true (count >= 3);
     gc_err_t err = { 0 };
     assert_null (gc_ec_new ("efx", comp, &err));
-    assert_int_equal (err.code, GC_COMPRESS_ERR_SPEC);
+    assert_int_equal (err.code, GC_E_SPEC);
     for (size_t i = 0; gc_ec_modes [i]; i++)
         if (!strstr (err.msg, gc_ec_modes [i]->name))
             fail_msg ("'%s' does not list %s", err.msg, gc_ec_modes [i]->name);

@@ -186,7 +186,7 @@ test_every_bit_flip_rejected_with_its_reason (void **state)
             int r = s_decode (msg, H, payload, 64, 4096, NULL, &err);
             if (!s_allowed (off, r))
                 fail_msg ("bit %d of byte %zu: %s (%s)", bit, off, gc_wire_reason_name (r), err.msg);
-            assert_int_equal (err.code, r);
+            assert_int_equal (err.code, gc_wire_reason_code (r));
             seen [r]++;
             msg [off] ^= (uint8_t) (1u << bit);
         }
@@ -299,7 +299,8 @@ test_each_rejection_reason (void **state)
             memcpy (big, h, H);
         const uint8_t *pp = plen > 100 ? (const uint8_t *) big : pl;
         int r = s_decode (hp, hlen, pp, plen, max, &out, &err);
-        if (r != cases [i].reason || err.code != r || !strstr (err.msg, cases [i].needle)
+        if (r != cases [i].reason || err.code != gc_wire_reason_code (r)
+        ||  !strstr (err.msg, cases [i].needle)
         ||  !strstr (err.msg, gc_wire_reason_name (r)))
             fail_msg ("%s: got %s '%s', wanted %s '%s'", w, gc_wire_reason_name (r), err.msg,
                       gc_wire_reason_name (cases [i].reason), cases [i].needle);
@@ -560,6 +561,16 @@ test_names_and_network_id (void **state)
         assert_string_equal (gc_wire_reason_name (r), names [r]);
     assert_string_equal (gc_wire_reason_name (GC_WIRE_NREASONS), "invalid");
     assert_string_equal (gc_wire_reason_name (-1), "invalid");
+    //  err->code is the project-wide kind of the reason, never the reason.
+    static const int kinds [GC_WIRE_NREASONS] = {
+        GC_E_OK, GC_E_FORMAT, GC_E_FORMAT, GC_E_FORMAT, GC_E_FORMAT, GC_E_FORMAT, GC_E_FORMAT,
+        GC_E_FORMAT, GC_E_FORMAT, GC_E_FORMAT, GC_E_PROTOCOL, GC_E_PROTOCOL, GC_E_PROTOCOL,
+        GC_E_PROTOCOL, GC_E_PROTOCOL, GC_E_PROTOCOL, GC_E_PROTOCOL, GC_E_PROTOCOL, GC_E_SYS,
+    };
+    for (int r = 0; r < GC_WIRE_NREASONS; r++)
+        if (gc_wire_reason_code (r) != kinds [r])
+            fail_msg ("reason %s: kind %s, wanted %s", gc_wire_reason_name (r),
+                      gc_err_name (gc_wire_reason_code (r)), gc_err_name (kinds [r]));
     assert_string_equal (gc_wire_type_name (GC_MSG_KEYFRAME_REQUEST), "keyframe_request");
     assert_string_equal (gc_wire_type_name (0), "unknown");
 

@@ -83,7 +83,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         }
     }
     else
-    if (err.code == GC_ROBUST_ENONFINITE) {
+    if (err.code == GC_E_NONFINITE) {
         s_require (nonfinite);
         int bad = gc_robust_bad_input (fast);
         s_require (bad >= 0 && (size_t) bad < k);
@@ -93,7 +93,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         s_require (found);
     }
     else
-        s_require (err.code == GC_ROBUST_EINPUTS);
+        s_require (err.code == GC_E_INPUT);
     gc_robust_destroy (&fast);
     gc_robust_destroy (&portable);
     return 0;

@@ -132,7 +132,7 @@ test_spec_table (void **state)
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
         assert_null (gc_robust_new (bad [i], &err));
-        if (err.code != GC_ROBUST_ESPEC || !err.msg [0])
+        if (err.code != GC_E_SPEC || !err.msg [0])
             fail_msg ("'%s': code %d '%s'", bad [i], err.code, err.msg);
     }
     assert_null (gc_robust_new (NULL, NULL));
@@ -711,7 +711,7 @@ test_clipping_matches_reference (void **state)
                 gc_robust_set_portable (r, portable);
                 gc_err_t err;
                 assert_int_equal (gc_robust_aggregate (r, s.in, zero ? w0 : w, k, d, 2, out, &err), -1);
-                assert_int_equal (err.code, GC_ROBUST_ENONFINITE);
+                assert_int_equal (err.code, GC_E_NONFINITE);
                 assert_int_equal (gc_robust_bad_input (r), 3);
             }
             gc_robust_destroy (&r);
@@ -832,22 +832,22 @@ test_invalid_parameters (void **state)
         int weights;            /* 0 none, 1 negative, 2 all zero, 3 NaN */
         int code;
     } cases [] = {
-        { "krum:1", 4, 4, -1, 0, GC_ROBUST_EINPUTS },          /* k <= 2f + 2 */
-        { "krum:2", 6, 4, -1, 0, GC_ROBUST_EINPUTS },
-        { "mkrum:1:5", 5, 4, -1, 0, GC_ROBUST_EINPUTS },       /* m > k - f */
-        { "cwtm:2", 4, 4, -1, 0, GC_ROBUST_EINPUTS },          /* 2b >= k */
-        { "cwtm:1", 2, 4, -1, 0, GC_ROBUST_EINPUTS },
-        { "bulyan:1", 6, 4, -1, 0, GC_ROBUST_EINPUTS },        /* k < 4f + 3 */
-        { "bucket:2+krum:1", 8, 4, -1, 0, GC_ROBUST_EINPUTS }, /* 4 buckets < 5 */
-        { "nnm:3+mean", 3, 4, -1, 0, GC_ROBUST_EINPUTS },
-        { "scclip", 5, 4, -1, 0, GC_ROBUST_EINPUTS },          /* no own vector */
-        { "cwmed", 0, 4, -1, 0, GC_ROBUST_EINPUTS },
-        { "cwmed", 5, 0, -1, 0, GC_ROBUST_EINPUTS },
-        { "cwmed", 5, 4, 5, 0, GC_ROBUST_EINPUTS },
-        { "cwmed", 5, 4, -2, 0, GC_ROBUST_EINPUTS },
-        { "mean", 5, 4, -1, 1, GC_ROBUST_EWEIGHTS },
-        { "mean", 5, 4, -1, 2, GC_ROBUST_EWEIGHTS },
-        { "gm", 5, 4, -1, 3, GC_ROBUST_EWEIGHTS },
+        { "krum:1", 4, 4, -1, 0, GC_E_INPUT },          /* k <= 2f + 2 */
+        { "krum:2", 6, 4, -1, 0, GC_E_INPUT },
+        { "mkrum:1:5", 5, 4, -1, 0, GC_E_INPUT },       /* m > k - f */
+        { "cwtm:2", 4, 4, -1, 0, GC_E_INPUT },          /* 2b >= k */
+        { "cwtm:1", 2, 4, -1, 0, GC_E_INPUT },
+        { "bulyan:1", 6, 4, -1, 0, GC_E_INPUT },        /* k < 4f + 3 */
+        { "bucket:2+krum:1", 8, 4, -1, 0, GC_E_INPUT }, /* 4 buckets < 5 */
+        { "nnm:3+mean", 3, 4, -1, 0, GC_E_INPUT },
+        { "scclip", 5, 4, -1, 0, GC_E_INPUT },          /* no own vector */
+        { "cwmed", 0, 4, -1, 0, GC_E_INPUT },
+        { "cwmed", 5, 0, -1, 0, GC_E_INPUT },
+        { "cwmed", 5, 4, 5, 0, GC_E_INPUT },
+        { "cwmed", 5, 4, -2, 0, GC_E_INPUT },
+        { "mean", 5, 4, -1, 1, GC_E_WEIGHTS },
+        { "mean", 5, 4, -1, 2, GC_E_WEIGHTS },
+        { "gm", 5, 4, -1, 3, GC_E_WEIGHTS },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         gc_robust_t *r = s_rule (cases [c].spec);
@@ -864,18 +864,18 @@ test_invalid_parameters (void **state)
     gc_err_t err = { 0 };
     const float *with_null [3] = { s.in [0], NULL, s.in [2] };
     assert_int_equal (gc_robust_aggregate (r, with_null, NULL, 3, 4, -1, out, &err), -1);
-    assert_int_equal (err.code, GC_ROBUST_EARG);
+    assert_int_equal (err.code, GC_E_ARG);
     assert_int_equal (gc_robust_aggregate (r, s.in, NULL, 3, 4, -1, s_row (&s, 1) + 2, &err), -1);
-    assert_int_equal (err.code, GC_ROBUST_EARG);
+    assert_int_equal (err.code, GC_E_ARG);
     assert_int_equal (gc_robust_aggregate (r, NULL, NULL, 3, 4, -1, out, &err), -1);
-    assert_int_equal (err.code, GC_ROBUST_EARG);
+    assert_int_equal (err.code, GC_E_ARG);
     gc_robust_destroy (&r);
     r = s_rule ("cclip");
     float centre [4] = { 0, NAN, 0, 0 };
     assert_int_equal (gc_robust_aggregate_centered (r, s.in, NULL, 3, 4, -1, centre, out, &err), -1);
-    assert_int_equal (err.code, GC_ROBUST_EINPUTS);
+    assert_int_equal (err.code, GC_E_INPUT);
     assert_int_equal (gc_robust_aggregate_centered (r, s.in, NULL, 3, 4, -1, out + 1, out, &err), -1);
-    assert_int_equal (err.code, GC_ROBUST_EARG);
+    assert_int_equal (err.code, GC_E_ARG);
     gc_robust_destroy (&r);
     s_set_free (&s);
 }
@@ -905,7 +905,7 @@ test_nonfinite_inputs_are_reported (void **state)
                 s_row (&s, where [p][0]) [where [p][1]] = bad_values [(p + r) % 3];
                 gc_err_t err = { 0 };
                 int rc = gc_robust_aggregate (rule, s.in, w, k, d, 1, out, &err);
-                if (rc != -1 || err.code != GC_ROBUST_ENONFINITE
+                if (rc != -1 || err.code != GC_E_NONFINITE
                 ||  gc_robust_bad_input (rule) != (int) where [p][0])
                     fail_msg ("%s: bad input %zu not reported (rc %d, code %d, reported %d)",
                               rules [r], where [p][0], rc, err.code, gc_robust_bad_input (rule));

@@ -62,12 +62,12 @@ s_check_spec (const char *spec, const char *keyword, bool needs_centre, const s_
         assert_true (isfinite (out [j]));
     if (k > 1) {
         assert_int_equal (gc_robust_aggregate (r, s->in, NULL, k - 1, S_D, 0, out, &err), -1);
-        assert_int_equal (err.code, GC_ROBUST_EINPUTS);
+        assert_int_equal (err.code, GC_E_INPUT);
     }
     int rc = gc_robust_aggregate (r, s->in, NULL, k, S_D, -1, out, &err);
     assert_int_equal (rc, needs_centre ? -1 : 0);
     if (needs_centre)
-        assert_int_equal (err.code, GC_ROBUST_EINPUTS);
+        assert_int_equal (err.code, GC_E_INPUT);
     gc_robust_destroy (&r);
 }
 
@@ -78,7 +78,7 @@ s_check_malformed (const char *spec)
     gc_robust_t *r = gc_robust_new (spec, &err);
     if (r)
         fail_msg ("'%s' was accepted as %s", spec, gc_robust_name (r));
-    assert_int_equal (err.code, GC_ROBUST_ESPEC);
+    assert_int_equal (err.code, GC_E_SPEC);
     if (!strstr (err.msg, spec))
         fail_msg ("'%s' does not name '%s'", err.msg, spec);
 }
@@ -127,14 +127,14 @@ test_unknown_names_list_the_registry (void **state)
     gc_robust_known (known, sizeof known);
     gc_err_t err = { 0 };
     assert_null (gc_robust_new ("nnm:1+median", &err));
-    assert_int_equal (err.code, GC_ROBUST_ESPEC);
+    assert_int_equal (err.code, GC_E_SPEC);
     assert_non_null (strstr (err.msg, "nnm:1+median"));
     for (size_t i = 0; gc_robust_rules [i]; i++)
         if (!strstr (err.msg, gc_robust_rules [i]->usage) || !strstr (known, gc_robust_rules [i]->usage))
             fail_msg ("'%s' does not list %s", err.msg, gc_robust_rules [i]->usage);
     gc_err_t pre = { 0 };
     assert_null (gc_robust_new ("mix:2+mean", &pre));
-    assert_int_equal (pre.code, GC_ROBUST_ESPEC);
+    assert_int_equal (pre.code, GC_E_SPEC);
     for (size_t i = 0; gc_robust_pres [i]; i++)
         if (!strstr (pre.msg, gc_robust_pres [i]->usage))
             fail_msg ("'%s' does not list %s", pre.msg, gc_robust_pres [i]->usage);
