@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gc_config.h"
+#include "gc_fs.h"
 #include "gc_ctl.h"
 #include "gc_netns.h"
 #include "gc_parse.h"
@@ -190,24 +191,6 @@ s_rmtree (const char *path)
     return nftw (path, s_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static int
-s_mkdirs (const char *path, gc_err_t *err)
-{
-    char buf [4096];
-    if (snprintf (buf, sizeof buf, "%s", path) >= (int) sizeof buf)
-        return gc_err_set (err, GC_E_IO, "--out: path too long");
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (buf, 0755) && errno != EEXIST)
-                return gc_err_set (err, GC_E_IO, "--out: cannot create %s (%s)", buf, strerror (errno));
-            *p = '/';
-        }
-    if (mkdir (buf, 0755) && errno != EEXIST)
-        return gc_err_set (err, GC_E_IO, "--out: cannot create %s (%s)", buf, strerror (errno));
-    return 0;
-}
-
 //  An existing directory is reused only if empty or an earlier gcnet run
 //  (it holds scenario.zpl): never delete somebody's files.
 static int
@@ -235,7 +218,7 @@ s_prepare_out (const char *out, gc_err_t *err)
                 return gc_err_set (err, GC_E_IO, "--out %s: cannot remove the old run (%s)", out, strerror (errno));
         }
     }
-    return s_mkdirs (out, err);
+    return gc_fs_mkdirs (out, 0755, err) ? gc_err_prefix (err, "--out: ") : 0;
 }
 
 static int
@@ -466,8 +449,8 @@ s_write_configs (s_run_t *run, gc_err_t *err)
         free (bind);
         if (rc)
             return -1;
-        if (run->has_checkpoint && run->sc->uses_resume)
-            mkdir (p->ckpt, 0755);
+        if (run->has_checkpoint && run->sc->uses_resume && gc_fs_mkdirs (p->ckpt, 0755, err))
+            return -1;
     }
     return 0;
 }

@@ -6,6 +6,7 @@
       - timing.json: wall-clock cost (not reproducible, never in report.json). */
 #include <errno.h>
 #include <malloc.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,28 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_fs.h"
 #include "gc_json.h"
 #include "gc_peerstat.h"
 #include "gc_report.h"
 #include "gc_sim_internal.h"
-
-static int
-s_mkdirs (const char *path, gc_err_t *err)
-{
-    char buf [4096];
-    if (snprintf (buf, sizeof buf, "%s", path) >= (int) sizeof buf)
-        return gc_err_set (err, GC_E_USAGE, "--out: path too long");
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (buf, 0755) && errno != EEXIST)
-                return gc_err_set (err, GC_E_IO, "%s: %s", buf, strerror (errno));
-            *p = '/';
-        }
-    if (mkdir (buf, 0755) && errno != EEXIST)
-        return gc_err_set (err, GC_E_IO, "%s: %s", buf, strerror (errno));
-    return 0;
-}
 
 //  node/gc_model_file.h's format; without its fsync (a thousand files would
 //  wait on the disk for nothing: they are read back at once).
@@ -243,7 +227,10 @@ int
 gc_sim_report (gc_sim_t *sim, gc_err_t *err)
 {
     gc_result_t *res = sim->res;
-    if (s_mkdirs (sim->opts.out_dir, err))
+    //  too long a --out is the user's to fix (exit 2), as it always was
+    if (strlen (sim->opts.out_dir) >= PATH_MAX)
+        return gc_err_set (err, GC_E_USAGE, "--out: path too long");
+    if (gc_fs_mkdirs (sim->opts.out_dir, 0755, err))
         return -1;
     //  final models, for the consensus distance (as node/final_model)
     for (uint32_t i = 0; i < sim->n; i++) {
