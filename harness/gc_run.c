@@ -300,7 +300,7 @@ s_features (s_run_t *run, gc_err_t *err)
     const char *config_argv [] = { run->opts->gcnode, "run", "--help-config", NULL };
     const char *help_argv [] = { run->opts->gcnode, "run", "--help", NULL };
     char *keys = NULL, *help = NULL;
-    if (gc_proc_run (config_argv, 30, &keys, err) != 0 || gc_proc_run (help_argv, 30, &help, err) != 0) {
+    if (gc_command_run (config_argv, 30, &keys, err) != 0 || gc_command_run (help_argv, 30, &help, err) != 0) {
         free (keys);
         free (help);
         return gc_err_prefix (err, "%s does not answer run --help-config / --help: ", run->opts->gcnode);
@@ -345,7 +345,7 @@ s_keygen (s_run_t *run, gc_err_t *err)
         snprintf (name, sizeof name, "peer%u", i);
         const char *argv [] = { run->opts->gcnode, "keygen", "--out", dir, "--name", name, NULL };
         char *output = NULL;
-        int code = gc_proc_run (argv, 30, &output, err);
+        int code = gc_command_run (argv, 30, &output, err);
         if (code > 0)
             rc = gc_err_set (err, GC_E_SYS, "gcnode keygen: %s", output ? output : "failed");
         else
