@@ -72,12 +72,12 @@ gc_zmq_t *
 gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
 {
     if (!cfg->bind || !cfg->deliver) {
-        gc_err_set (err, 1, "transport: bind endpoint and deliver callback are required");
+        gc_err_set (err, GC_E_ARG, "transport: bind endpoint and deliver callback are required");
         return NULL;
     }
     gc_zmq_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "transport: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "transport: out of memory");
         return NULL;
     }
     self->cfg = *cfg;
@@ -86,7 +86,7 @@ gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
     self->links = calloc (S_MAX_PEERS, sizeof *self->links);
     if (!self->bind || !self->links || (cfg->control && !self->cfg.control)) {
         gc_zmq_destroy (&self);
-        gc_err_set (err, 1, "transport: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "transport: out of memory");
         return NULL;
     }
     if (self->cfg.send_hwm <= 0)
@@ -133,9 +133,9 @@ gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint_given, gc_e
     char endpoint [512];
     s_resolve_once (endpoint_given, endpoint, sizeof endpoint);
     if (self->actor)
-        return gc_err_set (err, 1, "transport: peers must be added before start");
+        return gc_err_set (err, GC_E_ARG, "transport: peers must be added before start");
     if (self->n_links == S_MAX_PEERS)
-        return gc_err_set (err, 1, "transport: more than %d neighbours", S_MAX_PEERS);
+        return gc_err_set (err, GC_E_CONFIG, "transport: more than %d neighbours", S_MAX_PEERS);
     for (size_t i = 0; i < self->n_links; i++)
         if (self->links [i].peer == peer)
             return 0;
@@ -146,7 +146,7 @@ gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint_given, gc_e
     if (!link->endpoint || !link->dealer) {
         free (link->endpoint);
         zsock_destroy (&link->dealer);
-        return gc_err_set (err, 1, "transport: cannot create a socket for peer %u", peer);
+        return gc_err_set (err, GC_E_SYS, "transport: cannot create a socket for peer %u", peer);
     }
     zsock_set_linger (link->dealer, 0);
     zsock_set_immediate (link->dealer, 1);
@@ -163,7 +163,7 @@ gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint_given, gc_e
     if (zsock_connect (link->dealer, "%s", endpoint) != 0) {
         free (link->endpoint);
         zsock_destroy (&link->dealer);
-        return gc_err_set (err, 1, "transport: peer %u endpoint '%s' is not a valid ZeroMQ endpoint",
+        return gc_err_set (err, GC_E_CONFIG, "transport: peer %u endpoint '%s' is not a valid ZeroMQ endpoint",
                            peer, endpoint);
     }
     self->n_links++;
@@ -531,7 +531,7 @@ gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
 {
     self->inbox = zsock_new (ZMQ_ROUTER);
     if (!self->inbox)
-        return gc_err_set (err, 1, "transport: cannot create the inbox socket");
+        return gc_err_set (err, GC_E_SYS, "transport: cannot create the inbox socket");
     zsock_set_linger (self->inbox, 0);
     zsock_set_rcvhwm (self->inbox, self->cfg.recv_hwm);
     zsock_set_maxmsgsize (self->inbox, (int) (self->cfg.max_frame > INT32_MAX ? INT32_MAX
@@ -539,24 +539,24 @@ gc_zmq_start (gc_zmq_t *self, gc_err_t *err)
     if (self->cfg.secure && self->cfg.secure (self->cfg.secure_ctx, self->inbox, UINT32_MAX, err))
         return gc_err_prefix (err, "transport: inbox: ");
     if (zsock_bind (self->inbox, "%s", self->bind) < 0)
-        return gc_err_set (err, 1, "transport: cannot bind %s (%s)", self->bind, zmq_strerror (zmq_errno ()));
+        return gc_err_set (err, GC_E_SYS, "transport: cannot bind %s (%s)", self->bind, zmq_strerror (zmq_errno ()));
     if (self->cfg.control) {
         self->control = zsock_new (ZMQ_REP);
         if (!self->control || zsock_bind (self->control, "%s", self->cfg.control) < 0)
-            return gc_err_set (err, 1, "transport: cannot bind the control endpoint %s (%s)",
+            return gc_err_set (err, GC_E_SYS, "transport: cannot bind the control endpoint %s (%s)",
                                self->cfg.control, zmq_strerror (zmq_errno ()));
         zsock_set_linger (self->control, 0);
     }
     self->held = calloc (S_HELD_MAX, sizeof *self->held);
     if (!self->held)
-        return gc_err_set (err, 1, "transport: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "transport: out of memory");
     self->actor = zsys_create_pipe (&self->actor_end);
     if (!self->actor)
-        return gc_err_set (err, 1, "transport: cannot create the network thread's pipe");
+        return gc_err_set (err, GC_E_SYS, "transport: cannot create the network thread's pipe");
     if (pthread_create (&self->thread, NULL, s_thread, self)) {
         zsock_destroy (&self->actor_end);
         zsock_destroy (&self->actor);
-        return gc_err_set (err, 1, "transport: cannot start the network thread");
+        return gc_err_set (err, GC_E_SYS, "transport: cannot start the network thread");
     }
     return 0;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gc_proc.h"
+#include "gc_command.h"
 
 #define S_PREFIX "gcnet"
 #define S_TIMEOUT_S 60.0
@@ -32,7 +32,7 @@ gc_netns_available (char *why, size_t size)
                   "run gcnet as root or leave --netns out");
         return false;
     }
-    if (!gc_proc_which ("ip") || !gc_proc_which ("tc")) {
+    if (!gc_command_which ("ip") || !gc_command_which ("tc")) {
         snprintf (why, size, "--netns needs the ip and tc commands (Debian package iproute2)");
         return false;
     }
@@ -57,7 +57,7 @@ s_batch (const char *tool, const char *netns, const char *script, gc_err_t *err)
     const char *argv_ns [] = { tool, "-n", netns, "-batch", path, NULL };
     const char *argv_root [] = { tool, "-batch", path, NULL };
     char *output = NULL;
-    int rc = gc_proc_run (netns ? argv_ns : argv_root, S_TIMEOUT_S, &output, err);
+    int rc = gc_command_run (netns ? argv_ns : argv_root, S_TIMEOUT_S, &output, err);
     unlink (path);
     if (rc > 0) {
         //  The first line of the output says which command failed.
@@ -75,7 +75,7 @@ static int
 s_delete (const char *name)
 {
     const char *argv [] = { "ip", "netns", "delete", name, NULL };
-    return gc_proc_run (argv, S_TIMEOUT_S, NULL, NULL);
+    return gc_command_run (argv, S_TIMEOUT_S, NULL, NULL);
 }
 
 int

@@ -8,7 +8,7 @@
 
 #include "gc_fs.h"
 #include "gc_json.h"
-#include "gc_proc.h"
+#include "gc_command.h"
 
 #define S_MODEL_MAX_PARAMS (1ull << 31)
 
@@ -667,7 +667,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
 {
     char dir [4200];
     snprintf (dir, sizeof dir, "%s/plots", res->out_dir);
-    if (!gc_proc_which ("gnuplot")) {
+    if (!gc_command_which ("gnuplot")) {
         snprintf (note, size, "No plots: gnuplot is not installed (Debian: gnuplot-nox).");
         if (log)
             fprintf (log, "gcnet: gnuplot not found: plots skipped (install gnuplot-nox)\n");
@@ -692,7 +692,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
             fclose (f);
     }
     const char *probe [] = { "gnuplot", "-e", "set terminal pngcairo", NULL };
-    bool cairo = gc_proc_run (probe, 30, NULL, NULL) == 0;
+    bool cairo = gc_command_run (probe, 30, NULL, NULL) == 0;
     snprintf (path, sizeof path, "%s/plots.gp", dir);
     FILE *gp = fopen (path, "w");
     if (!gp) {
@@ -712,7 +712,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
     const char *argv [] = { "gnuplot", "-e", cd, path, NULL };
     char *output = NULL;
     gc_err_t err = { 0 };
-    int rc = strchr (dir, '\'') ? gc_err_set (&err, GC_E_ARG, "the path holds a quote") : gc_proc_run (argv, 120, &output, &err);
+    int rc = strchr (dir, '\'') ? gc_err_set (&err, GC_E_ARG, "the path holds a quote") : gc_command_run (argv, 120, &output, &err);
     if (rc != 0) {
         snprintf (note, size, "gnuplot failed (%s): %.200s", rc < 0 ? err.msg : "see plots/plots.gp",
                   output ? output : "");

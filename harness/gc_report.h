@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "gc_err.h"
-#include "gc_run.h"
+#include "gc_result.h"
 
 //  One evaluated round of the honest peers: their mean and min accuracy, the median
 //  (wall or virtual) time at which they reported it, the megabytes they had sent (mean).

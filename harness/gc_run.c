@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gc_config.h"
+#include "gc_fs.h"
 #include "gc_ctl.h"
 #include "gc_netns.h"
 #include "gc_parse.h"
@@ -26,7 +27,6 @@
 #define S_STOP_GRACE_S   10.0       /* SIGTERM → SIGKILL at the end */
 #define S_PLAIN_EVERY_S  5.0        /* progress lines when not on a terminal */
 #define S_NETNS_PORT     7100
-#define S_EUNSUPPORTED   2          /* err code: the scenario asks for more than we have */
 
 volatile int gc_run_interrupted = 0;
 
@@ -191,24 +191,6 @@ s_rmtree (const char *path)
     return nftw (path, s_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static int
-s_mkdirs (const char *path, gc_err_t *err)
-{
-    char buf [4096];
-    if (snprintf (buf, sizeof buf, "%s", path) >= (int) sizeof buf)
-        return gc_err_set (err, 1, "--out: path too long");
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (buf, 0755) && errno != EEXIST)
-                return gc_err_set (err, 1, "--out: cannot create %s (%s)", buf, strerror (errno));
-            *p = '/';
-        }
-    if (mkdir (buf, 0755) && errno != EEXIST)
-        return gc_err_set (err, 1, "--out: cannot create %s (%s)", buf, strerror (errno));
-    return 0;
-}
-
 //  An existing directory is reused only if empty or an earlier gcnet run
 //  (it holds scenario.zpl): never delete somebody's files.
 static int
@@ -217,7 +199,7 @@ s_prepare_out (const char *out, gc_err_t *err)
     struct stat st;
     if (stat (out, &st) == 0) {
         if (!S_ISDIR (st.st_mode))
-            return gc_err_set (err, 1, "--out %s: exists and is not a directory", out);
+            return gc_err_set (err, GC_E_IO, "--out %s: exists and is not a directory", out);
         DIR *dir = opendir (out);
         bool empty = true;
         struct dirent *e;
@@ -230,13 +212,13 @@ s_prepare_out (const char *out, gc_err_t *err)
             char marker [4200];
             snprintf (marker, sizeof marker, "%s/scenario.zpl", out);
             if (access (marker, F_OK))
-                return gc_err_set (err, 1, "--out %s: not empty and not a gcnet run; choose another "
+                return gc_err_set (err, GC_E_IO, "--out %s: not empty and not a gcnet run; choose another "
                                    "directory", out);
             if (s_rmtree (out))
-                return gc_err_set (err, 1, "--out %s: cannot remove the old run (%s)", out, strerror (errno));
+                return gc_err_set (err, GC_E_IO, "--out %s: cannot remove the old run (%s)", out, strerror (errno));
         }
     }
-    return s_mkdirs (out, err);
+    return gc_fs_mkdirs (out, 0755, err) ? gc_err_prefix (err, "--out: ") : 0;
 }
 
 static int
@@ -318,7 +300,7 @@ s_features (s_run_t *run, gc_err_t *err)
     const char *config_argv [] = { run->opts->gcnode, "run", "--help-config", NULL };
     const char *help_argv [] = { run->opts->gcnode, "run", "--help", NULL };
     char *keys = NULL, *help = NULL;
-    if (gc_proc_run (config_argv, 30, &keys, err) != 0 || gc_proc_run (help_argv, 30, &help, err) != 0) {
+    if (gc_command_run (config_argv, 30, &keys, err) != 0 || gc_command_run (help_argv, 30, &help, err) != 0) {
         free (keys);
         free (help);
         return gc_err_prefix (err, "%s does not answer run --help-config / --help: ", run->opts->gcnode);
@@ -340,11 +322,11 @@ s_check_needs (s_run_t *run, gc_err_t *err)
         const gc_event_t *ev = &sc->events [e];
         bool control = ev->action >= GC_ACT_DROP && !(ev->action == GC_ACT_RATE && run->opts->netns);
         if (control && !run->has_control)
-            return gc_err_set (err, S_EUNSUPPORTED, "%s: timeline/%s: '%s' needs the control channel of gcnode "
+            return gc_err_set (err, GC_E_USAGE, "%s: timeline/%s: '%s' needs the control channel of gcnode "
                                "(node/control), which %s does not have yet", sc->path, ev->name,
                                ev->text, run->opts->gcnode);
         if (ev->resume && (!run->has_resume || !run->has_checkpoint))
-            return gc_err_set (err, S_EUNSUPPORTED, "%s: timeline/%s: 'restart resume' needs gcnode run --resume and "
+            return gc_err_set (err, GC_E_USAGE, "%s: timeline/%s: 'restart resume' needs gcnode run --resume and "
                                "node/checkpoint_dir, which %s does not have yet", sc->path, ev->name,
                                run->opts->gcnode);
     }
@@ -356,23 +338,23 @@ s_keygen (s_run_t *run, gc_err_t *err)
 {
     char *dir = s_printf ("%s/keys", run->out);
     if (!dir)
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     int rc = 0;
     for (uint32_t i = 0; i < run->n && rc == 0; i++) {
         char name [32];
         snprintf (name, sizeof name, "peer%u", i);
         const char *argv [] = { run->opts->gcnode, "keygen", "--out", dir, "--name", name, NULL };
         char *output = NULL;
-        int code = gc_proc_run (argv, 30, &output, err);
+        int code = gc_command_run (argv, 30, &output, err);
         if (code > 0)
-            rc = gc_err_set (err, 1, "gcnode keygen: %s", output ? output : "failed");
+            rc = gc_err_set (err, GC_E_SYS, "gcnode keygen: %s", output ? output : "failed");
         else
         if (code < 0)
             rc = -1;
         free (output);
         run->pubkeys [i] = s_printf ("%s/%s.pub", dir, name);
         if (!run->pubkeys [i] && rc == 0)
-            rc = gc_err_set (err, 1, "out of memory");
+            rc = gc_err_set (err, GC_E_NOMEM, "out of memory");
     }
     free (dir);
     return rc;
@@ -411,7 +393,7 @@ s_free_ports (uint32_t n, int *base, gc_err_t *err)
     below = below > 0 ? below : 0;
     above = above > 0 ? above : 0;
     if (below + above == 0)
-        return gc_err_set (err, 1, "no room for %u TCP ports outside the ephemeral range %d-%d "
+        return gc_err_set (err, GC_E_SYS, "no room for %u TCP ports outside the ephemeral range %d-%d "
                            "(set scenario/base_port)", n, eph_lo, eph_hi);
     uint64_t seed = (uint64_t) getpid () * 2654435761u ^ (uint64_t) gc_now_ns ();
     for (int attempt = 0; attempt < 64; attempt++) {
@@ -422,7 +404,7 @@ s_free_ports (uint32_t n, int *base, gc_err_t *err)
         for (uint32_t i = 0; i < n && ok; i++) {
             int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
             if (fd < 0)
-                return gc_err_set (err, 1, "socket: %s", strerror (errno));
+                return gc_err_set (err, GC_E_SYS, "socket: %s", strerror (errno));
             struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) (start + (int) i)),
                                      .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
             ok = bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
@@ -433,7 +415,7 @@ s_free_ports (uint32_t n, int *base, gc_err_t *err)
             return 0;
         }
     }
-    return gc_err_set (err, 1, "no range of %u free TCP ports found (set scenario/base_port)", n);
+    return gc_err_set (err, GC_E_SYS, "no range of %u free TCP ports found (set scenario/base_port)", n);
 }
 
 static int
@@ -460,15 +442,15 @@ s_write_configs (s_run_t *run, gc_err_t *err)
         };
         FILE *f = fopen (p->config, "w");
         int rc = f ? gc_scenario_write_config (run->sc, i, &env, f, err)
-                   : gc_err_set (err, 1, "%s: %s", p->config, strerror (errno));
+                   : gc_err_set (err, GC_E_IO, "%s: %s", p->config, strerror (errno));
         if (f && fclose (f) && rc == 0)
-            rc = gc_err_set (err, 1, "%s: cannot write", p->config);
+            rc = gc_err_set (err, GC_E_IO, "%s: cannot write", p->config);
         free (key);
         free (bind);
         if (rc)
             return -1;
-        if (run->has_checkpoint && run->sc->uses_resume)
-            mkdir (p->ckpt, 0755);
+        if (run->has_checkpoint && run->sc->uses_resume && gc_fs_mkdirs (p->ckpt, 0755, err))
+            return -1;
     }
     return 0;
 }
@@ -492,11 +474,11 @@ s_setup_peers (s_run_t *run, gc_err_t *err)
         p->ckpt = s_printf ("%s/peer%u.ckpt", run->out, i);
         p->control = s_printf ("ipc://%s/p%u.ctl", run->ctl_dir, i);
         if (!p->config || !p->log || !p->out || !p->metrics || !p->model || !p->ckpt || !p->control)
-            return gc_err_set (err, 1, "out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory");
         r->stat = gc_peerstat_new (p->metrics);
         p->ctl = gc_ctl_new (p->control);
         if (!r->stat || !p->ctl)
-            return gc_err_set (err, 1, "out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory");
     }
     return 0;
 }
@@ -976,7 +958,7 @@ s_make_ctl_dir (s_run_t *run, gc_err_t *err)
     snprintf (run->ctl_dir, sizeof run->ctl_dir, "/tmp/gcnet-%d-ctl-XXXXXX", (int) getpid ());
     if (!mkdtemp (run->ctl_dir)) {
         run->ctl_dir [0] = '\0';
-        return gc_err_set (err, 1, "mkdtemp /tmp/gcnet-PID-ctl-XXXXXX: %s", strerror (errno));
+        return gc_err_set (err, GC_E_IO, "mkdtemp /tmp/gcnet-PID-ctl-XXXXXX: %s", strerror (errno));
     }
     return 0;
 }
@@ -989,12 +971,12 @@ s_setup (s_run_t *run, gc_err_t *err)
         return -1;
     char why [256];
     if (run->opts->netns && !gc_netns_available (why, sizeof why))
-        return gc_err_set (err, S_EUNSUPPORTED, "%s", why);
+        return gc_err_set (err, GC_E_USAGE, "%s", why);
     if (s_prepare_out (run->opts->out_dir, err))
         return -1;
     run->out = realpath (run->opts->out_dir, NULL);
     if (!run->out)
-        return gc_err_set (err, 1, "--out %s: %s", run->opts->out_dir, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "--out %s: %s", run->opts->out_dir, strerror (errno));
     run->res->out_dir = strdup (run->out);
     char *path = s_printf ("%s/scenario.zpl", run->out);
     if (!path || s_copy_file (sc->path, path)) {
@@ -1013,7 +995,7 @@ s_setup (s_run_t *run, gc_err_t *err)
     run->pids = path ? fopen (path, "w") : NULL;
     free (path);
     if (!run->events || !run->pids)
-        return gc_err_set (err, 1, "%s: cannot write events.log / pids.txt", run->out);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write events.log / pids.txt", run->out);
     if (s_make_ctl_dir (run, err))
         return -1;
     if (s_setup_peers (run, err) || s_keygen (run, err))
@@ -1023,7 +1005,7 @@ s_setup (s_run_t *run, gc_err_t *err)
     const char *seed_text = gc_scenario_value (sc, 0, "node/seed");
     gc_config_t *defaults = gc_config_new ();
     if (!defaults)
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     unsigned long long seed = defaults->seed;
     const char *rounds = gc_scenario_value (sc, 0, "train/rounds");
     run->rounds = rounds ? atol (rounds) : defaults->rounds;
@@ -1067,7 +1049,7 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
         run.res->gcnode = strdup (opts->gcnode);
     }
     if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.timeline || !run.res->peers) {
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         s_teardown (&run);
         gc_result_destroy (&run.res);
         return -1;

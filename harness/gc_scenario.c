@@ -262,7 +262,7 @@ s_peer_item (const gc_scenario_t *self, const char *item, gc_peerset_t *out, con
              gc_err_t *err)
 {
     if (!*item)
-        return gc_err_set (err, 1, "%s: empty item in the peer list", what);
+        return gc_err_set (err, GC_E_PARSE, "%s: empty item in the peer list", what);
     if (*item >= '0' && *item <= '9') {
         char buf [64];
         snprintf (buf, sizeof buf, "%s", item);
@@ -300,7 +300,7 @@ s_peer_item (const gc_scenario_t *self, const char *item, gc_peerset_t *out, con
             gc_peerset_union (out, &self->groups [g].peers);
             return 0;
         }
-    return gc_err_set (err, 1, "%s: '%s' is not a peer index, range, group, all, honest or byzantine",
+    return gc_err_set (err, GC_E_PARSE, "%s: '%s' is not a peer index, range, group, all, honest or byzantine",
                        what, item);
 }
 
@@ -311,7 +311,7 @@ gc_scenario_peers (const gc_scenario_t *self, const char *text, gc_peerset_t *ou
     gc_peerset_clear (out);
     char *copy = strdup (text ? text : "");
     if (!copy)
-        return gc_err_set (err, 1, "%s: out of memory", what);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", what);
     int rc = 0;
     bool any = false;
     char *rest = copy;
@@ -326,7 +326,7 @@ gc_scenario_peers (const gc_scenario_t *self, const char *text, gc_peerset_t *ou
     }
     free (copy);
     if (rc == 0 && !any)
-        return gc_err_set (err, 1, "%s: no peers given", what);
+        return gc_err_set (err, GC_E_PARSE, "%s: no peers given", what);
     return rc;
 }
 
@@ -719,7 +719,7 @@ s_load (zconfig_t *root, const char *name, uint32_t max_peers, uint32_t n_peers,
     gc_scenario_t *self = calloc (1, sizeof *self);
     if (!self) {
         zconfig_destroy (&root);
-        gc_err_set (err, 1, "%s: out of memory", name);
+        gc_err_set (err, GC_E_NOMEM, "%s: out of memory", name);
         return NULL;
     }
     self->path = strdup (name);
@@ -728,7 +728,7 @@ s_load (zconfig_t *root, const char *name, uint32_t max_peers, uint32_t n_peers,
     base = base ? base + 1 : name;
     self->name = strndup (base, strcspn (base, "."));
     s_ctx_t ctx = { .self = self, .file = name, .err = err, .max_peers = max_peers, .n_peers = n_peers };
-    int rc = self->path && self->name ? s_parse (&ctx, root) : gc_err_set (err, 1, "out of memory");
+    int rc = self->path && self->name ? s_parse (&ctx, root) : gc_err_set (err, GC_E_NOMEM, "out of memory");
     zconfig_destroy (&root);
     if (rc)
         gc_scenario_destroy (&self);
@@ -740,13 +740,13 @@ s_load_file (const char *path, uint32_t max_peers, uint32_t n_peers, gc_err_t *e
 {
     FILE *f = fopen (path, "r");
     if (!f) {
-        gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+        gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
         return NULL;
     }
     fclose (f);
     zconfig_t *root = zconfig_load (path);
     if (!root) {
-        gc_err_set (err, 1, "%s: not valid ZPL (4-space indentation, name = value)", path);
+        gc_err_set (err, GC_E_PARSE, "%s: not valid ZPL (4-space indentation, name = value)", path);
         return NULL;
     }
     return s_load (root, path, max_peers, n_peers, err);
@@ -762,7 +762,7 @@ gc_scenario_t *
 gc_scenario_load_sim (const char *path, uint32_t n_peers, gc_err_t *err)
 {
     if (n_peers > GC_PEERSET_MAX) {
-        gc_err_set (err, 1, "%s: --peers %u: at most %d peers", path, n_peers, GC_PEERSET_MAX);
+        gc_err_set (err, GC_E_CONFIG, "%s: --peers %u: at most %d peers", path, n_peers, GC_PEERSET_MAX);
         return NULL;
     }
     return s_load_file (path, GC_PEERSET_MAX, n_peers, err);
@@ -773,7 +773,7 @@ gc_scenario_load_str (const char *text, const char *name, gc_err_t *err)
 {
     zconfig_t *root = zconfig_str_load (text);
     if (!root) {
-        gc_err_set (err, 1, "%s: not valid ZPL (4-space indentation, name = value)", name);
+        gc_err_set (err, GC_E_PARSE, "%s: not valid ZPL (4-space indentation, name = value)", name);
         return NULL;
     }
     return s_load (root, name, GC_SCENARIO_MAX_PEERS, 0, err);
@@ -860,12 +860,12 @@ gc_scenario_write_config (const gc_scenario_t *self, uint32_t peer, const gc_pee
                           FILE *out, gc_err_t *err)
 {
     if (peer >= self->n_peers)
-        return gc_err_set (err, 1, "peer %u: the scenario has %u peers", peer, self->n_peers);
+        return gc_err_set (err, GC_E_ARG, "peer %u: the scenario has %u peers", peer, self->n_peers);
     if (!env || !env->endpoints || !env->public_keys || !env->private_key)
-        return gc_err_set (err, 1, "peer %u: endpoints, public keys and the private key are needed", peer);
+        return gc_err_set (err, GC_E_ARG, "peer %u: endpoints, public keys and the private key are needed", peer);
     zconfig_t *root = zconfig_new ("root", NULL);
     if (!root)
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     char buf [32];
     snprintf (buf, sizeof buf, "%u", peer);
     zconfig_put (root, "node/index", buf);
@@ -894,7 +894,7 @@ gc_scenario_write_config (const gc_scenario_t *self, uint32_t peer, const gc_pee
              *gc_scenario_attack (self, peer) ? ", attack " : "", gc_scenario_attack (self, peer));
     zconfig_fprint (root, out);
     zconfig_destroy (&root);
-    return ferror (out) ? gc_err_set (err, 1, "peer %u: cannot write the configuration", peer) : 0;
+    return ferror (out) ? gc_err_set (err, GC_E_IO, "peer %u: cannot write the configuration", peer) : 0;
 }
 
 //  How many Byzantine inputs out of k the rule tolerates, or -1 if unknown.
@@ -927,7 +927,7 @@ gc_scenario_lint (const gc_scenario_t *self, FILE *out, gc_err_t *err)
     const char *seed_text = gc_scenario_value (self, 0, "node/seed");
     gc_config_t *defaults = gc_config_new ();
     if (!defaults)
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     unsigned long long seed = defaults->seed;
     if (seed_text && gc_parse_u64 (seed_text, &seed, "node/seed", err)) {
         gc_config_destroy (&defaults);

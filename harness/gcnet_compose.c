@@ -35,7 +35,7 @@
 
 #include "gc_fs.h"
 #include "gc_parse.h"
-#include "gc_proc.h"
+#include "gc_command.h"
 #include "gc_run.h"
 #include "gc_scenario.h"
 #include "gcnet.h"
@@ -164,7 +164,7 @@ s_identity (const s_opts_t *o, const char *gcnode, uint32_t peer, gc_err_t *err)
         return -1;
     const char *argv [] = { gcnode, "keygen", "--out", dir, "--name", name, NULL };
     char *output = NULL;
-    int code = gc_proc_run (argv, 30, &output, err);
+    int code = gc_command_run (argv, 30, &output, err);
     if (code > 0)
         gc_err_set (err, GC_E_SYS, "gcnode keygen for %s: %s", name, output && *output ? output : "failed");
     free (output);

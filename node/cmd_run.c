@@ -77,7 +77,7 @@ s_set (gc_config_t *cfg, const char *assignment, gc_err_t *err)
 {
     const char *eq = strchr (assignment, '=');
     if (!eq || eq == assignment)
-        return gc_err_set (err, 1, "--set '%s': expected KEY=VALUE", assignment);
+        return gc_err_set (err, GC_E_USAGE, "--set '%s': expected KEY=VALUE", assignment);
     char key [256];
     snprintf (key, sizeof key, "%.*s", (int) (eq - assignment), assignment);
     return gc_config_set (cfg, key, eq + 1, err);
@@ -166,7 +166,7 @@ s_setup_identity (s_peer_t *p, gc_err_t *err)
     p->trust = gc_trust_new ();
     p->ids = calloc ((size_t) cfg->n_peers, sizeof *p->ids);
     if (!p->trust || !p->ids)
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (long i = 0; i < cfg->n_peers; i++) {
         gc_key_t *pub = gc_key_load (cfg->peers [i].key, err);
         if (!pub)
@@ -324,7 +324,7 @@ s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
     }
     const char *colon = strrchr (endpoint, ':');
     if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
-        return gc_err_set (err, 1, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
+        return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
     snprintf (out, size, "tcp://*%s", colon);
     return 0;
 }
@@ -445,7 +445,7 @@ s_resume (s_peer_t *p, gc_err_t *err)
     char path [1024] = "";
     int rc = c.x && c.v ? gc_checkpoint_load_newest (p->cfg->checkpoint_dir, &c, s_report_refused,
                                                      NULL, path, sizeof path, err)
-                        : gc_err_set (err, 1, "out of memory");
+                        : gc_err_set (err, GC_E_NOMEM, "out of memory");
     if (rc == 0) {
         gc_engine_restore (p->engine, c.round, c.seq, c.x, c.v);
         gc_log_info ("resumed from %s (round %llu)", path, (unsigned long long) c.round);
@@ -553,7 +553,7 @@ gc_cmd_run (int argc, char **argv)
     else
     if (!(p.ops = gc_ops_new (&(gc_ops_config_t) { p.cfg, p.key, p.trust, (const uint8_t (*) [8]) p.ids,
                                                    p.engine }, &err)))
-        rc = gc_ops_fail (S_CMD, &err);
+        rc = gc_cli_error (S_CMD, &err);
     else
     if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);

@@ -128,7 +128,7 @@ s_assign (gc_config_t *self, const s_key_t *k, const char *value, gc_err_t *err)
         case S_STR: {
             char *copy = strdup (value);
             if (!copy)
-                return gc_err_set (err, 1, "%s: out of memory", k->path);
+                return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", k->path);
             free (*(char **) field);
             *(char **) field = copy;
             return 0;
@@ -156,7 +156,7 @@ s_assign (gc_config_t *self, const s_key_t *k, const char *value, gc_err_t *err)
             if (!strcmp (value, "0") || !strcmp (value, "false") || !strcmp (value, "no"))
                 *(bool *) field = false;
             else
-                return gc_err_set (err, 1, "%s: '%s' is not a boolean (1/0, true/false, yes/no)",
+                return gc_err_set (err, GC_E_CONFIG, "%s: '%s' is not a boolean (1/0, true/false, yes/no)",
                                    k->path, value);
             return 0;
     }
@@ -213,18 +213,18 @@ s_set_peer (gc_config_t *self, const char *rest, const char *value, gc_err_t *er
     char *end;
     long index = strtol (rest, &end, 10);
     if (end == rest || *end != '/' || index < 0 || index >= GC_CONFIG_MAX_PEERS)
-        return gc_err_set (err, 1, "peers/%s: expected peers/INDEX/endpoint, peers/INDEX/key or "
+        return gc_err_set (err, GC_E_CONFIG, "peers/%s: expected peers/INDEX/endpoint, peers/INDEX/key or "
                            "peers/INDEX/curve_key with INDEX in 0..%d", rest, GC_CONFIG_MAX_PEERS - 1);
     char **field = !strcmp (end + 1, "endpoint") ? &self->peers [index].endpoint
                  : !strcmp (end + 1, "key") ? &self->peers [index].key
                  : !strcmp (end + 1, "curve_key") ? &self->peers [index].curve_key : NULL;
     if (!field)
-        return gc_err_set (err, 1, "peers/%s: unknown key (expected endpoint, key or curve_key)", rest);
+        return gc_err_set (err, GC_E_CONFIG, "peers/%s: unknown key (expected endpoint, key or curve_key)", rest);
     free (*field);
     *field = strdup (value);
     if (index + 1 > self->n_peers)
         self->n_peers = index + 1;
-    return *field ? 0 : gc_err_set (err, 1, "peers: out of memory");
+    return *field ? 0 : gc_err_set (err, GC_E_NOMEM, "peers: out of memory");
 }
 
 int
@@ -234,7 +234,7 @@ gc_config_set (gc_config_t *self, const char *path, const char *value, gc_err_t 
         return s_set_peer (self, path + 6, value, err);
     const s_key_t *k = s_find (path);
     if (!k)
-        return gc_err_set (err, 1, "unknown key '%s' (see gcnode run --help-config)", path);
+        return gc_err_set (err, GC_E_CONFIG, "unknown key '%s' (see gcnode run --help-config)", path);
     return s_assign (self, k, value, err);
 }
 
@@ -246,11 +246,11 @@ s_walk (gc_config_t *self, zconfig_t *node, const char *prefix, const char *file
         char path [256];
         int n = snprintf (path, sizeof path, "%s%s%s", prefix, *prefix ? "/" : "", zconfig_name (child));
         if (n < 0 || (size_t) n >= sizeof path)
-            return gc_err_set (err, 1, "%s: key path too long under '%s'", file, prefix);
+            return gc_err_set (err, GC_E_CONFIG, "%s: key path too long under '%s'", file, prefix);
         const char *value = zconfig_value (child);
         if (zconfig_child (child)) {
             if (value && *value)
-                return gc_err_set (err, 1, "%s: '%s' has both a value and sub-keys", file, path);
+                return gc_err_set (err, GC_E_CONFIG, "%s: '%s' has both a value and sub-keys", file, path);
             if (s_walk (self, child, path, file, err))
                 return -1;
         }
@@ -266,11 +266,11 @@ gc_config_load (gc_config_t *self, const char *path, gc_err_t *err)
 {
     FILE *f = fopen (path, "r");
     if (!f)
-        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
     fclose (f);
     zconfig_t *root = zconfig_load (path);
     if (!root)
-        return gc_err_set (err, 1, "%s: not valid ZPL (see the zconfig message above)", path);
+        return gc_err_set (err, GC_E_PARSE, "%s: not valid ZPL (see the zconfig message above)", path);
     int rc = s_walk (self, root, "", path, err);
     zconfig_destroy (&root);
     return rc;
@@ -280,41 +280,41 @@ int
 gc_config_check (const gc_config_t *self, gc_err_t *err)
 {
     if (self->index < 0)
-        return gc_err_set (err, 1, "node/index: missing (this peer's index in the peers list)");
+        return gc_err_set (err, GC_E_CONFIG, "node/index: missing (this peer's index in the peers list)");
     if (!*self->key)
-        return gc_err_set (err, 1, "node/key: missing (own private key file)");
+        return gc_err_set (err, GC_E_CONFIG, "node/key: missing (own private key file)");
     if (self->n_peers < 1)
-        return gc_err_set (err, 1, "peers: no peers listed");
+        return gc_err_set (err, GC_E_CONFIG, "peers: no peers listed");
     if (self->index >= self->n_peers)
-        return gc_err_set (err, 1, "node/index: %ld but only %ld peers are listed",
+        return gc_err_set (err, GC_E_CONFIG, "node/index: %ld but only %ld peers are listed",
                            self->index, self->n_peers);
     for (long i = 0; i < self->n_peers; i++) {
         if (!self->peers [i].endpoint || !*self->peers [i].endpoint)
-            return gc_err_set (err, 1, "peers/%ld/endpoint: missing", i);
+            return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: missing", i);
         if (!self->peers [i].key || !*self->peers [i].key)
-            return gc_err_set (err, 1, "peers/%ld/key: missing (the peer's public key file)", i);
+            return gc_err_set (err, GC_E_CONFIG, "peers/%ld/key: missing (the peer's public key file)", i);
         if (!strcmp (self->peers [i].endpoint, GC_CONFIG_DISCOVER) && !self->discovery)
-            return gc_err_set (err, 1, "peers/%ld/endpoint: '%s' needs discovery/enabled = 1", i,
+            return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: '%s' needs discovery/enabled = 1", i,
                                GC_CONFIG_DISCOVER);
     }
     if (!strcmp (self->peers [self->index].endpoint, GC_CONFIG_DISCOVER) && !*self->bind)
-        return gc_err_set (err, 1, "peers/%ld/endpoint: this peer's own endpoint is '%s': "
+        return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: this peer's own endpoint is '%s': "
                            "set node/bind (e.g. tcp://*:7100); its port is announced", self->index,
                            GC_CONFIG_DISCOVER);
     if (strcmp (self->role, "honest") && strcmp (self->role, "byzantine"))
-        return gc_err_set (err, 1, "role/kind: '%s' (expected honest or byzantine)", self->role);
+        return gc_err_set (err, GC_E_CONFIG, "role/kind: '%s' (expected honest or byzantine)", self->role);
     if (!strcmp (self->role, "byzantine") && !*self->attack)
-        return gc_err_set (err, 1, "role/attack: missing (role/kind is byzantine)");
+        return gc_err_set (err, GC_E_CONFIG, "role/attack: missing (role/kind is byzantine)");
     if (strcmp (self->progress, "auto") && strcmp (self->progress, "on") && strcmp (self->progress, "off"))
-        return gc_err_set (err, 1, "node/progress: '%s' (expected auto, on or off)", self->progress);
+        return gc_err_set (err, GC_E_CONFIG, "node/progress: '%s' (expected auto, on or off)", self->progress);
     if (strcmp (self->log_to, "stderr") && strcmp (self->log_to, "syslog"))
-        return gc_err_set (err, 1, "node/log_to: '%s' (expected stderr or syslog)", self->log_to);
+        return gc_err_set (err, GC_E_CONFIG, "node/log_to: '%s' (expected stderr or syslog)", self->log_to);
     static const char *levels [] = { "error", "warning", "info", "debug" };
     bool level_ok = false;
     for (size_t i = 0; i < 4; i++)
         level_ok |= !strcmp (self->log_level, levels [i]);
     if (!level_ok)
-        return gc_err_set (err, 1, "node/log_level: '%s' (expected error, warning, info or debug)",
+        return gc_err_set (err, GC_E_CONFIG, "node/log_level: '%s' (expected error, warning, info or debug)",
                            self->log_level);
     return 0;
 }

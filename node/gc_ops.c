@@ -250,12 +250,6 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
     return self;
 }
 
-int
-gc_ops_fail (const char *cmd, const gc_err_t *err)
-{
-    return gc_cli_error (cmd, err);
-}
-
 void
 gc_ops_transport (gc_ops_t *self, gc_zmq_config_t *zc)
 {

@@ -39,8 +39,6 @@ typedef struct {
 typedef struct gc_ops_t gc_ops_t;
 
 gc_ops_t *gc_ops_new (const gc_ops_config_t *cfg, gc_err_t *err);
-/*  gc_cli_error for an error of gc_ops_new (cmd_run.c calls it). */
-int       gc_ops_fail (const char *cmd, const gc_err_t *err);
 void      gc_ops_transport (gc_ops_t *self, gc_zmq_config_t *zc);
 int       gc_ops_ready (gc_ops_t *self, gc_zmq_t *zmq, gc_err_t *err);
 /*  Also sets m->extra, for the metrics line written after it. */

@@ -33,7 +33,7 @@ s_peer_config (gc_sim_t *sim, uint32_t i, gc_err_t *err)
     const gc_scenario_t *sc = sim->sc;
     gc_config_t *cfg = gc_config_new ();
     if (!cfg) {
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     int rc = 0;
@@ -75,7 +75,7 @@ s_check_shared (gc_sim_t *sim, gc_err_t *err)
         const gc_config_t *b = sim->peers [i].cfg;
         if (!s_same (a->data, b->data) || a->train_samples != b->train_samples
         ||  a->test_samples != b->test_samples)
-            return gc_err_set (err, 2, "%s: peer %u: train/data, train/train_samples and train/test_samples "
+            return gc_err_set (err, GC_E_CONFIG, "%s: peer %u: train/data, train/train_samples and train/test_samples "
                                "must be the same for every peer under gcsim (it loads the data once)",
                                sim->sc->path, i);
     }
@@ -97,7 +97,7 @@ s_check_skip_crypto (gc_sim_t *sim, gc_err_t *err)
             continue;
         for (size_t k = 0; k < sizeof protocol / sizeof protocol [0]; k++)
             if (a.kind == protocol [k])
-                return gc_err_set (err, 2, "%s: sim/skip_crypto: peer %u runs the protocol attack '%s', "
+                return gc_err_set (err, GC_E_CONFIG, "%s: sim/skip_crypto: peer %u runs the protocol attack '%s', "
                                    "which only signature checks refuse: turn skip_crypto off",
                                    sim->sc->path, i, gc_attack_name (a.kind));
     }
@@ -117,7 +117,7 @@ s_setup_data (gc_sim_t *sim, gc_err_t *err)
     gc_split_t split;
     uint32_t *owner = malloc ((train.n ? train.n : 1) * sizeof *owner);
     uint32_t *idx = malloc ((train.n ? train.n : 1) * sizeof *idx);
-    int rc = owner && idx ? gc_split_parse (cfg->split, &split, err) : gc_err_set (err, 1, "out of memory");
+    int rc = owner && idx ? gc_split_parse (cfg->split, &split, err) : gc_err_set (err, GC_E_NOMEM, "out of memory");
     if (rc == 0)
         rc = gc_partition_assign (train.y, train.n, train.n_classes, &split, sim->n, sim->seed, owner, err);
     for (uint32_t i = 0; rc == 0 && i < sim->n; i++) {
@@ -139,10 +139,10 @@ s_setup_keys (gc_sim_t *sim, gc_err_t *err)
 {
     sim->ids = calloc (sim->n, sizeof *sim->ids);
     if (!sim->ids)
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (int c = 0; c < sim->threads; c++)
         if (!(sim->classes [c].trust = gc_trust_new ()))
-            return gc_err_set (err, 1, "out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < sim->n; i++) {
         //  keys from the seed: the same ids (and report) every run
         uint8_t seed [GC_KEY_SEED_SIZE];
@@ -222,7 +222,7 @@ s_setup_peers (gc_sim_t *sim, gc_err_t *err)
         cl->line_size = 1 << 20;
         cl->line = malloc (cl->line_size);
         if (!cl->update || !cl->sent || !cl->agg || !cl->line)
-            return gc_err_set (err, 1, "out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory");
     }
     sim->observer = (gc_engine_observer_t) { .ctx = sim, .moments = s_omni_moments, .model = s_omni_model };
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -234,7 +234,7 @@ s_setup_peers (gc_sim_t *sim, gc_err_t *err)
             sim->omni_std = gc_falloc (sim->d);
             sim->omni_models = calloc (sim->n, sizeof *sim->omni_models);
             if (!sim->omni_mean || !sim->omni_std || !sim->omni_models)
-                return gc_err_set (err, 1, "out of memory");
+                return gc_err_set (err, GC_E_NOMEM, "out of memory");
         }
         //  one local step: 2 (forward) + 4 (backward) flops per weight and sample
         p->step_ns = p->sp->step_ms > 0 ? llround (p->sp->step_ms * 1e6)
@@ -247,7 +247,7 @@ s_setup_peers (gc_sim_t *sim, gc_err_t *err)
         p->held_from = calloc (n_in + n_out + 1, sizeof *p->held_from);
         if (!contacts || !p->links || !p->held_from) {
             free (contacts);
-            return gc_err_set (err, 1, "out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory");
         }
         size_t a = 0, b = 0, k = 0;
         while (a < n_in || b < n_out) {
@@ -281,7 +281,7 @@ s_setup_result (gc_sim_t *sim, gc_err_t *err)
     sim->res = res;
     if (!res || !(res->peers = calloc (sim->n, sizeof *res->peers))
     ||  !(res->out_dir = strdup (sim->opts.out_dir)) || !(res->gcnode = strdup ("gcsim")))
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     res->scenario = sim->sc;
     res->n_peers = sim->n;
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -294,10 +294,22 @@ s_setup_result (gc_sim_t *sim, gc_err_t *err)
         r->state = GC_PEER_NOT_STARTED;
         r->final_accuracy = NAN;
         if (!(r->stat = gc_peerstat_new (label)))
-            return gc_err_set (err, 1, "out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "out of memory");
         sim->peers [i].res = r;
     }
     return 0;
+}
+
+/*  The scenario, its sim section, the peers' configs and the topology are
+    the run's input: a failure there is bad input (exit 2, as gcnet refuses
+    a scenario), even when the code below says a file could not be read or
+    comes from a parser not yet naming its codes. Out of memory stays one. */
+static int
+s_input_error (gc_err_t *err)
+{
+    if (err->code != GC_E_NOMEM && gc_cli_exit_code (err) != GC_EXIT_USAGE)
+        err->code = GC_E_CONFIG;
+    return -1;
 }
 
 static void s_route (gc_sim_t *sim, gc_sim_peer_t *p);
@@ -311,20 +323,20 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
     pthread_mutex_init (&sim->states_lock, NULL);        /* s_teardown, which always follows, destroys it */
     sim->sc = gc_scenario_load_sim (sim->opts.scenario, sim->opts.peers, err);
     if (!sim->sc)
-        return err->code = 2, -1;
+        return s_input_error (err);
     int violations = gc_scenario_lint (sim->sc, NULL, err);
     if (violations < 0)
-        return err->code = 2, -1;
+        return s_input_error (err);
     if (violations > 0 && sim->opts.log) {
         fprintf (sim->opts.log, "gcsim: warning: %s: %d honest peers have more Byzantine neighbours than "
                  "their rule tolerates:\n", sim->sc->name, violations);
         gc_scenario_lint (sim->sc, sim->opts.log, NULL);
     }
     if (!(sim->scfg = gc_simcfg_load (sim->opts.scenario, sim->sc, err)))
-        return err->code = 2, -1;
+        return s_input_error (err);
     sim->threads = sim->opts.threads ? sim->opts.threads : sim->scfg->threads;
     if (sim->threads < 1 || sim->threads > GC_SIM_MAX_THREADS)
-        return gc_err_set (err, 2, "--threads %d: 1 or 2", sim->threads);
+        return gc_err_set (err, GC_E_USAGE, "--threads %d: 1 or 2", sim->threads);
     sim->n = sim->sc->n_peers;
     sim->peers = calloc (sim->n, sizeof *sim->peers);
     sim->timeline = s_timeline_new (sim);
@@ -333,7 +345,7 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
     sim->active = malloc (sim->n * sizeof *sim->active);
     if (!sim->peers || !sim->timeline || !sim->chain_first || !sim->chain_last || !sim->active
     ||  !(sim->q = gc_evq_new ()))
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < sim->n; i++) {
         gc_sim_peer_t *p = &sim->peers [i];
         p->sim = sim;
@@ -343,7 +355,7 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
         p->sp = &sim->scfg->peers [i];
         sim->chain_first [i] = -1;
         if (!(p->cfg = s_peer_config (sim, i, err)))
-            return err->code = 2, -1;
+            return s_input_error (err);
     }
     sim->seed = sim->peers [0].cfg->seed;
     sim->eval_every = sim->peers [0].cfg->eval_every;
@@ -352,7 +364,7 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
         return -1;
     if (!(sim->topology = gc_topology_new (sim->peers [0].cfg->topology, sim->n, sim->seed, err))) {
         gc_err_prefix (err, "topology/kind: ");
-        return err->code = 2, -1;
+        return s_input_error (err);
     }
     if (s_setup_keys (sim, err) || s_setup_data (sim, err) || s_setup_peers (sim, err))
         return -1;
@@ -362,13 +374,13 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
     if (sim->threads > 1) {
         if (pthread_barrier_init (&sim->go, NULL, 2) || pthread_barrier_init (&sim->done, NULL, 2)
         ||  pthread_create (&sim->worker, NULL, s_worker, sim))
-            return gc_err_set (err, 1, "cannot start the worker thread");
+            return gc_err_set (err, GC_E_SYS, "cannot start the worker thread");
         sim->worker_started = true;
     }
     //  the timeline's timed events and the run's limit
     gc_timeline_start (sim->timeline);
     if (sim->timeline_oom || gc_evq_push (sim->q, llround (sim->sc->timeout_s * 1e9), GC_SIM_EV_TIMEOUT, 0, 0, NULL))
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     //  every peer starts at time 0
     for (uint32_t i = 0; i < sim->n; i++) {
         gc_sim_peer_spawn (sim, &sim->peers [i], false);
@@ -883,7 +895,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
             break;
         }
         if (s_batch (sim))
-            return gc_err_set (err, 1, "out of memory at %.3f s of virtual time", (double) sim->now * 1e-9);
+            return gc_err_set (err, GC_E_NOMEM, "out of memory at %.3f s of virtual time", (double) sim->now * 1e-9);
         s_after_batch (sim);
         s_note_rounds (sim, gc_now_s () - t0);
         s_progress (sim, &next_log, false);
@@ -923,9 +935,6 @@ gc_sim_run (const gc_sim_opts_t *opts, gc_err_t *err)
         rc = s_loop (&sim, err);
     if (rc == 0)
         rc = gc_sim_report (&sim, err);
-    else
-    if (err->code != 2)
-        err->code = 1;
     s_teardown (&sim);
-    return rc < 0 ? (err->code == 2 ? 2 : 1) : rc;
+    return rc < 0 ? gc_cli_exit_code (err) : rc;
 }

@@ -6,6 +6,7 @@
       - timing.json: wall-clock cost (not reproducible, never in report.json). */
 #include <errno.h>
 #include <malloc.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,28 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_fs.h"
 #include "gc_json.h"
 #include "gc_peerstat.h"
 #include "gc_report.h"
 #include "gc_sim_internal.h"
-
-static int
-s_mkdirs (const char *path, gc_err_t *err)
-{
-    char buf [4096];
-    if (snprintf (buf, sizeof buf, "%s", path) >= (int) sizeof buf)
-        return gc_err_set (err, 2, "--out: path too long");
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (buf, 0755) && errno != EEXIST)
-                return gc_err_set (err, 1, "%s: %s", buf, strerror (errno));
-            *p = '/';
-        }
-    if (mkdir (buf, 0755) && errno != EEXIST)
-        return gc_err_set (err, 1, "%s: %s", buf, strerror (errno));
-    return 0;
-}
 
 //  node/gc_model_file.h's format; without its fsync (a thousand files would
 //  wait on the disk for nothing: they are read back at once).
@@ -167,14 +151,14 @@ s_write_series (gc_sim_t *sim, const gc_honest_point_t *series, size_t n, gc_err
     snprintf (path, sizeof path, "%s/series.dat", sim->opts.out_dir);
     FILE *f = fopen (path, "w");
     if (!f)
-        return gc_err_set (err, 1, "%s: cannot write", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write", path);
     fprintf (f, "# honest peers per evaluated round (gcsim; virtual time)\n"
                 "# round mean_accuracy min_accuracy median_virtual_s mean_mb_sent peers\n");
     for (size_t i = 0; i < n; i++)
         fprintf (f, "%.0f %.6f %.6f %.6f %.6f %.0f\n", series [i].round, series [i].mean, series [i].min,
                  series [i].median_wall_s, series [i].mean_mb_sent, (double) series [i].peers);
     if (ferror (f) | fclose (f))
-        return gc_err_set (err, 1, "%s: cannot write", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write", path);
     return 0;
 }
 
@@ -215,7 +199,7 @@ s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
     snprintf (path, sizeof path, "%s/timing.json", sim->opts.out_dir);
     FILE *f = fopen (path, "w");
     if (!f)
-        return gc_err_set (err, 1, "%s: cannot write", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write", path);
     fprintf (f, "{\"note\": \"wall-clock figures of this run (not reproducible; report.json has the results)\",\n"
                 " \"threads\": %d, \"peers\": %u, \"skip_crypto\": %s, \"setup_s\": %.3f, \"loop_s\": %.3f,\n"
                 " \"loop_cpu_s\": %.3f, \"cpu_per_round_per_peer_ms\": %.4f,\n"
@@ -230,7 +214,7 @@ s_write_timing (gc_sim_t *sim, double honest_rounds, gc_err_t *err)
              (unsigned long long) sim->states_built, (unsigned long long) sim->states_shared);
     s_write_round_walls (sim, f);
     if (ferror (f) | fclose (f))
-        return gc_err_set (err, 1, "%s: cannot write", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write", path);
     if (sim->opts.log)
         fprintf (sim->opts.log, "gcsim: %u peers, %.0f rounds in %.2f s wall (%d thread%s): %.1f rounds/s, "
                  "%.3f ms per round per peer (%.3f without evaluation; CPU %.3f), max RSS %.0f MB\n",
@@ -243,7 +227,10 @@ int
 gc_sim_report (gc_sim_t *sim, gc_err_t *err)
 {
     gc_result_t *res = sim->res;
-    if (s_mkdirs (sim->opts.out_dir, err))
+    //  too long a --out is the user's to fix (exit 2), as it always was
+    if (strlen (sim->opts.out_dir) >= PATH_MAX)
+        return gc_err_set (err, GC_E_USAGE, "--out: path too long");
+    if (gc_fs_mkdirs (sim->opts.out_dir, 0755, err))
         return -1;
     //  final models, for the consensus distance (as node/final_model)
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -271,7 +258,7 @@ gc_sim_report (gc_sim_t *sim, gc_err_t *err)
         char path [4200];
         snprintf (path, sizeof path, "%s/report.json", sim->opts.out_dir);
         if (!member || s_add_sim_member (path, member))
-            rc = gc_err_set (err, 1, "%s: cannot add the sim member", path);
+            rc = gc_err_set (err, GC_E_IO, "%s: cannot add the sim member", path);
         free (member);
     }
     double honest_rounds = 0;
@@ -282,7 +269,7 @@ gc_sim_report (gc_sim_t *sim, gc_err_t *err)
     //  both files are written even when the first fails (| not ||)
     if ((s_write_series (sim, sum.series, sum.n_series, &werr) | s_write_timing (sim, honest_rounds, &werr))
     &&  rc == 0)
-        rc = gc_err_set (err, 1, "%s", werr.msg);
+        rc = gc_err_set (err, GC_E_IO, "%s", werr.msg);
     if (rc == 0) {
         if (sim->opts.log)
             fprintf (sim->opts.log, "gcsim: report: %s/report.md\n", sim->opts.out_dir);

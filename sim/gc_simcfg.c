@@ -20,7 +20,7 @@ s_bool (const char *text, bool *out, const char *what, gc_err_t *err)
     if (!strcmp (text, "0") || !strcmp (text, "false") || !strcmp (text, "no"))
         *out = false;
     else
-        return gc_err_set (err, 1, "%s: '%s' is not a boolean (1, 0, true, false)", what, text);
+        return gc_err_set (err, GC_E_CONFIG, "%s: '%s' is not a boolean (1, 0, true, false)", what, text);
     return 0;
 }
 
@@ -51,7 +51,7 @@ s_apply (gc_simcfg_t *self, gc_simpeer_t *p, const char *name, const char *value
     if (!strcmp (name, "omniscient"))
         return s_bool (value, &p->omniscient, key, err);
     if (!top)
-        return gc_err_set (err, 1, "%s: only the top-level sim section may set it", key);
+        return gc_err_set (err, GC_E_CONFIG, "%s: only the top-level sim section may set it", key);
     if (!strcmp (name, "skip_crypto"))
         return s_bool (value, &self->skip_crypto, key, err);
     if (!strcmp (name, "cores"))
@@ -76,7 +76,7 @@ s_section (gc_simcfg_t *self, zconfig_t *section, const char *file, const char *
         for (size_t k = 0; k < sizeof s_keys / sizeof s_keys [0]; k++)
             known |= !strcmp (name, s_keys [k]);
         if (!known || zconfig_child (c))
-            return gc_err_set (err, 1, "%s: unknown simulator key (latency_ms, jitter_ms, bandwidth, "
+            return gc_err_set (err, GC_E_CONFIG, "%s: unknown simulator key (latency_ms, jitter_ms, bandwidth, "
                                "slow, compute_jitter, start_ms, round_ms, step_ms, gflops, omniscient, skip_crypto, threads, cores)", key);
         for (uint32_t i = 0; i < self->n_peers; i++) {
             if (peers && !gc_peerset_has (peers, i))
@@ -96,7 +96,7 @@ gc_simcfg_load (const char *path, const gc_scenario_t *sc, gc_err_t *err)
         self->peers = calloc (sc->n_peers, sizeof *self->peers);
     if (!self || !self->peers) {
         gc_simcfg_destroy (&self);
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     self->n_peers = sc->n_peers;
@@ -105,7 +105,7 @@ gc_simcfg_load (const char *path, const gc_scenario_t *sc, gc_err_t *err)
         self->peers [i] = (gc_simpeer_t) { .latency_ms = 0.1, .slow = 1, .gflops = 100 };
     zconfig_t *root = zconfig_load (path);
     if (!root) {
-        gc_err_set (err, 1, "%s: cannot read", path);
+        gc_err_set (err, GC_E_IO, "%s: cannot read", path);
         gc_simcfg_destroy (&self);
         return NULL;
     }

@@ -264,7 +264,7 @@ test_case (void **state)
         free (env.gcnode);
         skip ();
     }
-    if (s_cases [c].kind == S_NETNS && (geteuid () != 0 || !gc_proc_which ("ip") || !gc_proc_which ("tc"))) {
+    if (s_cases [c].kind == S_NETNS && (geteuid () != 0 || !gc_command_which ("ip") || !gc_command_which ("tc"))) {
         printf ("--netns needs root and iproute2: skipped\n");
         free (env.gcnet);
         free (env.gcnode);
