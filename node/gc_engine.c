@@ -50,6 +50,7 @@ static const char *s_engine_reasons [] = {
     [GC_REJECT_NONFINITE - GC_REJECT_NOT_NEIGHBOUR] = "nonfinite",
     [GC_REJECT_RATE_LIMITED - GC_REJECT_NOT_NEIGHBOUR] = "rate_limited",
     [GC_REJECT_MUTED - GC_REJECT_NOT_NEIGHBOUR] = "muted",
+    [GC_REJECT_BAD_ROUND - GC_REJECT_NOT_NEIGHBOUR] = "bad_round",
 };
 
 const char *
@@ -521,7 +522,7 @@ s_gather (gc_engine_t *self, const float *centre)
     for (size_t i = 0; i < self->n_in; i++) {
         gc_replica_t *r = &self->replicas [i];
         pthread_mutex_lock (&r->lock);
-        if (r->synced && r->round + self->cfg.staleness >= self->round) {
+        if (r->synced && !gc_round_staler (self->round, r->round, self->cfg.staleness)) {
             self->inputs [k] = r->x;
             self->weights [k] = gc_topology_weight (self->cfg.topology, me, r->peer);
             self->input_replica [k++] = (int) i;
@@ -587,8 +588,13 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
                                   self->learn.agg, &aerr);
         if (rc == 0 || aerr.code != GC_ROBUST_ENONFINITE)
             break;
-        s_drop_input (self, &k, (size_t) gc_robust_bad_input (self->gossip.robust));
+        //  the rule must name an input it was given; if it names none (-1)
+        //  or one out of range, skip the mix rather than index outside
+        int bad = gc_robust_bad_input (self->gossip.robust);
         rc = -1;
+        if (bad < 0 || (size_t) bad >= k)
+            break;
+        s_drop_input (self, &k, (size_t) bad);
     }
     s_release (self);
     atomic_store (&self->ctr.mixed_inputs, rc == 0 ? k : 0);
@@ -668,6 +674,7 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->partitioned = gc_counter_get (&c->partitioned);
     out->diverged = gc_counter_get (&c->diverged);
     out->rejected = gc_counter_get (&c->rejected);
+    out->verifies = gc_counter_get (&c->verifies);
     out->dense_equiv_bytes = gc_counter_get (&c->dense_equiv);
     out->last_loss = gc_gauge_get (&c->last_loss);
     out->last_wait_s = gc_gauge_get (&c->last_wait_s);
@@ -773,7 +780,7 @@ gc_engine_staleness (gc_engine_t *self, uint32_t peer)
         return -1;
     gc_replica_t *r = &self->replicas [c->in];
     pthread_mutex_lock (&r->lock);
-    int64_t lag = r->synced ? (int64_t) self->round - (int64_t) r->round : -1;
+    int64_t lag = r->synced ? gc_round_lag (self->round, r->round) : -1;
     pthread_mutex_unlock (&r->lock);
     return lag;
 }

@@ -126,6 +126,7 @@ enum {
     GC_REJECT_NONFINITE,            /* replica went NaN/Inf: left out, resynced */
     GC_REJECT_RATE_LIMITED,         /* keyframe requests too often */
     GC_REJECT_MUTED,                /* dropped: the sender is muted */
+    GC_REJECT_BAD_ROUND,            /* signed round beyond the run's last (node/rounds) */
     GC_REJECT_LAST
 };
 #define GC_ENGINE_NREASONS (GC_REJECT_LAST - GC_REJECT_NOT_NEIGHBOUR + 32)
@@ -143,6 +144,7 @@ typedef struct {
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
+    uint64_t verifies;                          /* header signatures checked (Ed25519) */
     double   last_loss;
     double   last_wait_s, total_wait_s;
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
