@@ -24,6 +24,7 @@
 #include "gc_time.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
+#include "gc_wire.h"
 #include "gc_zmq.h"
 
 #define S_CMD "run"
@@ -46,7 +47,30 @@ typedef struct {
     atomic_int     stop;            /* end the run as on SIGTERM */
     _Atomic double accuracy;        /* last evaluation, for status */
     gc_ops_t      *ops;             /* discovery, CURVE, status, HTTP, systemd */
+    gc_checkpoint_t ckpt_bind;      /* network, peer and run every checkpoint carries */
 } s_peer_t;
+
+//  Stamp c with what binds it to this run (gc_checkpoint.h).
+static void
+s_checkpoint_bind (const s_peer_t *p, gc_checkpoint_t *c)
+{
+    memcpy (c->network, p->ckpt_bind.network, sizeof c->network);
+    memcpy (c->peer, p->ckpt_bind.peer, sizeof c->peer);
+    memcpy (c->run, p->ckpt_bind.run, sizeof c->run);
+}
+
+//  At start: a checkpoint directory that cannot be used is fatal, and a
+//  fresh run does not mix with an earlier run's checkpoints.
+static int
+s_checkpoint_open (s_peer_t *p, gc_err_t *err)
+{
+    gc_checkpoint_t *b = &p->ckpt_bind;
+    if (gc_wire_network_id (p->cfg->network, b->network, err)
+    ||  gc_checkpoint_new_run (b->run, err))
+        return -1;
+    memcpy (b->peer, p->ids [p->cfg->index], sizeof b->peer);
+    return gc_checkpoint_open (p->cfg->checkpoint_dir, b, p->resume, err);
+}
 
 static void
 s_help (void)
@@ -475,6 +499,7 @@ s_resume (s_peer_t *p, gc_err_t *err)
 {
     size_t n = gc_engine_n_params (p->engine);
     gc_checkpoint_t c = { .n = n };
+    s_checkpoint_bind (p, &c);
     snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
     c.x = malloc (n * sizeof (float));
     c.v = malloc (n * sizeof (float));
@@ -484,6 +509,7 @@ s_resume (s_peer_t *p, gc_err_t *err)
                         : gc_err_set (err, 1, "out of memory");
     if (rc == 0) {
         gc_engine_restore (p->engine, c.round, c.seq, c.x, c.v);
+        memcpy (p->ckpt_bind.run, c.run, sizeof c.run);    /* continue that run */
         gc_log_info ("resumed from %s (round %llu)", path, (unsigned long long) c.round);
     }
     else
@@ -502,6 +528,7 @@ s_checkpoint (s_peer_t *p)
     gc_checkpoint_t c = { .n = gc_engine_n_params (p->engine) };
     const float *x, *v;
     gc_engine_snapshot (p->engine, &c.round, &c.seq, &x, &v);
+    s_checkpoint_bind (p, &c);
     snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
     c.x = (float *) x;
     c.v = (float *) v;
@@ -592,6 +619,8 @@ gc_cmd_run (int argc, char **argv)
         rc = gc_ops_fail (S_CMD, &err);
     else
     if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))
+        rc = gc_cli_failure (S_CMD, "%s", err.msg);
+    if (rc == 0 && *p.cfg->checkpoint_dir && s_checkpoint_open (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && p.resume && s_resume (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
