@@ -59,17 +59,29 @@ s_checkpoint_bind (const s_peer_t *p, gc_checkpoint_t *c)
     memcpy (c->run, p->ckpt_bind.run, sizeof c->run);
 }
 
-//  At start: a checkpoint directory that cannot be used is fatal, and a
-//  fresh run does not mix with an earlier run's checkpoints.
+static int
+s_lease_persist (void *ctx, uint64_t end, gc_err_t *err)
+{
+    return gc_checkpoint_lease_write (((s_peer_t *) ctx)->cfg->checkpoint_dir, end, err);
+}
+
+//  At start: a checkpoint directory that cannot be used is fatal, a fresh
+//  run does not mix with an earlier run's checkpoints, and seqs continue
+//  past the stored lease (not from the wall clock).
 static int
 s_checkpoint_open (s_peer_t *p, gc_err_t *err)
 {
     gc_checkpoint_t *b = &p->ckpt_bind;
+    uint64_t floor = 0;
     if (gc_wire_network_id (p->cfg->network, b->network, err)
     ||  gc_checkpoint_new_run (b->run, err))
         return -1;
     memcpy (b->peer, p->ids [p->cfg->index], sizeof b->peer);
-    return gc_checkpoint_open (p->cfg->checkpoint_dir, b, p->resume, err);
+    if (gc_checkpoint_open (p->cfg->checkpoint_dir, b, p->resume, err)
+    ||  gc_checkpoint_lease_read (p->cfg->checkpoint_dir, &floor, err) < 0)
+        return -1;
+    gc_engine_seq_lease (p->engine, floor, s_lease_persist, p);
+    return 0;
 }
 
 static void

@@ -180,6 +180,55 @@ gc_checkpoint_open (const char *dir, const gc_checkpoint_t *ckpt, bool resume, g
     return rc;
 }
 
+//  seq.lease: magic, the lease end (u64 LE), SHA-256 of both.
+#define S_LEASE_MAGIC "GCSEQL01"
+#define S_LEASE_SIZE  (16 + GC_SHA256_SIZE)
+
+static int
+s_lease_path (char *path, size_t size, const char *dir)
+{
+    int n = snprintf (path, size, "%s/seq.lease", dir);
+    return n >= 0 && (size_t) n < size ? 0 : -1;
+}
+
+int
+gc_checkpoint_lease_write (const char *dir, uint64_t end, gc_err_t *err)
+{
+    char path [1024];
+    if (s_lease_path (path, sizeof path, dir))
+        return gc_err_set (err, GC_E_IO, "node/checkpoint_dir %.200s: path too long", dir);
+    uint8_t image [S_LEASE_SIZE];
+    memcpy (image, S_LEASE_MAGIC, 8);
+    s_put64 (image + 8, end);
+    gc_sha256 (image, 16, image + 16);
+    return gc_fs_write_atomic (path, image, sizeof image, 0600, err);
+}
+
+int
+gc_checkpoint_lease_read (const char *dir, uint64_t *end, gc_err_t *err)
+{
+    char path [1024];
+    if (s_lease_path (path, sizeof path, dir))
+        return gc_err_set (err, GC_E_IO, "node/checkpoint_dir %.200s: path too long", dir);
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return 1;
+        return gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
+    }
+    uint8_t image [S_LEASE_SIZE + 1], digest [GC_SHA256_SIZE];
+    size_t got = fread (image, 1, sizeof image, f);
+    fclose (f);
+    if (got == S_LEASE_SIZE && !memcmp (image, S_LEASE_MAGIC, 8))
+        gc_sha256 (image, 16, digest);
+    if (got != S_LEASE_SIZE || memcmp (image, S_LEASE_MAGIC, 8) || memcmp (digest, image + 16, sizeof digest))
+        return gc_err_set (err, GC_E_FORMAT, "%s: damaged sequence lease: the seqs this peer "
+                           "used before are unknown (remove it only if no other process of "
+                           "this peer ran since, then the wall clock sets the start)", path);
+    *end = s_get64 (image + 8);
+    return 0;
+}
+
 int
 gc_checkpoint_save (const char *dir, const gc_checkpoint_t *ckpt, gc_err_t *err)
 {

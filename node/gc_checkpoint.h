@@ -62,6 +62,11 @@ typedef struct {
 int  gc_checkpoint_open (const char *dir, const gc_checkpoint_t *ckpt, bool resume, gc_err_t *err);
 /*  A fresh random run id (from /dev/urandom). */
 int  gc_checkpoint_new_run (uint8_t run [GC_CHECKPOINT_RUN_SIZE], gc_err_t *err);
+/*  The sequence lease (file seq.lease in dir, docs/PROTOCOL.md section 6):
+    the end of the last stored lease, every seq up to which may have been
+    used. read: 0 and *end, 1 when there is none, -1 for a damaged file. */
+int  gc_checkpoint_lease_read (const char *dir, uint64_t *end, gc_err_t *err);
+int  gc_checkpoint_lease_write (const char *dir, uint64_t end, gc_err_t *err);
 /*  Write ckpt-<round>.gcc into dir atomically and prune this run's old ones
     (never the one just written). */
 int  gc_checkpoint_save (const char *dir, const gc_checkpoint_t *ckpt, gc_err_t *err);

@@ -296,7 +296,8 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
         return NULL;
     }
     //  Sequence numbers continue across restarts: start from the wall clock
-    //  (a simulator passes its virtual clock).
+    //  (a simulator passes its virtual clock); gc_engine_seq_lease raises it
+    //  past a persisted lease, so that a clock stepped back cannot reuse seqs.
     self->seq = cfg->seq_start ? cfg->seq_start : (uint64_t) gc_wall_ms () * 1000;
     return self;
 }
@@ -350,6 +351,35 @@ gc_engine_destroy (gc_engine_t **self_p)
 
 //  ---------------------------------------------------------------------------
 //  sending
+
+//  A phase uses far fewer seqs than this (a delta, keyframes and requests
+//  per neighbour, a role's extras), so a lease checked at each phase's
+//  start covers every seq the phase takes.
+#define S_LEASE_MARGIN (1ULL << 20)
+
+void
+gc_engine_seq_lease (gc_engine_t *self, uint64_t floor, gc_engine_lease_fn persist, void *ctx)
+{
+    GC_ENGINE_ENTER (self->trainer_busy);
+    if (floor > self->seq)
+        self->seq = floor;
+    self->lease.persist = persist;
+    self->lease.ctx = ctx;
+    self->lease.end = self->seq;        /* nothing above is covered yet */
+    GC_ENGINE_LEAVE (self->trainer_busy);
+}
+
+static int
+s_lease (gc_engine_t *self, gc_err_t *err)
+{
+    if (!self->lease.persist || self->seq + S_LEASE_MARGIN <= self->lease.end)
+        return 0;
+    uint64_t end = self->seq + 2 * S_LEASE_MARGIN;
+    if (self->lease.persist (self->lease.ctx, end, err))
+        return gc_err_prefix (err, "sequence lease: ");
+    self->lease.end = end;
+    return 0;
+}
 
 int
 gc_engine_send (gc_engine_t *self, const uint32_t *dests, size_t n, int type, uint8_t flags,
@@ -417,8 +447,8 @@ gc_engine_start (gc_engine_t *self, int64_t now)
     (void) now;
     GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_START);
-    int rc = 0;
-    if (!self->role.ops->silent) {
+    int rc = s_lease (self, NULL);
+    if (rc == 0 && !self->role.ops->silent) {
         //  HELLO payload: the announcing peer's model spec, so a mismatch is
         //  visible in the receiver's log (it is not used for decisions).
         const char *spec = gc_model_spec (self->learn.model);
@@ -459,7 +489,7 @@ gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
     GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_PUBLISH);
-    int rc = self->role.ops->publish (self, &self->role, now, err)
+    int rc = s_lease (self, err) || self->role.ops->publish (self, &self->role, now, err)
           || gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err) ? -1 : 0;
     GC_ENGINE_LEAVE (self->trainer_busy);
     return rc;

@@ -189,6 +189,18 @@ void         gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *s
 /*  Resume from a checkpoint: model, momentum, round. The peer announces its
     model as a new state by keyframe at the next publish and asks every
     neighbour for a keyframe (its replicas are out of date). */
+/*  Sequence numbers that continue across restarts without trusting the wall
+    clock (docs/PROTOCOL.md section 6): every seq up to `floor` may have been
+    used before, so only larger ones are used; and before a seq beyond the
+    persisted lease is used, persist(ctx, end, err) must have stored a new
+    lease end (called on the trainer thread by start and publish, a few
+    times per million seqs). A failure fails that phase: nothing is sent
+    under a seq the next start could not know of. Call before
+    gc_engine_start; without it the engine starts from seq_start or the
+    wall clock, as before. */
+typedef int (*gc_engine_lease_fn) (void *ctx, uint64_t end, gc_err_t *err);
+void         gc_engine_seq_lease (gc_engine_t *self, uint64_t floor, gc_engine_lease_fn persist,
+                                  void *ctx);
 void         gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq,
                                 const float *x, const float *v);
 const char  *gc_engine_model_spec (const gc_engine_t *self);

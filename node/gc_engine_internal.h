@@ -184,6 +184,11 @@ struct gc_engine_t {
     //  protocol state
     _Atomic uint64_t     round;     /* [A] written by the trainer, read by stats */
     uint64_t             seq;       /* [T] last seq used */
+    struct {                        /* [T] gc_engine_seq_lease */
+        gc_engine_lease_fn persist;
+        void              *ctx;
+        uint64_t           end;     /* seqs up to here are covered by a stored lease */
+    } lease;
     uint64_t             state;     /* [T] id of pub */
     uint8_t              header [GC_WIRE_HEADER_SIZE];   /* [T] the last header sent */
     //  neighbours [C] (their elements say how they are shared)

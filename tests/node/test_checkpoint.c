@@ -273,6 +273,35 @@ test_open_checks_the_directory (void **state)
     assert_int_equal (gc_checkpoint_open (deep, &c, false, NULL), -1);
 }
 
+//  The sequence lease file: none, a round trip, damage of every byte refused.
+static void
+test_seq_lease_file (void **state)
+{
+    uint64_t end = 7;
+    assert_int_equal (gc_checkpoint_lease_read (s_dir, &end, NULL), 1);
+    assert_int_equal (end, 7);
+    assert_int_equal (gc_checkpoint_lease_write (s_dir, 1ULL << 62, NULL), 0);
+    assert_int_equal (gc_checkpoint_lease_read (s_dir, &end, NULL), 0);
+    assert_int_equal (end, 1ULL << 62);
+    char path [1024];
+    snprintf (path, sizeof path, "%s/seq.lease", s_dir);
+    uint8_t image [64];
+    FILE *f = fopen (path, "rb");
+    size_t len = fread (image, 1, sizeof image, f);
+    fclose (f);
+    assert_int_equal (len, 48);
+    for (size_t at = 0; at <= len; at++) {
+        uint8_t damaged [64];
+        memcpy (damaged, image, len);
+        if (at < len)
+            damaged [at] ^= 0x01;
+        gc_test_write_file (path, damaged, at < len ? len : len - 1);    /* last: truncated */
+        gc_err_t err = { 0 };
+        assert_int_equal (gc_checkpoint_lease_read (s_dir, &end, &err), -1);
+        assert_non_null (strstr (err.msg, "damaged sequence lease"));
+    }
+}
+
 //  A peer killed with SIGKILL at random moments (checkpoints every round,
 //  so many kills land inside a write) always resumes, never from a torn file,
 //  and its round never goes backwards.
@@ -356,6 +385,7 @@ main (void)
         cmocka_unit_test_setup_teardown (test_prune_keeps_this_runs_newest, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_binding_is_checked, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_open_checks_the_directory, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown (test_seq_lease_file, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown (test_kill_9_always_resumes, s_setup, s_teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
