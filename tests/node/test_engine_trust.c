@@ -64,6 +64,30 @@ s_inject_signed (net_t *net, uint32_t author, uint32_t to, gc_msg_header_t h,
     return net_inject (net, to, header, sizeof header, payload, len);
 }
 
+//  A net of 4 on topology that ran `rounds` rounds while *tap kept what
+//  peer 1 sent; *seq is the largest seq it used.
+static net_t *
+s_tapped_net (const char *topology, int rounds, s_tap_t **tap, uint64_t *seq)
+{
+    gc_engine_config_t cfg;
+    net_config_defaults (&cfg);
+    net_t *net = net_new (4, topology, &cfg, NULL);
+    *tap = calloc (1, sizeof **tap);
+    assert_non_null (*tap);
+    (*tap)->author = 1;
+    net->filter = s_tap;
+    net->filter_arg = *tap;
+    for (int r = 0; r < rounds; r++)
+        net_round (net);
+    net->filter = NULL;
+    *seq = 0;
+    for (size_t i = 0; i < (*tap)->n; i++) {
+        uint64_t s = s_parse (&(*tap)->kept [i]).seq;
+        *seq = s > *seq ? s : *seq;
+    }
+    return net;
+}
+
 //  Finding 6. 1 sends to 0 and 3, not to 2; 2 sends to 1 (so 1 is 2's
 //  contact, an out-neighbour only). A relay (0) forwards 1's authentic deltas
 //  to 2: before, each counted not_neighbour against 1 and the twentieth
@@ -71,22 +95,13 @@ s_inject_signed (net_t *net, uint32_t author, uint32_t to, gc_msg_header_t h,
 static void
 test_relay_costs_the_author_nothing (void **state)
 {
-    gc_engine_config_t cfg;
-    net_config_defaults (&cfg);
-    net_t *net = net_new (4, "edges:0-1,0-2,1-3,2-3,2>1", &cfg, NULL);
-    s_tap_t *tap = calloc (1, sizeof *tap);
-    tap->author = 1;
-    net->filter = s_tap;
-    net->filter_arg = tap;
-    for (int r = 0; r < 30; r++)
-        net_round (net);
-    net->filter = NULL;
-    uint64_t last_seq = 0;
+    s_tap_t *tap;
+    uint64_t last_seq;
+    net_t *net = s_tapped_net ("edges:0-1,0-2,1-3,2-3,2>1", 30, &tap, &last_seq);
     size_t relayed = 0;
     for (size_t i = 0; i < tap->n; i++) {
         net_msg_t *m = &tap->kept [i];
         gc_msg_header_t h = s_parse (m);
-        last_seq = h.seq > last_seq ? h.seq : last_seq;
         if (h.type != GC_MSG_DELTA || m->to != 0)
             continue;               /* one copy of each delta */
         assert_int_equal (net_inject (net, 2, m->header, m->header_len, m->payload, m->payload_len),
@@ -116,20 +131,10 @@ test_relay_costs_the_author_nothing (void **state)
 static void
 test_round_past_the_run_is_refused (void **state)
 {
-    gc_engine_config_t cfg;
-    net_config_defaults (&cfg);
-    net_t *net = net_new (4, "ring", &cfg, NULL);
-    s_tap_t *tap = calloc (1, sizeof *tap);
-    tap->author = 1;
-    net->filter = s_tap;
-    net->filter_arg = tap;
-    for (int r = 0; r < 5; r++)
-        net_round (net);
-    net->filter = NULL;
-    static const uint64_t rounds [] = { 1ULL << 63, UINT64_MAX, 61 };     /* cfg.rounds is 60 */
-    uint64_t seq = 0;
-    for (size_t i = 0; i < tap->n; i++)
-        seq = s_parse (&tap->kept [i]).seq > seq ? s_parse (&tap->kept [i]).seq : seq;
+    s_tap_t *tap;
+    uint64_t seq;
+    net_t *net = s_tapped_net ("ring", 5, &tap, &seq);
+    static const uint64_t rounds [] = { 1ULL << 63, UINT64_MAX, 61 };     /* node/rounds is 60 */
     for (size_t c = 0; c < sizeof rounds / sizeof rounds [0]; c++) {
         net_msg_t *m = &tap->kept [tap->n - 1];
         for (size_t i = 0; i < tap->n; i++)
@@ -167,21 +172,13 @@ test_muted_sender_costs_no_verify (void **state)
 {
     gc_engine_config_t cfg;
     net_config_defaults (&cfg);
-    net_t *net = net_new (4, "ring", &cfg, NULL);
-    s_tap_t *tap = calloc (1, sizeof *tap);
-    tap->author = 1;
-    net->filter = s_tap;
-    net->filter_arg = tap;
-    for (int r = 0; r < 3; r++)
-        net_round (net);
-    net->filter = NULL;
+    s_tap_t *tap;
+    uint64_t seq;
+    net_t *net = s_tapped_net ("ring", 3, &tap, &seq);
     gc_engine_t *v = net->engines [2];
     gc_engine_stats_t s0, s1;
     gc_engine_stats (v, &s0);
     gc_msg_header_t h = s_parse (&tap->kept [0]);
-    uint64_t seq = 0;
-    for (size_t i = 0; i < tap->n; i++)
-        seq = s_parse (&tap->kept [i]).seq > seq ? s_parse (&tap->kept [i]).seq : seq;
     uint8_t junk [64] = { 0 };
     h.type = GC_MSG_HELLO;
     h.flags = 0;
