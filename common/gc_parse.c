@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,4 +106,27 @@ gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *err)
             return 0;
         }
     return gc_err_set (err, 1, "%s: unknown unit in '%s' (B, kB, MB, GB, bit, kbit, mbit, gbit)", what, text);
+}
+
+void
+gc_text_add (char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (buf + *used, size - *used, fmt, ap);
+    va_end (ap);
+    *used += n > 0 ? (size_t) n : 0;
+}
+
+const char *
+gc_text_join (char *buf, size_t size, const char *sep, const char *(*item) (size_t i))
+{
+    size_t used = 0;
+    if (size)
+        buf [0] = 0;
+    for (size_t i = 0; item (i); i++)
+        gc_text_add (buf, size, &used, "%s%s", i ? sep : "", item (i));
+    return buf;
 }

@@ -36,4 +36,13 @@ int gc_parse_u64 (const char *s, unsigned long long *out,
     units B kB MB GB and bit kbit mbit gbit (decimal); 1000 B/s to 10 TB/s. */
 int gc_parse_rate (const char *text, double *out, const char *what, gc_err_t *err);
 
+/*  Append printf-formatted text at buf + *used (buf holds size bytes), never
+    past its end, and advance *used: the lists of known names the method
+    registries build for help texts and error messages. */
+void gc_text_add (char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+/*  buf = item (0) sep item (1) sep ... up to the first NULL item, truncated
+    to size bytes; returns buf. */
+const char *gc_text_join (char *buf, size_t size, const char *sep, const char *(*item) (size_t i));
+
 #endif

@@ -28,13 +28,15 @@ extern bool gc_compress_simd;
 #endif
 
 typedef struct gc_lbs_t gc_lbs_t;
+typedef struct gc_compress_method_t gc_compress_method_t;
 
 struct gc_compressor_t {
     gc_layout_t  layout;
     uint64_t     seed;
-    int          method;            /* gc_method_t */
+    const gc_compress_method_t *desc;   /* the method (gc_compress_method.h) */
+    int          method;            /* gc_method_t (wire id; an lbs wrapper: its inner's) */
     char         name [160];
-    //  Parameters (what applies to the method).
+    //  Parameters (what applies to the method; a new method adds its own).
     double       ratio;             /* topk, randk */
     bool         per_layer;         /* topk */
     bool         exact;             /* topk */
@@ -56,8 +58,8 @@ struct gc_compressor_t {
 };
 
 /*  Compress layers [lo, hi) of x into out (reset first), header flags as
-    given. The dispatch every method implements; LBS calls it on its inner
-    compressor with the window. */
+    given, through the method's encode; LBS calls it on its inner compressor
+    with the window. */
 int  gc_compressor_encode_range (gc_compressor_t *self, const float *x, uint64_t round,
                                  size_t lo, size_t hi, uint8_t flags,
                                  gc_buf_t *out, gc_err_t *err);
@@ -65,21 +67,14 @@ int  gc_compressor_encode_range (gc_compressor_t *self, const float *x, uint64_t
 /*  The caller just sent an exact (LIEC synchronisation) payload instead. */
 void gc_compressor_note_exact (gc_compressor_t *self);
 
-/*  Per-method encoders (one file each), appending sections for [lo, hi). */
-int  gc_topk_encode (gc_compressor_t *self, const float *x, uint64_t round,
-                     size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
-int  gc_threshold_encode (gc_compressor_t *self, const float *x,
-                          size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
-int  gc_randk_encode (gc_compressor_t *self, const float *x, uint64_t index_seed,
-                      size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
-int  gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
-                     size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
-int  gc_sign_encode (gc_compressor_t *self, const float *x,
-                     size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
-int  gc_powersgd_encode (gc_compressor_t *self, const float *x,
-                         size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err);
-int  gc_powersgd_init (gc_compressor_t *self, gc_err_t *err);
-void gc_powersgd_free (gc_compressor_t *self);
+/*  Top-k and threshold (gc_topk.c): the selection's ascending indices
+    (relative to layer lo's first float) as one sparse section per layer. */
+int  gc_select_emit_sections (gc_compressor_t *self, size_t lo, size_t hi, gc_buf_t *out,
+                              gc_err_t *err);
+/*  The selection scratch both need (their registry init). */
+int  gc_select_init (gc_compressor_t *self, gc_err_t *err);
+/*  A selection failure's error, naming the absolute entry of x (n floats). */
+int  gc_select_input_error (const float *x, size_t n, gc_err_t *err);
 
 /*  Random-k's index set of one layer as a bitmap of count bits
     ((count + 63) / 64 words, cleared here): Floyd's algorithm driven by
@@ -107,8 +102,6 @@ void gc_lbs_set_defer (gc_lbs_t *self, bool on);
 const float *gc_lbs_deferred (const gc_lbs_t *self);
 /*  Every layer was just synchronised exactly (LIEC): ages restart. */
 void gc_lbs_note_all_sent (gc_lbs_t *self);
-/*  "budget=0.25:maxage=8:keep=0.5" for the canonical name. */
-void gc_lbs_describe (const gc_lbs_t *self, char *buf, size_t size);
 
 /*  k for a ratio of m entries: round half up, at least 1, at most m. */
 size_t gc_k_of_ratio (double ratio, size_t m);

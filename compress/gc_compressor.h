@@ -9,7 +9,9 @@
     docs/ALGORITHMS.md.
 
     Spec grammar (tokens separated by ':'; the first numeric argument is
-    optional and has the default shown; option tokens may come in any order):
+    optional and has the default shown; option tokens may come in any order).
+    The methods are registered in gc_compress_methods.c; gc_compressor_usage
+    prints this list from there:
 
       none                         dense fp32
       fp16                         dense fp16 (saturating at +-65504)
@@ -70,6 +72,12 @@ typedef struct gc_compressor_t gc_compressor_t;
 /*  spec: see above. layout: the layer table (copied). seed: the sender's
     identity seed; per-round seeds (random-k indices, QSGD rounding, sample
     positions) are derived from (seed, round). NULL with err on a bad spec. */
+/*  The known method keywords, ", "-separated ("none, fp16, topk, ..."),
+    and one usage line per method with its help text, from the registry;
+    both write into buf (size bytes, truncated to fit) and return it. */
+const char *gc_compressor_known (char *buf, size_t size);
+const char *gc_compressor_usage (char *buf, size_t size);
+
 gc_compressor_t *gc_compressor_new (const char *spec, const gc_layout_t *layout,
                                     uint64_t seed, gc_err_t *err);
 void gc_compressor_destroy (gc_compressor_t **self_p);

@@ -5,16 +5,15 @@
 #include <string.h>
 
 #include "gc_compress_internal.h"
+#include "gc_ec_mode.h"
 #include "gc_mem.h"
 #include "gc_parse.h"
 #include "gc_payload.h"
 #include "gc_vec.h"
 
-typedef enum { S_NONE, S_EF, S_LIEC } s_mode_t;
-
 struct gc_ec_t {
-    s_mode_t         mode;
-    uint64_t         h;
+    const gc_ec_mode_t *mode;   /* from the registry (gc_ec_modes.c) */
+    uint64_t         param;     /* the mode's parameter (liec: H) */
     gc_compressor_t *comp;
     const gc_layout_t *layout;
     size_t           n;
@@ -41,24 +40,16 @@ gc_ec_new (const char *mode, gc_compressor_t *comp, gc_err_t *err)
     self->comp = comp;
     self->layout = gc_compressor_layout (comp);
     self->n = self->layout->n_params;
-    self->h = GC_EC_DEFAULT_H;
-    const char *m = sp.tok [0];
-    if (!strcmp (m, "none") && sp.n == 1)
-        self->mode = S_NONE;
-    else if (!strcmp (m, "ef") && sp.n == 1)
-        self->mode = S_EF;
-    else if (!strcmp (m, "liec") && sp.n <= 2) {
-        self->mode = S_LIEC;
-        long h;
-        if (sp.n == 2) {
-            if (gc_parse_long (sp.tok [1], 1, 1000000, &h, "liec sync period H", err))
-                goto fail;
-            self->h = (uint64_t) h;
-        }
+    self->mode = gc_ec_mode_find (sp.tok [0]);
+    if (!self->mode) {
+        char known [128];
+        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "error compensation '%s': unknown mode '%s' (known: %s)",
+                    mode, sp.tok [0], gc_ec_known (known, sizeof known));
+        goto fail;
     }
-    else {
-        gc_err_set (err, GC_COMPRESS_ERR_SPEC, "error compensation '%s': expected none, ef, liec or liec:H",
-                    mode);
+    if (self->mode->parse (&sp, &self->param, err)) {
+        //  gc_parse's helpers report code 1, which is GC_COMPRESS_ERR_SPEC.
+        gc_err_prefix (err, "error compensation '%s': ", mode);
         goto fail;
     }
     self->e = gc_falloc (self->n);
@@ -67,12 +58,12 @@ gc_ec_new (const char *mode, gc_compressor_t *comp, gc_err_t *err)
         gc_err_set (err, GC_COMPRESS_ERR_NOMEM, "error compensation: out of memory for %zu floats", self->n);
         goto fail;
     }
-    if (self->mode == S_LIEC)
-        snprintf (self->name, sizeof self->name, "liec:%llu", (unsigned long long) self->h);
+    if (self->mode->describe)
+        self->mode->describe (self->param, self->name, sizeof self->name);
     else
-        snprintf (self->name, sizeof self->name, "%s", self->mode == S_EF ? "ef" : "none");
+        snprintf (self->name, sizeof self->name, "%s", self->mode->name);
     //  The residual carries what LBS would otherwise defer a second time.
-    if (self->mode != S_NONE)
+    if (self->mode->residual)
         gc_compressor_set_defer (comp, false);
     return self;
 fail:
@@ -107,7 +98,7 @@ gc_ec_name (const gc_ec_t *self)
 bool
 gc_ec_passes_through (const gc_ec_t *self)
 {
-    return self->mode == S_NONE && gc_compressor_lossless (self->comp);
+    return !self->mode->residual && gc_compressor_lossless (self->comp);
 }
 
 int
@@ -119,7 +110,7 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
     if (!update || !out)
         return gc_err_set (err, GC_COMPRESS_ERR_INPUT, "error compensation: NULL update or output");
     size_t n = self->n;
-    if (self->mode == S_NONE) {
+    if (!self->mode->residual) {
         if (gc_compressor_compress (self->comp, update, round, out, err))
             return -1;
         if (sent) {
@@ -132,7 +123,7 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
     const float *restrict e = self->e;
     for (size_t i = 0; i < n; i++)
         v [i] = update [i] + e [i];
-    if (self->mode == S_LIEC && round % self->h == self->h - 1) {
+    if (self->mode->exact_round && self->mode->exact_round (self->param, round)) {
         //  Synchronisation: everything, exactly. The residual is then zero.
         size_t bad = gc_vec_first_nonfinite (v, n);
         if (bad < n)

@@ -15,6 +15,7 @@
 #define GC_EC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gc_buf.h"
@@ -24,6 +25,10 @@
 #define GC_EC_DEFAULT_H 8
 
 typedef struct gc_ec_t gc_ec_t;
+
+/*  The known modes' usages, ", "-separated ("none, ef, liec[:H=8]"), from
+    the registry (gc_ec_modes.c); written into buf (size bytes), returned. */
+const char *gc_ec_known (char *buf, size_t size);
 
 /*  mode: "none" | "ef" | "liec" | "liec:H" (1 <= H <= 1e6). comp is borrowed
     and must outlive the wrapper. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc_compress_internal.h"
+#include "gc_compress_method.h"
 #include "gc_mem.h"
 #include "gc_payload.h"
 #include "gc_vec.h"
@@ -71,10 +71,56 @@ gc_lbs_destroy (gc_lbs_t **self_p)
     *self_p = NULL;
 }
 
-void
-gc_lbs_describe (const gc_lbs_t *self, char *buf, size_t size)
+#define S_DEFAULT_BUDGET 0.25
+#define S_DEFAULT_MAXAGE 8
+#define S_DEFAULT_KEEP   0.5
+
+//  "lbs[:key=value...]:INNER": the options, then the inner compressor.
+static int
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
+{
+    double budget = S_DEFAULT_BUDGET, maxage = S_DEFAULT_MAXAGE, keep = S_DEFAULT_KEEP;
+    int i = *at;
+    for (; i < sp->n && strchr (sp->tok [i], '='); i++) {
+        bool m1, m2, m3;
+        if (gc_compress_opt_keyval (sp->tok [i], "budget", 1e-6, 1.0, &budget, &m1, err)
+        ||  gc_compress_opt_keyval (sp->tok [i], "maxage", 1, 1e6, &maxage, &m2, err)
+        ||  gc_compress_opt_keyval (sp->tok [i], "keep", 0.0, 1.0, &keep, &m3, err))
+            return -1;
+        if (!m1 && !m2 && !m3)
+            return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "unknown lbs option '%s' "
+                               "(budget=, maxage=, keep=)", sp->tok [i]);
+    }
+    const gc_compress_method_t *next = i < sp->n ? gc_compress_method_find (sp->tok [i]) : NULL;
+    if (i >= sp->n || (next && next->wrapper))
+        return gc_err_set (err, GC_COMPRESS_ERR_SPEC, "lbs needs an inner method "
+                           "other than lbs (e.g. lbs:topk:0.01)");
+    gc_compressor_t *inner = gc_compressor_new_at (sp, i, &self->layout, self->seed, err);
+    if (!inner)
+        return -1;
+    //  The header is the inner method's: a receiver needs no notion of LBS.
+    self->method = inner->method;
+    self->lbs = gc_lbs_new (&self->layout, budget, (uint32_t) maxage, keep, inner, err);
+    if (!self->lbs) {
+        gc_compressor_destroy (&inner);
+        return -1;
+    }
+    *at = sp->n;
+    return 0;
+}
+
+static void
+s_options (const gc_lbs_t *self, char *buf, size_t size)
 {
     snprintf (buf, size, "budget=%g:maxage=%u:keep=%g", self->budget, self->maxage, self->keep);
+}
+
+static void
+s_describe (const gc_compressor_t *self, char *buf, size_t size)
+{
+    char desc [64];
+    s_options (self->lbs, desc, sizeof desc);
+    snprintf (buf, size, "lbs:%.60s:%.90s", desc, gc_compressor_name (self->lbs->inner));
 }
 
 void
@@ -187,3 +233,18 @@ gc_lbs_compress (gc_lbs_t *self, const float *x, uint64_t round, gc_buf_t *out, 
     }
     return 0;
 }
+
+static int
+s_compress (gc_compressor_t *self, const float *x, uint64_t round, gc_buf_t *out, gc_err_t *err)
+{
+    return gc_lbs_compress (self->lbs, x, round, out, err);
+}
+
+const gc_compress_method_t gc_method_lbs = {
+    .name = "lbs", .wire_id = -1,
+    .usage = "lbs[:budget=0.25][:maxage=8][:keep=0.5]:INNER",
+    .help = "a window of layers per round through INNER (any method but lbs); the rest deferred",
+    .example = "lbs:budget=0.5:maxage=4:topk:0.2", .malformed = "lbs:width=3:topk",
+    .wrapper = true,
+    .parse = s_parse, .describe = s_describe, .compress = s_compress,
+};

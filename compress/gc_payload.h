@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gc_buf.h"
 #include "gc_err.h"
@@ -79,6 +80,14 @@ gc_put_u64 (uint8_t *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
         p [i] = (uint8_t) (v >> (8 * i));
+}
+
+static inline void
+gc_put_f32 (uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy (&u, &v, 4);
+    gc_put_u32 (p, u);
 }
 
 static inline uint16_t

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gc_compress_internal.h"
+#include "gc_compress_method.h"
 #include "gc_half.h"
 #include "gc_payload.h"
 
@@ -37,6 +38,7 @@ typedef struct {
 
 typedef struct {
     const gc_layout_t *layout;
+    const gc_compress_method_t *desc;   /* the sender's method, from the registry */
     int             method;
     uint8_t         flags;
     uint64_t        seed;
@@ -78,28 +80,20 @@ gc_compress_err_name (int code)
     return code >= 0 && (size_t) code < n && s_err_names [code] ? s_err_names [code] : "unknown";
 }
 
-//  Which section encodings each method may send.
-static bool
-s_allowed (int method, int enc, int fmt)
-{
-    switch (method) {
-        case GC_METHOD_NONE:      return enc == GC_ENC_DENSE && fmt == GC_VAL_FP32;
-        case GC_METHOD_FP16:      return enc == GC_ENC_DENSE && fmt == GC_VAL_FP16;
-        case GC_METHOD_TOPK:
-        case GC_METHOD_THRESHOLD: return enc == GC_ENC_SPARSE_VARINT || enc == GC_ENC_SPARSE_BITMAP;
-        case GC_METHOD_RANDK:     return enc == GC_ENC_RANDK;
-        case GC_METHOD_QSGD:      return enc == GC_ENC_QSGD && fmt == GC_VAL_FP32;
-        case GC_METHOD_SIGN:      return enc == GC_ENC_SIGN && fmt == GC_VAL_FP32;
-        case GC_METHOD_POWERSGD:  return enc == GC_ENC_LOWRANK || enc == GC_ENC_DENSE;
-        default:                  return false;
-    }
-}
-
 #define S_CHUNK 1024
 
-static const char *s_enc_names [GC_ENC_COUNT] = {
-    "dense", "sparse-varint", "sparse-bitmap", "randk", "qsgd", "sign", "lowrank"
-};
+//  A section encoding: its name, its phase-1 check (every byte, records
+//  where the parts are and what scratch phase 2 needs) and its phase-2 add
+//  (dst: the layer's first float; cannot fail). Defined after both phases.
+typedef struct {
+    const char *name;
+    int  (*check) (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout,
+                   gc_err_t *err);
+    void (*apply) (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                   uint64_t *bitmap, float *scratch);
+} s_codec_t;
+
+static const s_codec_t s_codecs [GC_ENC_COUNT];
 
 //  ---- phase 1 helpers; each returns 0 or -1 with err naming the section ----
 
@@ -171,8 +165,7 @@ s_check_values (const s_section_t *s, size_t si, const gc_layout_t *layout,
                 si, s->layer, layout->layers [s->layer].name, __VA_ARGS__)
 
 static int
-s_check_dense (const s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout,
-               gc_err_t *err)
+s_check_dense (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     size_t want = (size_t) s->count * gc_valfmt_size (s->fmt);
     if (s->body_len != want)
@@ -185,7 +178,7 @@ s_check_dense (const s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t
 }
 
 static int
-s_check_varint (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 8)
         return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sparse body of %zu bytes is shorter than its 8-byte header",
@@ -241,7 +234,7 @@ s_check_varint (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *
 }
 
 static int
-s_check_bitmap (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_bitmap (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 4)
         return S_ERR (GC_PAYLOAD_ERR_LENGTH, "bitmap body of %zu bytes is shorter than 4", s->body_len);
@@ -301,7 +294,7 @@ s_check_scales (s_section_t *s, size_t si, const gc_layout_t *layout, size_t nb,
 }
 
 static int
-s_check_qsgd (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_qsgd (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 8)
         return S_ERR (GC_PAYLOAD_ERR_LENGTH, "qsgd body of %zu bytes is shorter than 8", s->body_len);
@@ -345,7 +338,7 @@ s_check_qsgd (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *er
 }
 
 static int
-s_check_sign (s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_sign (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
     if (s->body_len < 4)
         return S_ERR (GC_PAYLOAD_ERR_LENGTH, "sign body of %zu bytes is shorter than 4", s->body_len);
@@ -439,7 +432,8 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         return gc_err_set (err, GC_PAYLOAD_ERR_VERSION, "payload: version %u, this decoder reads %d",
                            payload [3], GC_PAYLOAD_VERSION);
     ps->method = payload [4];
-    if (ps->method >= GC_METHOD_COUNT)
+    ps->desc = gc_compress_method_by_id (ps->method);
+    if (!ps->desc)
         return gc_err_set (err, GC_PAYLOAD_ERR_METHOD, "payload: unknown method id %d", ps->method);
     ps->flags = payload [5];
     uint16_t reserved = gc_get_u16 (payload + 14);
@@ -486,26 +480,16 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
                           s->count, layout->layers [s->layer].count);
         if (s->enc >= GC_ENC_COUNT || s->fmt > GC_VAL_FP16)
             return S_ERR (GC_PAYLOAD_ERR_ENCODING, "unknown encoding %d / value format %d", s->enc, s->fmt);
-        if (!s_allowed (ps->method, s->enc, s->fmt))
+        if (!(ps->desc->sections & GC_SECTION_BIT (s->enc, s->fmt)))
             return S_ERR (GC_PAYLOAD_ERR_ENCODING, "encoding %s (values %s) not allowed for method %s",
-                          s_enc_names [s->enc], s->fmt ? "fp16" : "fp32", gc_method_name (ps->method));
+                          s_codecs [s->enc].name, s->fmt ? "fp16" : "fp32", gc_method_name (ps->method));
         pos += GC_PAYLOAD_SECTION_SIZE;
         if (s->body_len > len - pos)
             return S_ERR (GC_PAYLOAD_ERR_TRUNCATED, "body of %zu bytes, %zu left in the payload",
                           s->body_len, len - pos);
         s->body = payload + pos;
         pos += s->body_len;
-        int rc;
-        switch (s->enc) {
-            case GC_ENC_DENSE:         rc = s_check_dense (ps, s, si, layout, err); break;
-            case GC_ENC_SPARSE_VARINT: rc = s_check_varint (s, si, layout, err); break;
-            case GC_ENC_SPARSE_BITMAP: rc = s_check_bitmap (s, si, layout, err); break;
-            case GC_ENC_RANDK:         rc = s_check_randk (ps, s, si, layout, err); break;
-            case GC_ENC_QSGD:          rc = s_check_qsgd (s, si, layout, err); break;
-            case GC_ENC_SIGN:          rc = s_check_sign (s, si, layout, err); break;
-            default:                   rc = s_check_lowrank (ps, s, si, layout, err); break;
-        }
-        if (rc)
+        if (s_codecs [s->enc].check (ps, s, si, layout, err))
             return -1;
     }
     if (pos != len)
@@ -720,37 +704,74 @@ s_apply_lowrank (const s_section_t *s, float *restrict into, float alpha, float 
     }
 }
 
+//  The apply functions in the codecs' one signature.
+static void
+s_apply_dense_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                       uint64_t *bitmap, float *scratch)
+{
+    s_add_values (dst, s->values, s->count, s->fmt, alpha);
+}
+
+static void
+s_apply_varint_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                        uint64_t *bitmap, float *scratch)
+{
+    s_apply_varint (s, dst, alpha);
+}
+
+static void
+s_apply_bitmap_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                        uint64_t *bitmap, float *scratch)
+{
+    s_bits_t b = { .bytes = s->index, .n_bytes = s->index_len };
+    s_apply_bits (&b, (s->index_len + 7) / 8, s->values, s->fmt, s->nnz, dst, alpha);
+}
+
+static void
+s_apply_randk_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                       uint64_t *bitmap, float *scratch)
+{
+    s_apply_randk (ps, s, dst, alpha, bitmap);
+}
+
+static void
+s_apply_qsgd_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                      uint64_t *bitmap, float *scratch)
+{
+    s_apply_qsgd (s, dst, alpha);
+}
+
+static void
+s_apply_sign_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+                      uint64_t *bitmap, float *scratch)
+{
+    s_apply_sign (s, dst, alpha);
+}
+
+static void
+s_apply_lowrank_section (const s_parse_t *ps, const s_section_t *s, float *restrict dst,
+                         float alpha, uint64_t *bitmap, float *scratch)
+{
+    s_apply_lowrank (s, dst, alpha, scratch);
+}
+
+//  Indexed by gc_encoding_t; a new encoding is one row here.
+static const s_codec_t s_codecs [GC_ENC_COUNT] = {
+    [GC_ENC_DENSE]         = { "dense",         s_check_dense,   s_apply_dense_section },
+    [GC_ENC_SPARSE_VARINT] = { "sparse-varint", s_check_varint,  s_apply_varint_section },
+    [GC_ENC_SPARSE_BITMAP] = { "sparse-bitmap", s_check_bitmap,  s_apply_bitmap_section },
+    [GC_ENC_RANDK]         = { "randk",         s_check_randk,   s_apply_randk_section },
+    [GC_ENC_QSGD]          = { "qsgd",          s_check_qsgd,    s_apply_qsgd_section },
+    [GC_ENC_SIGN]          = { "sign",          s_check_sign,    s_apply_sign_section },
+    [GC_ENC_LOWRANK]       = { "lowrank",       s_check_lowrank, s_apply_lowrank_section },
+};
+
 static void
 s_apply_section (const s_parse_t *ps, const s_section_t *s, float *into, float alpha,
                  uint64_t *bitmap, float *scratch)
 {
     float *dst = into + ps->layout->layers [s->layer].offset;
-    switch (s->enc) {
-        case GC_ENC_DENSE:
-            s_add_values (dst, s->values, s->count, s->fmt, alpha);
-            break;
-        case GC_ENC_SPARSE_VARINT:
-            s_apply_varint (s, dst, alpha);
-            break;
-        case GC_ENC_SPARSE_BITMAP:
-        {
-            s_bits_t b = { .bytes = s->index, .n_bytes = s->index_len };
-            s_apply_bits (&b, (s->index_len + 7) / 8, s->values, s->fmt, s->nnz, dst, alpha);
-            break;
-        }
-        case GC_ENC_RANDK:
-            s_apply_randk (ps, s, dst, alpha, bitmap);
-            break;
-        case GC_ENC_QSGD:
-            s_apply_qsgd (s, dst, alpha);
-            break;
-        case GC_ENC_SIGN:
-            s_apply_sign (s, dst, alpha);
-            break;
-        default:
-            s_apply_lowrank (s, dst, alpha, scratch);
-            break;
-    }
+    s_codecs [s->enc].apply (ps, s, dst, alpha, bitmap, scratch);
 }
 
 static void

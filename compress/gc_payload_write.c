@@ -6,16 +6,6 @@
 #include "gc_half.h"
 #include "gc_payload.h"
 
-static const char *s_method_names [GC_METHOD_COUNT] = {
-    "none", "fp16", "topk", "randk", "threshold", "qsgd", "sign", "powersgd"
-};
-
-const char *
-gc_method_name (int method)
-{
-    return method >= 0 && method < GC_METHOD_COUNT ? s_method_names [method] : "unknown";
-}
-
 int
 gc_payload_begin (gc_buf_t *out, const gc_layout_t *layout, int method,
                   uint8_t flags, uint64_t seed, gc_err_t *err)

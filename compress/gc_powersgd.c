@@ -7,10 +7,11 @@
     Vector layers, and matrices where r (rows + cols) >= rows * cols, are
     sent dense. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc_compress_internal.h"
+#include "gc_compress_method.h"
 #include "gc_payload.h"
 #include "gc_rng.h"
 #include "gc_vec.h"
@@ -92,8 +93,29 @@ s_random_q (float *q, size_t cols, uint64_t seed, size_t layer, uint64_t salt)
     gc_rng_fill_normal (&rng, q, cols, 0.0f, 1.0f);
 }
 
-int
-gc_powersgd_init (gc_compressor_t *self, gc_err_t *err)
+#define S_DEFAULT_RANK 2
+
+static int
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
+{
+    double v;
+    self->rank = S_DEFAULT_RANK;
+    int got = gc_compress_opt_number (sp, at, 1, GC_POWERSGD_MAX_RANK, true, "powersgd rank", &v, err);
+    if (got < 0)
+        return -1;
+    if (got)
+        self->rank = (uint32_t) v;
+    return gc_compress_opt_valfmts (self, sp, at, err);
+}
+
+static void
+s_describe (const gc_compressor_t *self, char *buf, size_t size)
+{
+    snprintf (buf, size, "powersgd:%u:%s", self->rank, gc_compress_valfmt_name (self));
+}
+
+static int
+s_init (gc_compressor_t *self, gc_err_t *err)
 {
     size_t n = self->layout.n_layers;
     self->qt = calloc (n, sizeof *self->qt);
@@ -116,8 +138,8 @@ gc_powersgd_init (gc_compressor_t *self, gc_err_t *err)
     return 0;
 }
 
-void
-gc_powersgd_free (gc_compressor_t *self)
+static void
+s_fini (gc_compressor_t *self)
 {
     if (self->qt)
         for (size_t l = 0; l < self->layout.n_layers; l++)
@@ -150,10 +172,12 @@ s_orthonormalise (float *pt, uint32_t r, size_t n)
     }
 }
 
-int
-gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
-                    gc_buf_t *out, gc_err_t *err)
+static int
+s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t seed,
+          size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
 {
+    (void) round;
+    (void) seed;
     const gc_layout_t *layout = &self->layout;
     size_t vs = gc_valfmt_size (self->valfmt);
     for (size_t l = lo; l < hi; l++) {
@@ -219,3 +243,12 @@ gc_powersgd_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
     }
     return 0;
 }
+
+const gc_compress_method_t gc_method_powersgd = {
+    .name = "powersgd", .wire_id = GC_METHOD_POWERSGD,
+    .usage = "powersgd[:RANK=2][:fp32|fp16]",
+    .help = "rank-RANK factors of each matrix layer (one power step, warm start); vectors dense",
+    .example = "powersgd:1:fp16", .malformed = "powersgd:65",
+    .sections = GC_SECTION_BITS (GC_ENC_LOWRANK) | GC_SECTION_BITS (GC_ENC_DENSE),
+    .parse = s_parse, .describe = s_describe, .init = s_init, .fini = s_fini, .encode = s_encode,
+};

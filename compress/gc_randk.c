@@ -1,11 +1,14 @@
 /*  Random-k: k indices per layer drawn from a seed that travels in the
     payload, so only the values are sent. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc_compress_internal.h"
+#include "gc_compress_method.h"
 #include "gc_payload.h"
 #include "gc_rng.h"
+
+#define S_DEFAULT_RATIO 0.01
 
 uint64_t
 gc_randk_round_seed (uint64_t sender_seed, uint64_t round)
@@ -30,10 +33,40 @@ gc_randk_bitmap (uint64_t index_seed, size_t layer, uint32_t count, uint32_t k,
     }
 }
 
-int
-gc_randk_encode (gc_compressor_t *self, const float *x, uint64_t index_seed,
-                 size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
+static int
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
+    self->ratio = S_DEFAULT_RATIO;
+    if (gc_compress_opt_number (sp, at, 1e-9, 1.0, false, "ratio", &self->ratio, err) < 0)
+        return -1;
+    for (; *at < sp->n; (*at)++) {
+        const char *t = sp->tok [*at];
+        if (!gc_compress_opt_valfmt (self, t)
+        &&  !gc_compress_opt_choice (t, "unscaled", "scaled", &self->unscaled))
+            return gc_compress_opt_unknown (self, t, err);
+    }
+    return 0;
+}
+
+static void
+s_describe (const gc_compressor_t *self, char *buf, size_t size)
+{
+    snprintf (buf, size, "randk:%g:%s:%s", self->ratio, self->unscaled ? "unscaled" : "scaled",
+              gc_compress_valfmt_name (self));
+}
+
+//  The receiver draws the same indices from the seed in the header.
+static uint64_t
+s_header_seed (const gc_compressor_t *self, uint64_t round)
+{
+    return gc_randk_round_seed (self->seed, round);
+}
+
+static int
+s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t index_seed,
+          size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
+{
+    (void) round;
     const gc_layout_t *layout = &self->layout;
     size_t vs = gc_valfmt_size (self->valfmt);
     for (size_t l = lo; l < hi; l++) {
@@ -67,3 +100,12 @@ gc_randk_encode (gc_compressor_t *self, const float *x, uint64_t index_seed,
     }
     return 0;
 }
+
+const gc_compress_method_t gc_method_randk = {
+    .name = "randk", .wire_id = GC_METHOD_RANDK,
+    .usage = "randk[:RATIO=0.01][:scaled|unscaled][:fp32|fp16]",
+    .help = "RATIO of each layer at random (indices from the header's seed; scaled: unbiased)",
+    .example = "randk:0.1:unscaled:fp16", .malformed = "randk:0.1:layer",
+    .sections = GC_SECTION_BITS (GC_ENC_RANDK),
+    .parse = s_parse, .describe = s_describe, .header_seed = s_header_seed, .encode = s_encode,
+};

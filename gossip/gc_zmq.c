@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "gc_fault.h"
 #include "gc_rng.h"
 #include "gc_time.h"
 
@@ -59,7 +60,7 @@ struct gc_zmq_t {
     zsock_t         *control;
     s_conn_t         conns [S_CONN_SLOTS];
     gc_rng_t         rng;
-    double           drop_p, delay_ms, jitter_ms, rate;
+    gc_fault_t       fault;
     s_held_t        *held;          /* min-heap on due */
     size_t           n_held;
     atomic_uint_fast64_t sent_frames, send_dropped, recv_messages, recv_bytes,
@@ -351,21 +352,13 @@ s_next_due_ms (gc_zmq_t *self, int64_t now)
 static void
 s_route (gc_zmq_t *self, s_link_t *link, zmq_msg_t *h, zmq_msg_t *p, int64_t now)
 {
-    if (self->drop_p > 0 && gc_rng_double (&self->rng) < self->drop_p) {
+    int64_t due;
+    double bytes = (double) (zmq_msg_size (h) + zmq_msg_size (p));
+    if (!gc_fault_route (&self->fault, &self->rng, &link->link_free, bytes, now, &due)) {
         atomic_fetch_add (&self->fault_dropped, 1);
         zmq_msg_close (h);
         zmq_msg_close (p);
         return;
-    }
-    int64_t due = now;
-    if (self->delay_ms > 0 || self->jitter_ms > 0)
-        due += (int64_t) ((self->delay_ms + self->jitter_ms * gc_rng_double (&self->rng)) * 1e6);
-    if (self->rate > 0) {
-        double bytes = (double) (zmq_msg_size (h) + zmq_msg_size (p));
-        int64_t start = link->link_free > now ? link->link_free : now;
-        link->link_free = start + (int64_t) (bytes / self->rate * 1e9);
-        if (link->link_free > due)
-            due = link->link_free;
     }
     if (due > now)
         s_hold (self, due, link, h, p);
@@ -409,27 +402,33 @@ s_handle_control (gc_zmq_t *self)
 void
 gc_zmq_fault_drop (gc_zmq_t *self, double p)
 {
-    self->drop_p = p < 0 ? 0 : p > 1 ? 1 : p;
+    gc_fault_set_drop (&self->fault, p);
 }
 
 void
 gc_zmq_fault_delay (gc_zmq_t *self, double delay_ms, double jitter_ms)
 {
-    self->delay_ms = delay_ms > 0 ? delay_ms : 0;
-    self->jitter_ms = jitter_ms > 0 ? jitter_ms : 0;
+    gc_fault_set_delay (&self->fault, delay_ms, jitter_ms);
 }
 
 void
 gc_zmq_fault_rate (gc_zmq_t *self, double bytes_per_s)
 {
-    self->rate = bytes_per_s > 0 ? bytes_per_s : 0;
+    gc_fault_set_rate (&self->fault, bytes_per_s);
+}
+
+int
+gc_zmq_fault_control (gc_zmq_t *self, const char *request, gc_err_t *err)
+{
+    return gc_fault_control (&self->fault, request, err);
 }
 
 void
 gc_zmq_fault_describe (gc_zmq_t *self, char *buf, size_t size)
 {
-    snprintf (buf, size, "drop=%g delay_ms=%g jitter_ms=%g rate=%g held=%zu", self->drop_p,
-              self->delay_ms, self->jitter_ms, self->rate, self->n_held);
+    char layer [200];
+    gc_fault_describe (&self->fault, layer, sizeof layer);
+    snprintf (buf, size, "%s held=%zu", layer, self->n_held);
 }
 
 //  A DEALER with ZMQ_IMMEDIATE accepts a message only once connected.

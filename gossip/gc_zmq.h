@@ -88,17 +88,21 @@ int       gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
 /*  How many neighbour links are connected (can take a message now). From
     the trainer thread; a startup wait polls it, bounded. */
 int       gc_zmq_connected (gc_zmq_t *self);
-/*  The fault layer on outgoing messages (for tests and the harness; off by
-    default). Only from the control callback (the actor thread).
+/*  The fault layer on outgoing messages (gc_fault.h; for tests and the
+    harness; off by default). Only from the control callback (the actor
+    thread).
       drop     each message to each destination is dropped with probability p
       delay    held back delay_ms plus uniform jitter in [0, jitter_ms)
       rate     the link to each destination carries at most bytes_per_s
                (messages wait for their turn; 0 = unlimited)
-    Delayed messages wait in a bounded queue (beyond it they are dropped). */
+    Delayed messages wait in a bounded queue (beyond it they are dropped).
+    fault_control applies a control verb (gc_fault_control: 0 applied, 1 not
+    a fault verb, -1 bad argument). */
 void      gc_zmq_fault_drop (gc_zmq_t *self, double p);
 void      gc_zmq_fault_delay (gc_zmq_t *self, double delay_ms, double jitter_ms);
 void      gc_zmq_fault_rate (gc_zmq_t *self, double bytes_per_s);
-/*  "drop=0.2 delay_ms=0 jitter_ms=0 rate=0" */
+int       gc_zmq_fault_control (gc_zmq_t *self, const char *request, gc_err_t *err);
+/*  "drop=0.2 delay_ms=0 jitter_ms=0 rate=0 held=0" */
 void      gc_zmq_fault_describe (gc_zmq_t *self, char *buf, size_t size);
 /*  Counters (read from any thread; approximate while running). */
 void      gc_zmq_stats (gc_zmq_t *self, gc_zmq_stats_t *out);

@@ -19,6 +19,7 @@
 #include "gc_parse.h"
 #include "gc_proc.h"
 #include "gc_time.h"
+#include "gc_timeline.h"
 #include "gc_topology.h"
 
 #define S_TICK_MS        50
@@ -29,13 +30,6 @@
 
 volatile int gc_run_interrupted = 0;
 
-//  What the scenario's faults asked of a peer so far: a restarted process
-//  gets the same (its predecessor's fault layer died with it).
-typedef struct {
-    double drop, delay, jitter, slow, rate;
-    char  *partition;               /* "partition 1,2,3" or NULL */
-} s_fault_t;
-
 typedef struct {
     gc_peer_result_t *res;
     char             *config, *log, *out, *metrics, *model, *ckpt, *control;
@@ -44,7 +38,8 @@ typedef struct {
     bool              expect_exit;      /* gcnet signalled it: not a crash */
     gc_peer_state_t   expect_state;
     long              out_offset;       /* peerN.out size when the process started */
-    s_fault_t         fault;
+    char             *partition;        /* the last "partition 1,2,3" (NULL: none): a restarted
+                                           process gets it again with the timeline's faults */
 } s_peer_t;
 
 typedef struct {
@@ -59,8 +54,7 @@ typedef struct {
     gc_netns_t   *netns;
     FILE         *events, *pids;
     double        t0;
-    bool         *fired;
-    double       *fired_at;             /* seconds since the start */
+    gc_timeline_t *timeline;
     bool          has_control, has_final_model, has_checkpoint, has_resume;
     char        **endpoints, **pubkeys;
     long          rounds;               /* train/rounds, for the progress line */
@@ -69,13 +63,6 @@ typedef struct {
     double        next_plain;           /* next progress line (plain: every 5 s, live: 4 Hz) */
     struct sigaction old_int, old_term;
 } s_run_t;
-
-const char *
-gc_peer_state_name (gc_peer_state_t state)
-{
-    static const char *names [] = { "not started", "running", "finished", "killed", "crashed", "stopped" };
-    return (size_t) state < sizeof names / sizeof names [0] ? names [state] : "?";
-}
 
 static double
 s_elapsed (const s_run_t *run)
@@ -118,34 +105,15 @@ s_clear_line (s_run_t *run)
 static double
 s_median_round (const s_run_t *run)
 {
-    double rounds [GC_SCENARIO_MAX_PEERS];
-    size_t k = 0;
-    for (uint32_t i = 0; i < run->n; i++)
-        if (!run->peers [i].res->byzantine)
-            rounds [k++] = (double) run->peers [i].res->stat->round;
-    //  insertion sort: k is small
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && rounds [j - 1] > rounds [j]; j--) {
-            double t = rounds [j];
-            rounds [j] = rounds [j - 1];
-            rounds [j - 1] = t;
-        }
-    if (k == 0)
-        return 0;
-    return k % 2 ? rounds [k / 2] : floor ((rounds [k / 2 - 1] + rounds [k / 2]) / 2);
+    return run->timeline ? gc_timeline_median_round (run->timeline) : 0;
 }
 
 //  A line for the console (and events.log): the event, with when it fired.
 static void s_event (s_run_t *run, bool record, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 static void
-s_event (s_run_t *run, bool record, const char *fmt, ...)
+s_event_line (s_run_t *run, bool record, double round, const char *text)
 {
-    char text [512];
-    va_list args;
-    va_start (args, fmt);
-    vsnprintf (text, sizeof text, fmt, args);
-    va_end (args);
-    double t = s_elapsed (run), round = s_median_round (run);
+    double t = s_elapsed (run);
     if (run->opts->log) {
         s_clear_line (run);
         fprintf (run->opts->log, "gcnet: [%7.1f s, round %4.0f] %s\n", t, round, text);
@@ -156,18 +124,19 @@ s_event (s_run_t *run, bool record, const char *fmt, ...)
         fflush (run->events);
     }
     snprintf (run->last, sizeof run->last, "%.120s (%.1f s)", text, t);
-    if (!record)
-        return;
-    gc_result_t *res = run->res;
-    gc_fired_t *grown = realloc (res->fired, (res->n_fired + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    res->fired = grown;
-    grown [res->n_fired].t = t;
-    grown [res->n_fired].round = round;
-    grown [res->n_fired].text = strdup (text);
-    if (grown [res->n_fired].text)
-        res->n_fired++;
+    if (record)
+        gc_result_note (run->res, t, round, text);
+}
+
+static void
+s_event (s_run_t *run, bool record, const char *fmt, ...)
+{
+    char text [512];
+    va_list args;
+    va_start (args, fmt);
+    vsnprintf (text, sizeof text, fmt, args);
+    va_end (args);
+    s_event_line (run, record, s_median_round (run), text);
 }
 
 static void
@@ -522,7 +491,6 @@ s_setup_peers (s_run_t *run, gc_err_t *err)
         p->model = s_printf ("%s/peer%u.model", run->out, i);
         p->ckpt = s_printf ("%s/peer%u.ckpt", run->out, i);
         p->control = s_printf ("ipc://%s/p%u.ctl", run->ctl_dir, i);
-        p->fault.slow = 1;
         if (!p->config || !p->log || !p->out || !p->metrics || !p->model || !p->ckpt || !p->control)
             return gc_err_set (err, 1, "out of memory");
         r->stat = gc_peerstat_new (p->metrics);
@@ -669,31 +637,33 @@ s_stop_all (s_run_t *run)
 
 //  --- faults ------------------------------------------------------------------
 
+//  A restarted process gets the faults its predecessor had (its fault layer
+//  died with it).
 static void
-s_queue_restore (s_run_t *run, uint32_t i)
+s_queue_restore (s_run_t *run, uint32_t i, const gc_timeline_faults_t *f)
 {
     s_peer_t *p = &run->peers [i];
     char cmd [64];
     if (!run->has_control)
         return;
-    if (p->fault.drop > 0) {
-        snprintf (cmd, sizeof cmd, "drop %g", p->fault.drop);
+    if (f->fault.drop > 0) {
+        gc_fault_format (&f->fault, GC_FAULT_DROP, cmd, sizeof cmd);
         gc_ctl_queue (p->ctl, cmd);
     }
-    if (p->fault.delay > 0 || p->fault.jitter > 0) {
-        snprintf (cmd, sizeof cmd, "delay %g %g", p->fault.delay, p->fault.jitter);
+    if (f->fault.delay_ms > 0 || f->fault.jitter_ms > 0) {
+        gc_fault_format (&f->fault, GC_FAULT_DELAY, cmd, sizeof cmd);
         gc_ctl_queue (p->ctl, cmd);
     }
-    if (p->fault.slow != 1) {
-        snprintf (cmd, sizeof cmd, "slow %g", p->fault.slow);
+    if (f->slow != 1) {
+        snprintf (cmd, sizeof cmd, "slow %g", f->slow);
         gc_ctl_queue (p->ctl, cmd);
     }
-    if (p->fault.rate > 0 && !run->netns) {
-        snprintf (cmd, sizeof cmd, "rate %.0f", p->fault.rate);
+    if (f->fault.rate > 0 && !run->netns) {
+        gc_fault_format (&f->fault, GC_FAULT_RATE, cmd, sizeof cmd);
         gc_ctl_queue (p->ctl, cmd);
     }
-    if (p->fault.partition)
-        gc_ctl_queue (p->ctl, p->fault.partition);
+    if (p->partition)
+        gc_ctl_queue (p->ctl, p->partition);
 }
 
 static void
@@ -704,146 +674,101 @@ s_control (s_run_t *run, uint32_t i, const char *cmd)
         s_event (run, false, "peer %u: out of memory queueing '%s'", i, cmd);
 }
 
+//  --- the timeline's operations: signals and the control channel --------------
+
 static void
-s_fire_partition (s_run_t *run, const gc_event_t *ev)
+s_op_kill (void *ctx, uint32_t i, bool clean)
 {
-    gc_peerset_t rest;
-    gc_peerset_all (&rest, run->n);
-    for (size_t s = 0; s < ev->n_sides; s++)
-        for (uint32_t i = 0; i < run->n; i++)
-            if (gc_peerset_has (&ev->sides [s], i))
-                gc_peerset_remove (&rest, i);
-    for (size_t s = 0; s <= ev->n_sides; s++) {
-        const gc_peerset_t *side = s < ev->n_sides ? &ev->sides [s] : &rest;
-        uint32_t members [GC_PEERSET_MAX];
-        size_t k = gc_peerset_list (side, members, GC_PEERSET_MAX);
-        if (k == 0)
-            continue;
-        //  "partition 0,1,2": the side's own peers, this one included, so
-        //  that a side of one is not an empty list (which would heal).
-        char cmd [4096] = "partition ";
-        size_t used = strlen (cmd);
-        for (size_t m = 0; m < k && used < sizeof cmd - 8; m++)
-            used += (size_t) snprintf (cmd + used, sizeof cmd - used, "%s%u", m ? "," : "", members [m]);
-        for (size_t m = 0; m < k; m++) {
-            s_peer_t *p = &run->peers [members [m]];
-            free (p->fault.partition);
-            p->fault.partition = strdup (cmd);
-            s_control (run, members [m], cmd);
-        }
-    }
+    s_run_t *run = ctx;
+    s_peer_t *p = &run->peers [i];
+    if (!p->alive)
+        return;
+    p->expect_exit = true;
+    p->expect_state = GC_PEER_KILLED;
+    s_signal (p, clean ? SIGTERM : SIGKILL);
+    if (clean && p->frozen)
+        s_signal (p, SIGCONT);          /* a stopped process handles SIGTERM only when it runs */
 }
 
 static void
-s_fire (s_run_t *run, const gc_event_t *ev)
+s_op_freeze (void *ctx, uint32_t i, bool frozen)
 {
-    char who [512];
-    gc_peerset_format (&ev->peers, who, sizeof who);
-    if (ev->action == GC_ACT_PARTITION)
-        s_event (run, true, "%s: %s", ev->name, ev->text);
+    s_run_t *run = ctx;
+    s_peer_t *p = &run->peers [i];
+    if (!p->alive || p->frozen == frozen)
+        return;
+    s_signal (p, frozen ? SIGSTOP : SIGCONT);
+    p->frozen = frozen;
+}
+
+static void
+s_op_restart (void *ctx, uint32_t i, bool resume, const gc_timeline_faults_t *faults)
+{
+    s_run_t *run = ctx;
+    gc_err_t err = { 0 };
+    s_kill_wait (run, i, GC_PEER_KILLED);
+    gc_ctl_reset (run->peers [i].ctl);
+    if (s_spawn (run, i, resume, &err))
+        s_event (run, true, "restart of peer %u failed: %s", i, err.msg);
     else
-        s_event (run, true, "%s: %s -> peers %s", ev->name, ev->text, who);
-    uint32_t list [GC_PEERSET_MAX];
-    size_t k = gc_peerset_list (&ev->peers, list, GC_PEERSET_MAX);
-    if (ev->action == GC_ACT_PARTITION) {
-        s_fire_partition (run, ev);
+        s_queue_restore (run, i, faults);
+}
+
+static void
+s_op_faults (void *ctx, uint32_t i, unsigned what, const gc_timeline_faults_t *f)
+{
+    s_run_t *run = ctx;
+    char cmd [128];
+    gc_err_t err = { 0 };
+    if (what & GC_TIMELINE_SLOW)
+        snprintf (cmd, sizeof cmd, "slow %g", f->slow);
+    else
+    if ((what & GC_FAULT_RATE) && run->netns) {
+        //  under --netns the link's own shaping (tc) caps the rate
+        if (gc_netns_rate (run->netns, i, f->fault.rate, &err))
+            s_event (run, false, "peer %u: %s", i, err.msg);
         return;
     }
-    char cmd [128];
-    for (size_t m = 0; m < k; m++) {
-        uint32_t i = list [m];
-        s_peer_t *p = &run->peers [i];
-        gc_err_t err = { 0 };
-        switch (ev->action) {
-            case GC_ACT_KILL:
-                if (p->alive) {
-                    p->expect_exit = true;
-                    p->expect_state = GC_PEER_KILLED;
-                    s_signal (p, SIGKILL);
-                }
-                break;
-            case GC_ACT_TERM:
-                if (p->alive) {
-                    p->expect_exit = true;
-                    p->expect_state = GC_PEER_KILLED;
-                    s_signal (p, SIGTERM);
-                    if (p->frozen)
-                        s_signal (p, SIGCONT);
-                }
-                break;
-            case GC_ACT_STOP:
-                if (p->alive && !p->frozen) {
-                    s_signal (p, SIGSTOP);
-                    p->frozen = true;
-                }
-                break;
-            case GC_ACT_CONT:
-                if (p->alive && p->frozen) {
-                    s_signal (p, SIGCONT);
-                    p->frozen = false;
-                }
-                break;
-            case GC_ACT_RESTART:
-                s_kill_wait (run, i, GC_PEER_KILLED);
-                gc_ctl_reset (p->ctl);
-                if (s_spawn (run, i, ev->resume, &err))
-                    s_event (run, true, "restart of peer %u failed: %s", i, err.msg);
-                else
-                    s_queue_restore (run, i);
-                break;
-            case GC_ACT_DROP:
-                p->fault.drop = ev->value;
-                snprintf (cmd, sizeof cmd, "drop %g", ev->value);
-                s_control (run, i, cmd);
-                break;
-            case GC_ACT_DELAY:
-                p->fault.delay = ev->value;
-                p->fault.jitter = ev->value2;
-                snprintf (cmd, sizeof cmd, "delay %g %g", ev->value, ev->value2);
-                s_control (run, i, cmd);
-                break;
-            case GC_ACT_SLOW:
-                p->fault.slow = ev->value;
-                snprintf (cmd, sizeof cmd, "slow %g", ev->value);
-                s_control (run, i, cmd);
-                break;
-            case GC_ACT_RATE:
-                p->fault.rate = ev->value;
-                if (run->netns) {
-                    if (gc_netns_rate (run->netns, i, ev->value, &err))
-                        s_event (run, false, "peer %u: %s", i, err.msg);
-                }
-                else {
-                    snprintf (cmd, sizeof cmd, "rate %.0f", ev->value);
-                    s_control (run, i, cmd);
-                }
-                break;
-            case GC_ACT_HEAL:
-                free (p->fault.partition);
-                p->fault.partition = NULL;
-                s_control (run, i, "heal");
-                break;
-            case GC_ACT_PARTITION:
-                break;
-        }
-    }
+    else
+        gc_fault_format (&f->fault, what, cmd, sizeof cmd);
+    s_control (run, i, cmd);
 }
 
 static void
-s_timeline (s_run_t *run)
+s_op_partition (void *ctx, uint32_t i, const uint32_t *allowed, size_t n)
 {
-    double t = s_elapsed (run), round = s_median_round (run);
-    for (size_t e = 0; e < run->sc->n_events; e++) {
-        const gc_event_t *ev = &run->sc->events [e];
-        if (run->fired [e])
-            continue;
-        if ((ev->at_kind == GC_AT_TIME && t >= ev->at) || (ev->at_kind == GC_AT_ROUND && round >= ev->at)
-        ||  (ev->at_kind == GC_AT_AFTER && run->fired [ev->after] && t >= run->fired_at [ev->after] + ev->at)) {
-            run->fired [e] = true;
-            run->fired_at [e] = t;
-            s_fire (run, ev);
-        }
+    s_run_t *run = ctx;
+    s_peer_t *p = &run->peers [i];
+    free (p->partition);
+    p->partition = NULL;
+    if (n == 0) {
+        s_control (run, i, "heal");
+        return;
     }
+    //  "partition 0,1,2": the side's own peers, this one included, so that a
+    //  side of one is not an empty list (which would heal).
+    char cmd [4096] = "partition ";
+    size_t used = strlen (cmd);
+    for (size_t m = 0; m < n && used < sizeof cmd - 8; m++)
+        used += (size_t) snprintf (cmd + used, sizeof cmd - used, "%s%u", m ? "," : "", allowed [m]);
+    p->partition = strdup (cmd);
+    s_control (run, i, cmd);
+}
+
+static void
+s_op_record (void *ctx, double round, const char *text)
+{
+    char line [512];                    /* as long as gcnet's other lines */
+    snprintf (line, sizeof line, "%s", text);
+    s_event_line (ctx, true, round, line);
+}
+
+static int64_t
+s_op_round (void *ctx, uint32_t i)
+{
+    const s_run_t *run = ctx;
+    const gc_peer_result_t *r = run->peers [i].res;
+    return !r || !r->stat || r->byzantine ? -1 : (int64_t) r->stat->round;     /* (before setup: none) */
 }
 
 typedef struct {
@@ -881,17 +806,6 @@ s_poll_control (s_run_t *run)
 
 //  --- the loop ---------------------------------------------------------------
 
-//  A dead honest peer that a restart not fired yet will bring back.
-static bool
-s_restart_pending (const s_run_t *run, uint32_t i)
-{
-    for (size_t e = 0; e < run->sc->n_events; e++)
-        if (!run->fired [e] && run->sc->events [e].action == GC_ACT_RESTART
-        &&  gc_peerset_has (&run->sc->events [e].peers, i))
-            return true;
-    return false;
-}
-
 static void
 s_loop (s_run_t *run)
 {
@@ -911,13 +825,13 @@ s_loop (s_run_t *run)
                      run->sc->timeout_s);
             break;
         }
-        s_timeline (run);
+        gc_timeline_poll (run->timeline, s_elapsed (run));
         s_poll_control (run);
         bool honest_busy = false, any_alive = false;
         for (uint32_t i = 0; i < run->n; i++) {
             const s_peer_t *p = &run->peers [i];
             any_alive |= p->alive;
-            if (!p->res->byzantine && (p->alive || s_restart_pending (run, i)))
+            if (!p->res->byzantine && (p->alive || gc_timeline_restart_pending (run->timeline, i)))
                 honest_busy = true;
         }
         if (!any_alive && !honest_busy)
@@ -980,16 +894,7 @@ s_collect (s_run_t *run)
         if (run->has_final_model && access (p->model, R_OK) == 0)
             r->model_path = strdup (p->model);
     }
-    for (size_t e = 0; e < run->sc->n_events; e++)
-        if (!run->fired [e]) {
-            char **grown = realloc (res->not_fired, (res->n_not_fired + 1) * sizeof *grown);
-            if (!grown)
-                break;
-            res->not_fired = grown;
-            grown [res->n_not_fired] = strdup (run->sc->events [e].name);
-            if (grown [res->n_not_fired])
-                res->n_not_fired++;
-        }
+    gc_result_not_fired (res, run->timeline);
     res->elapsed_s = s_elapsed (run);
     res->has_final_model = run->has_final_model;
     res->has_control = run->has_control;
@@ -1021,7 +926,7 @@ s_teardown (s_run_t *run)
         free (p->model);
         free (p->ckpt);
         free (p->control);
-        free (p->fault.partition);
+        free (p->partition);
     }
     free (run->peers);
     for (uint32_t i = 0; i < run->n; i++) {
@@ -1032,8 +937,7 @@ s_teardown (s_run_t *run)
     }
     free (run->endpoints);
     free (run->pubkeys);
-    free (run->fired);
-    free (run->fired_at);
+    gc_timeline_destroy (&run->timeline);
     free (run->out);
 }
 
@@ -1150,8 +1054,11 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
     run.peers = calloc (sc->n_peers, sizeof *run.peers);
     run.endpoints = calloc (sc->n_peers, sizeof *run.endpoints);
     run.pubkeys = calloc (sc->n_peers, sizeof *run.pubkeys);
-    run.fired = calloc (sc->n_events + 1, sizeof *run.fired);
-    run.fired_at = calloc (sc->n_events + 1, sizeof *run.fired_at);
+    gc_timeline_ops_t ops = {
+        .ctx = &run, .kill = s_op_kill, .freeze = s_op_freeze, .restart = s_op_restart,
+        .faults = s_op_faults, .partition = s_op_partition, .record = s_op_record, .round = s_op_round
+    };
+    run.timeline = gc_timeline_new (sc, &ops);
     if (run.res) {
         run.res->peers = calloc (sc->n_peers, sizeof *run.res->peers);
         run.res->scenario = sc;
@@ -1159,8 +1066,7 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
         run.res->netns = opts->netns;
         run.res->gcnode = strdup (opts->gcnode);
     }
-    if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.fired || !run.fired_at
-    ||  !run.res->peers) {
+    if (!run.res || !run.peers || !run.endpoints || !run.pubkeys || !run.timeline || !run.res->peers) {
         gc_err_set (err, 1, "out of memory");
         s_teardown (&run);
         gc_result_destroy (&run.res);
@@ -1201,27 +1107,4 @@ gc_run (const gc_run_opts_t *opts, gc_result_t **result, gc_err_t *err)
     }
     *result = run.res;
     return 0;
-}
-
-void
-gc_result_destroy (gc_result_t **self_p)
-{
-    gc_result_t *self = *self_p;
-    if (!self)
-        return;
-    for (uint32_t i = 0; self->peers && i < self->n_peers; i++) {
-        gc_peerstat_destroy (&self->peers [i].stat);
-        free (self->peers [i].model_path);
-    }
-    free (self->peers);
-    for (size_t i = 0; i < self->n_fired; i++)
-        free (self->fired [i].text);
-    free (self->fired);
-    for (size_t i = 0; i < self->n_not_fired; i++)
-        free (self->not_fired [i]);
-    free (self->not_fired);
-    free (self->out_dir);
-    free (self->gcnode);
-    free (self);
-    *self_p = NULL;
 }

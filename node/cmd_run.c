@@ -21,6 +21,7 @@
 #include "gc_ops.h"
 #include "gc_parse.h"
 #include "gc_partition.h"
+#include "gc_setup.h"
 #include "gc_time.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
@@ -226,16 +227,11 @@ s_setup_data (s_peer_t *p, gc_err_t *err)
     gc_config_t *cfg = p->cfg;
     gc_dataset_t train;
     bool fell_back;
-    if (gc_dataset_open (*cfg->data ? cfg->data : NULL, cfg->seed, &train, &p->test, &fell_back, err))
-        return gc_err_prefix (err, "train/data: ");
+    if (gc_setup_data (cfg, &train, &p->test, &fell_back, err))
+        return -1;
     if (fell_back)
         gc_log_warning ("%s has no dataset (install dataset-fashion-mnist): "
                         "using the built-in synthetic task", GC_DEFAULT_DATA_DIR);
-    if (cfg->train_samples > 0 && (size_t) cfg->train_samples < train.n)
-        train.n = (size_t) cfg->train_samples;
-    if (cfg->test_samples > 0 && (size_t) cfg->test_samples < p->test.n)
-        p->test.n = (size_t) cfg->test_samples;
-    gc_dataset_standardise (&train, &p->test);
     gc_split_t split;
     uint32_t *idx = NULL;
     size_t count = 0;
@@ -296,19 +292,15 @@ s_control (void *ctx, const char *request, char *reply, size_t size)
     char verb [32] = "", arg1 [4096] = "", arg2 [64] = "";
     int n = sscanf (request, "%31s %4095s %63s", verb, arg1, arg2);
     gc_err_t err = { 0 };
-    double a = 0, b = 0;
-    if (n >= 1 && !strcmp (verb, "drop") && n == 2
-    &&  gc_parse_double (arg1, 0, 1, &a, "drop probability", &err) == 0)
-        gc_zmq_fault_drop (p->zmq, a);
-    else
-    if (n >= 1 && !strcmp (verb, "delay") && n >= 2
-    &&  gc_parse_double (arg1, 0, 3600e3, &a, "delay ms", &err) == 0
-    &&  (n < 3 || gc_parse_double (arg2, 0, 3600e3, &b, "jitter ms", &err) == 0))
-        gc_zmq_fault_delay (p->zmq, a, b);
-    else
-    if (n >= 1 && !strcmp (verb, "rate") && n == 2
-    &&  gc_parse_double (arg1, 0, 1e12, &a, "rate bytes/s", &err) == 0)
-        gc_zmq_fault_rate (p->zmq, a);
+    double a = 0;
+    int fault = gc_zmq_fault_control (p->zmq, request, &err);       /* drop, delay, rate */
+    if (fault < 0) {
+        snprintf (reply, size, "error: %s", err.msg);
+        return;
+    }
+    if (fault == 0) {
+        //  applied by the transport's fault layer
+    }
     else
     if (n >= 1 && !strcmp (verb, "slow") && n == 2
     &&  gc_parse_double (arg1, 1, 1000, &a, "slow factor", &err) == 0)
@@ -380,40 +372,11 @@ s_setup_engine (s_peer_t *p, gc_err_t *err)
     if (!p->topology)
         return gc_err_prefix (err, "topology/kind: ");
     gc_engine_config_t ec;
-    gc_engine_config_defaults (&ec);
-    ec.self = (uint32_t) cfg->index;
-    ec.topology = p->topology;
-    ec.key = p->key;
-    ec.trust = p->trust;
-    ec.peer_ids = (const uint8_t (*) [8]) p->ids;
-    ec.network = cfg->network;
-    ec.model = cfg->model;
-    ec.train = &p->shard;
-    ec.test = &p->test;
-    ec.optim.lr = cfg->lr;
-    ec.optim.momentum = cfg->momentum;
-    ec.optim.nesterov = cfg->nesterov;
-    ec.optim.weight_decay = cfg->weight_decay;
-    ec.optim.warmup = cfg->warmup;
-    if (gc_optim_schedule_parse (cfg->schedule, &ec.optim, err))
-        return gc_err_prefix (err, "train/schedule: ");
-    ec.batch = (size_t) cfg->batch;
-    ec.local_steps = (uint32_t) cfg->local_steps;
-    ec.rounds = (uint64_t) cfg->rounds;
-    ec.seed = cfg->seed;
-    ec.compress = cfg->compress;
-    ec.ec = cfg->ec;
-    ec.aggregator = cfg->aggregator;
-    ec.wait = cfg->wait;
-    ec.gamma = cfg->gamma;
-    ec.staleness = (uint32_t) cfg->staleness;
-    ec.keyframe_every = (uint32_t) cfg->keyframe_every;
-    ec.keyframe_fp16 = cfg->keyframe_fp16;
-    ec.wait_timeout_ns = cfg->timeout_ms * 1000000LL;
-    ec.keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
-    ec.mute_after = (uint32_t) cfg->mute_after;
-    ec.mute_for_ns = cfg->mute_for_s * 1000000000LL;
-    ec.attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
+    gc_setup_parts_t parts = { .topology = p->topology, .key = p->key, .trust = p->trust,
+                               .peer_ids = (const uint8_t (*) [8]) p->ids, .train = &p->shard,
+                               .test = &p->test };
+    if (gc_setup_engine (cfg, &parts, &ec, err))
+        return -1;
     gc_engine_io_t io = { .ctx = p, .send = s_io_send };
     p->engine = gc_engine_new (&ec, &io, err);
     return p->engine ? 0 : -1;

@@ -4,7 +4,11 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "gc_compressor.h"
+#include "gc_ec.h"
 #include "gc_parse.h"
+#include "gc_robust.h"
+#include "gc_wait.h"
 
 typedef enum { S_STR, S_LONG, S_DOUBLE, S_BOOL, S_U64 } s_type_t;
 
@@ -86,10 +90,10 @@ static const s_key_t s_keys [] = {
     S_K ("train/test_samples", S_LONG, test_samples, "0", 0, 1L << 30,
          "evaluate on the first N test samples (0: all)"),
     S_K ("gossip/compress", S_STR, compress, "topk:0.01:fp16", 0, 0, "compressor spec (docs/ALGORITHMS.md)"),
-    S_K ("gossip/ec", S_STR, ec, "liec:100", 0, 0, "error compensation: none, ef, liec[:H]"),
+    S_K ("gossip/ec", S_STR, ec, "liec:100", 0, 0, "error compensation"),
     S_K ("gossip/aggregator", S_STR, aggregator, "cwtm:1", 0, 0, "robust aggregation rule spec"),
     S_K ("gossip/gamma", S_DOUBLE, gamma, "1", 0, 1, "mixing step"),
-    S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "sync, quorum:Q or adaptive"),
+    S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "wait policy"),
     S_K ("gossip/timeout_ms", S_LONG, timeout_ms, "2000", 1, 3600000,
          "longest wait for neighbours in one round"),
     S_K ("gossip/staleness", S_LONG, staleness, "8", 0, 1000000,
@@ -357,6 +361,27 @@ gc_config_print (const gc_config_t *self, FILE *out)
     }
 }
 
+//  Keys naming a method: the reference lists the known ones from their
+//  registries, so a method added there appears here.
+static const struct {
+    const char *path;
+    const char *(*known) (char *buf, size_t size);
+} s_methods [] = {
+    { "gossip/compress", gc_compressor_known },
+    { "gossip/ec", gc_ec_known },
+    { "gossip/aggregator", gc_robust_known },
+    { "gossip/wait", gc_wait_known },
+};
+
+static const char *
+s_known (const char *path, char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof s_methods / sizeof s_methods [0]; i++)
+        if (!strcmp (path, s_methods [i].path))
+            return s_methods [i].known (buf, size);
+    return NULL;
+}
+
 void
 gc_config_print_reference (FILE *out)
 {
@@ -364,8 +389,11 @@ gc_config_print_reference (FILE *out)
     static const char *types [] = { "text", "integer", "number", "boolean", "integer" };
     for (size_t i = 0; i < S_NKEYS; i++) {
         const s_key_t *k = &s_keys [i];
-        fprintf (out, "| `%s` | %s | `%s` | %s |\n", k->path, types [k->type],
-                 !strcmp (k->def, "-1") ? "(required)" : *k->def ? k->def : "(empty)", k->help);
+        char buf [512];
+        const char *known = s_known (k->path, buf, sizeof buf);
+        fprintf (out, "| `%s` | %s | `%s` | %s%s%s |\n", k->path, types [k->type],
+                 !strcmp (k->def, "-1") ? "(required)" : *k->def ? k->def : "(empty)", k->help,
+                 known ? ": " : "", known ? known : "");
         if (!strcmp (k->path, "node/checkpoint_every"))
             fprintf (out, "| `peers/N/endpoint` | text | (required) | ZeroMQ endpoint of peer N, e.g. tcp://10.0.0.2:7100 |\n"
                           "| `peers/N/key` | text | (required) | public key file of peer N |\n"

@@ -16,30 +16,6 @@
 #   define S_POISON(p, n) ((void) 0)
 #endif
 
-void
-gc_engine_config_defaults (gc_engine_config_t *cfg)
-{
-    memset (cfg, 0, sizeof *cfg);
-    cfg->network = "gcnode";
-    cfg->model = "784-256-128-10";
-    gc_optim_config_defaults (&cfg->optim);
-    cfg->batch = 32;
-    cfg->local_steps = 4;
-    cfg->rounds = 300;
-    cfg->seed = 1;
-    cfg->compress = "topk:0.01:fp16";
-    cfg->ec = "liec:100";
-    cfg->aggregator = "cwtm:1";
-    cfg->wait = "adaptive";
-    cfg->gamma = 1.0;
-    cfg->staleness = 8;
-    cfg->keyframe_every = 0;
-    cfg->wait_timeout_ns = 2000000000LL;
-    cfg->keyframe_interval_ns = 1000000000LL;
-    cfg->mute_after = 20;
-    cfg->mute_for_ns = 30000000000LL;
-}
-
 //  ---------------------------------------------------------------------------
 //  reasons and counters
 

@@ -1,5 +1,6 @@
 /*  gc_wait — when does a round end? The wait policy decides, from which
-    in-neighbours have delivered a fresh update and when.
+    in-neighbours have delivered a fresh update and when. The policies are
+    registered in gc_wait_policies.c (one file each):
 
       sync           all in-neighbours, or the timeout
       quorum:Q       the fastest Q in-neighbours, or the timeout
@@ -19,13 +20,11 @@
 
 #include "gc_err.h"
 
-typedef enum {
-    GC_WAIT_SYNC = 0,
-    GC_WAIT_QUORUM,
-    GC_WAIT_ADAPTIVE
-} gc_wait_kind_t;
-
 typedef struct gc_wait_t gc_wait_t;
+
+/*  The known policies' usages, ", "-separated ("sync, quorum:Q, adaptive"),
+    from the registry (gc_wait_policies.c), into buf (size bytes); returns buf. */
+const char *gc_wait_known (char *buf, size_t size);
 
 /*  n: in-neighbours; min_fresh: the fewest fresh neighbours the round wants
     (e.g. what the aggregation rule needs), clamped to n. */

@@ -1,4 +1,6 @@
-/*  gc_robust — spec parsing, validation, and the aggregation pipeline.
+/*  gc_robust — spec parsing, validation, and the aggregation pipeline. The
+    rules and pre-aggregations themselves are in their own files, listed in
+    gc_robust_rules.c; this file only goes through those lists.
 
     Pre-aggregations (nnm, bucket) are kept as a mixing matrix M over the
     original inputs (virtual input a = sum_j M[a][j] x_j) instead of being
@@ -11,7 +13,6 @@
 #include "gc_robust.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,59 +21,14 @@
 #include "gc_parse.h"
 #include "gc_rng.h"
 #include "gc_robust_internal.h"
+#include "gc_robust_rule.h"
 #include "gc_vec.h"
-
-typedef enum {
-    S_MEAN, S_CWMED, S_CWTM, S_KRUM, S_MKRUM, S_BULYAN, S_GM, S_CCLIP, S_SCCLIP
-} s_kind_t;
-
-typedef struct {
-    s_kind_t kind;
-    long     f;             /* cwtm b; krum, mkrum, bulyan f; -1 when none */
-    long     m;             /* mkrum: inputs averaged */
-    double   nu, tol;       /* gm */
-    long     iters;         /* gm: iteration cap; cclip: L */
-    double   tau;           /* cclip, scclip (fixed) */
-    bool     adaptive;      /* scclip */
-    double   delta;         /* scclip adaptive: Byzantine weight bound */
-} s_rule_t;
-
-typedef enum { S_NNM, S_BUCKET } s_pre_kind_t;
-
-typedef struct {
-    s_pre_kind_t kind;
-    long f;                 /* nnm */
-    long s;                 /* bucket size */
-} s_pre_t;
-
-#define S_MAX_PRE (GC_SPEC_MAX_TOKENS - 1)
-
-//  Defaults (docs/ALGORITHMS.md lists them with the reasons).
-#define S_GM_NU      1e-6
-#define S_GM_ITERS   32
-#define S_GM_TOL     1e-6
-#define S_CCLIP_TAU  10.0
-#define S_CCLIP_L    3
-#define S_SCCLIP_DELTA 0.25
-
-struct gc_robust_t {
-    s_pre_t   pre [S_MAX_PRE];
-    size_t    n_pre;
-    s_rule_t  rule;
-    size_t    min_inputs;
-    char      name [2 * GC_SPEC_MAX_LEN];
-    gc_rng_t  rng;
-    gc_robust_ws_t   ws;
-    gc_robust_info_t info;
-    size_t   *bad;          /* inputs found non-finite by the last call */
-    size_t    n_bad, bad_cap;
-};
 
 //  --- Spec parsing ------------------------------------------------------------
 
 //  Shortest %g form that reads back as the same double.
-static void
-s_fmt_double (char *buf, size_t size, double v)
+void
+gc_robust_fmt_double (char *buf, size_t size, double v)
 {
     for (int prec = 6; prec <= 17; prec++) {
         snprintf (buf, size, "%.*g", prec, v);
@@ -81,160 +37,64 @@ s_fmt_double (char *buf, size_t size, double v)
     }
 }
 
-static int
-s_parse_rule (s_rule_t *r, gc_spec_t *t, const char *text, gc_err_t *err)
+int
+gc_robust_parse_count_error (const gc_robust_params_t *r, const char *text, gc_err_t *err)
 {
-    const char *kind = t->tok [0];
-    int n = t->n;
-    *r = (s_rule_t) { .f = -1, .nu = S_GM_NU, .tol = S_GM_TOL, .iters = S_GM_ITERS,
-                      .tau = S_CCLIP_TAU, .delta = S_SCCLIP_DELTA };
+    return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': wrong number of parameters (%s)",
+                       text, r->desc->usage);
+}
+
+int
+gc_robust_parse_plain (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *err)
+{
+    return t->n == 1 ? 0 : gc_robust_parse_count_error (r, text, err);
+}
+
+void
+gc_robust_describe_plain (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
+{
+    gc_text_add (buf, size, used, "%s", r->desc->name);
+}
+
+static int
+s_parse_rule (gc_robust_params_t *r, gc_spec_t *t, const char *text, gc_err_t *err)
+{
     //  Parameters are bounded so that every min_inputs fits GC_ROBUST_MAX_INPUTS.
-    if (!strcmp (kind, "mean") && n == 1)
-        r->kind = S_MEAN;
-    else
-    if (!strcmp (kind, "cwmed") && n == 1)
-        r->kind = S_CWMED;
-    else
-    if (!strcmp (kind, "cwtm") && n == 2) {
-        r->kind = S_CWTM;
-        return gc_parse_long (t->tok [1], 0, (GC_ROBUST_MAX_INPUTS - 1) / 2, &r->f, "cwtm b", err);
+    *r = (gc_robust_params_t) { .desc = gc_robust_rule_find (t->tok [0]), .f = -1 };
+    if (!r->desc) {
+        char known [512];
+        return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': unknown rule '%s' (known: %s)",
+                           text, t->tok [0], gc_robust_known (known, sizeof known));
     }
-    else
-    if (!strcmp (kind, "krum") && n == 2) {
-        r->kind = S_KRUM;
-        return gc_parse_long (t->tok [1], 0, (GC_ROBUST_MAX_INPUTS - 3) / 2, &r->f, "krum f", err);
-    }
-    else
-    if (!strcmp (kind, "mkrum") && n == 3) {
-        r->kind = S_MKRUM;
-        if (gc_parse_long (t->tok [1], 0, (GC_ROBUST_MAX_INPUTS - 3) / 2, &r->f, "mkrum f", err)
-        ||  gc_parse_long (t->tok [2], 1, GC_ROBUST_MAX_INPUTS - r->f, &r->m, "mkrum m", err))
-            return -1;
-    }
-    else
-    if (!strcmp (kind, "bulyan") && n == 2) {
-        r->kind = S_BULYAN;
-        return gc_parse_long (t->tok [1], 0, (GC_ROBUST_MAX_INPUTS - 3) / 4, &r->f, "bulyan f", err);
-    }
-    else
-    if (!strcmp (kind, "gm") && n <= 4) {
-        r->kind = S_GM;
-        if ((n > 1 && gc_parse_double (t->tok [1], 1e-30, 1e30, &r->nu, "gm nu", err))
-        ||  (n > 2 && gc_parse_long (t->tok [2], 1, 10000, &r->iters, "gm iterations", err))
-        ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->tol, "gm tolerance", err)))
-            return -1;
-    }
-    else
-    if (!strcmp (kind, "cclip") && n <= 3) {
-        r->kind = S_CCLIP;
-        r->iters = S_CCLIP_L;
-        if ((n > 1 && gc_parse_double (t->tok [1], 1e-30, 1e30, &r->tau, "cclip tau", err))
-        ||  (n > 2 && gc_parse_long (t->tok [2], 1, 10000, &r->iters, "cclip L", err)))
-            return -1;
-    }
-    else
-    if (!strcmp (kind, "scclip") && n <= 3) {
-        r->kind = S_SCCLIP;
-        r->adaptive = n == 1 || !strcmp (t->tok [1], "auto");
-        if (r->adaptive) {
-            if (n > 2 && gc_parse_double (t->tok [2], 1e-6, 1 - 1e-6, &r->delta, "scclip delta", err))
-                return -1;
-        }
-        else
-        if (n > 2 || gc_parse_double (t->tok [1], 1e-30, 1e30, &r->tau, "scclip tau", err))
-            return n > 2 ? gc_err_set (err, GC_ROBUST_ESPEC,
-                                       "'%s': scclip takes TAU, or auto[:DELTA]", text) : -1;
-    }
-    else
-        return gc_err_set (err, GC_ROBUST_ESPEC,
-                           "'%s': unknown rule or wrong number of parameters "
-                           "(mean, cwmed, cwtm:B, krum:F, mkrum:F:M, bulyan:F, gm[:NU[:ITERS[:TOL]]], "
-                           "cclip[:TAU[:L]], scclip[:TAU], scclip:auto[:DELTA])", text);
-    return 0;
+    return r->desc->parse (r, t, text, err);
 }
 
 static int
-s_parse_pre (s_pre_t *p, gc_spec_t *t, const char *text, gc_err_t *err)
+s_parse_pre (gc_robust_stage_t *p, gc_spec_t *t, const char *text, gc_err_t *err)
 {
-    if (!strcmp (t->tok [0], "nnm") && t->n <= 2) {
-        p->kind = S_NNM;
-        p->f = -1;
-        return t->n == 2 ? gc_parse_long (t->tok [1], 0, GC_ROBUST_MAX_INPUTS - 1, &p->f, "nnm f", err) : 0;
+    p->desc = gc_robust_pre_find (t->tok [0]);
+    int lo = p->desc && p->desc->min_tokens ? p->desc->min_tokens : 1;
+    if (!p->desc || t->n < lo || t->n > p->desc->max_tokens) {
+        char known [128];
+        return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': a pre-aggregation before '+' must be %s",
+                           text, gc_robust_pres_known (known, sizeof known));
     }
-    if (!strcmp (t->tok [0], "bucket") && t->n == 2) {
-        p->kind = S_BUCKET;
-        return gc_parse_long (t->tok [1], 1, GC_ROBUST_MAX_INPUTS, &p->s, "bucket size", err);
-    }
-    return gc_err_set (err, GC_ROBUST_ESPEC, "'%s': a pre-aggregation before '+' must be nnm[:F] or bucket:S", text);
-}
-
-static size_t
-s_rule_min_inputs (const s_rule_t *r)
-{
-    switch (r->kind) {
-        case S_CWTM:   return 2 * (size_t) r->f + 1;
-        case S_KRUM:   return 2 * (size_t) r->f + 3;
-        case S_MKRUM: {
-            size_t a = 2 * (size_t) r->f + 3, b = (size_t) (r->f + r->m);
-            return a > b ? a : b;
-        }
-        case S_BULYAN: return 4 * (size_t) r->f + 3;
-        default:       return 1;
-    }
-}
-
-//  Append to the name, never past its end (names are far shorter anyway:
-//  at most 15 pre-aggregations of 12 characters and one rule).
-static void
-s_name_add (gc_robust_t *self, size_t *used, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static void
-s_name_add (gc_robust_t *self, size_t *used, const char *fmt, ...)
-{
-    if (*used >= sizeof self->name)
-        return;
-    va_list ap;
-    va_start (ap, fmt);
-    int n = vsnprintf (self->name + *used, sizeof self->name - *used, fmt, ap);
-    va_end (ap);
-    *used += n > 0 ? (size_t) n : 0;
+    return p->desc->parse (p, t, text, err);
 }
 
 static void
 s_make_name (gc_robust_t *self)
 {
     size_t used = 0;
-    for (size_t i = 0; i < self->n_pre; i++) {
-        const s_pre_t *pre = &self->pre [i];
-        if (pre->kind == S_NNM)
-            s_name_add (self, &used, "nnm:%ld+", pre->f);
-        else
-            s_name_add (self, &used, "bucket:%ld+", pre->s);
-    }
-    const s_rule_t *r = &self->rule;
-    char a [32], b [32];
-    switch (r->kind) {
-        case S_MEAN:   s_name_add (self, &used, "mean"); break;
-        case S_CWMED:  s_name_add (self, &used, "cwmed"); break;
-        case S_CWTM:   s_name_add (self, &used, "cwtm:%ld", r->f); break;
-        case S_KRUM:   s_name_add (self, &used, "krum:%ld", r->f); break;
-        case S_MKRUM:  s_name_add (self, &used, "mkrum:%ld:%ld", r->f, r->m); break;
-        case S_BULYAN: s_name_add (self, &used, "bulyan:%ld", r->f); break;
-        case S_GM:
-            s_fmt_double (a, sizeof a, r->nu);
-            s_fmt_double (b, sizeof b, r->tol);
-            s_name_add (self, &used, "gm:%s:%ld:%s", a, r->iters, b);
-            break;
-        case S_CCLIP:
-            s_fmt_double (a, sizeof a, r->tau);
-            s_name_add (self, &used, "cclip:%s:%ld", a, r->iters);
-            break;
-        case S_SCCLIP:
-            s_fmt_double (a, sizeof a, r->adaptive ? r->delta : r->tau);
-            s_name_add (self, &used, r->adaptive ? "scclip:auto:%s" : "scclip:%s", a);
-            break;
-    }
+    for (size_t i = 0; i < self->n_pre; i++)
+        self->pre [i].desc->describe (&self->pre [i], self->name, sizeof self->name, &used);
+    self->rule.desc->describe (&self->rule, self->name, sizeof self->name, &used);
+}
+
+static size_t
+s_rule_min_inputs (const gc_robust_params_t *r)
+{
+    return r->desc->min_inputs ? r->desc->min_inputs (r) : 1;
 }
 
 static int
@@ -259,20 +119,12 @@ s_parse (gc_robust_t *self, const char *spec, gc_err_t *err)
             err->code = GC_ROBUST_ESPEC;
         return -1;
     }
-    //  nnm without F takes the rule's f; min_inputs composes right to left.
+    //  min_inputs composes right to left.
     size_t need = s_rule_min_inputs (&self->rule);
     for (size_t i = self->n_pre; i-- > 0; ) {
-        s_pre_t *pre = &self->pre [i];
-        if (pre->kind == S_NNM) {
-            if (pre->f < 0 && self->rule.f < 0)
-                return gc_err_set (err, GC_ROBUST_ESPEC,
-                                   "robust rule '%s': nnm needs F (nnm:F) when the rule has no f", spec);
-            if (pre->f < 0)
-                pre->f = self->rule.f;
-            need = need > (size_t) pre->f + 1 ? need : (size_t) pre->f + 1;
-        }
-        else
-            need = (need - 1) * (size_t) pre->s + 1;
+        gc_robust_stage_t *pre = &self->pre [i];
+        if (pre->desc->compose (pre, &self->rule, &need, spec, err))
+            return -1;
         if (need > GC_ROBUST_MAX_INPUTS)
             return gc_err_set (err, GC_ROBUST_ESPEC, "robust rule '%s' needs more than %d inputs",
                                spec, GC_ROBUST_MAX_INPUTS);
@@ -440,23 +292,12 @@ gc_robust_ws_free (gc_robust_ws_t *ws)
     memset (ws, 0, sizeof *ws);
 }
 
-//  --- Pipeline state -----------------------------------------------------------
-
-//  What the pipeline knows about its current (virtual) inputs.
-typedef struct {
-    const float *const *in;     /* originals */
-    size_t  k, d;
-    const float *own;           /* peer's vector or explicit centre, or NULL */
-    size_t  kv;                 /* virtual inputs */
-    bool    mixed;              /* false: virtual = originals, mix unused */
-    bool    have_dist;          /* ws->dist holds the originals' distances */
-    bool    have_vdist;         /* ws->vdist holds the virtual distances */
-} s_run_t;
+//  --- Pipeline helpers the rules share ----------------------------------------
 
 //  Ensure ws->vdist: one Gram pass over the originals, then the quadratic
 //  form for mixed inputs. Returns a kernel code (0, 1 non-finite, -1 nomem).
-static int
-s_vdist (gc_robust_t *self, s_run_t *st)
+int
+gc_robust_vdist (gc_robust_t *self, gc_robust_run_t *st)
 {
     gc_robust_ws_t *ws = &self->ws;
     if (st->have_vdist)
@@ -499,8 +340,8 @@ s_vdist (gc_robust_t *self, s_run_t *st)
 }
 
 //  Make the mixing matrix explicit (identity) before the first stage edits it.
-static void
-s_ensure_mix (gc_robust_t *self, s_run_t *st)
+void
+gc_robust_ensure_mix (gc_robust_t *self, gc_robust_run_t *st)
 {
     if (st->mixed)
         return;
@@ -547,8 +388,8 @@ s_sift_down (size_t *idx, size_t root, size_t n, const s_keys_t *keys)
     }
 }
 
-static void
-s_order2 (size_t *idx, size_t n, const double *key, const double *key2)
+void
+gc_robust_order2 (size_t *idx, size_t n, const double *key, const double *key2)
 {
     s_keys_t keys = { key, key2 };
     for (size_t i = 0; i < n; i++)
@@ -563,200 +404,13 @@ s_order2 (size_t *idx, size_t n, const double *key, const double *key2)
     }
 }
 
-static void
-s_order (size_t *idx, size_t n, const double *key)
+void
+gc_robust_order (size_t *idx, size_t n, const double *key)
 {
-    s_order2 (idx, n, key, NULL);
+    gc_robust_order2 (idx, n, key, NULL);
 }
 
-//  NNM: each virtual input becomes the mean of itself and its kv - f - 1
-//  nearest others (ties: lower index).
-static int
-s_stage_nnm (gc_robust_t *self, s_run_t *st, size_t f)
-{
-    gc_robust_ws_t *ws = &self->ws;
-    if (f >= st->kv)
-        return 2;
-    int rc = s_vdist (self, st);
-    if (rc)
-        return rc;
-    s_ensure_mix (self, st);
-    size_t k = st->k, kv = st->kv, take = kv - f;
-    for (size_t a = 0; a < kv; a++) {
-        double *key = ws->vec_b;
-        for (size_t b = 0; b < kv; b++)
-            key [b] = b == a ? -1.0 : ws->vdist [a * kv + b];
-        s_order (ws->idx, kv, key);
-        double *row = ws->mix2 + a * k;
-        memset (row, 0, k * sizeof *row);
-        for (size_t t = 0; t < take; t++)
-            for (size_t j = 0; j < k; j++)
-                row [j] += ws->mix [ws->idx [t] * k + j];
-        for (size_t j = 0; j < k; j++)
-            row [j] /= (double) take;
-    }
-    memcpy (ws->mix, ws->mix2, kv * k * sizeof *ws->mix);
-    st->have_vdist = false;
-    return 0;
-}
-
-//  Bucketing: a random permutation cut into buckets of s, each replaced by
-//  its weighted mean and weighted by the sum of its weights.
-static int
-s_stage_bucket (gc_robust_t *self, s_run_t *st, size_t s)
-{
-    gc_robust_ws_t *ws = &self->ws;
-    s_ensure_mix (self, st);
-    size_t k = st->k, kv = st->kv, nb = (kv + s - 1) / s;
-    size_t *perm = ws->idx;
-    for (size_t i = 0; i < kv; i++)
-        perm [i] = i;
-    for (size_t i = kv; i > 1; i--) {
-        size_t j = (size_t) gc_rng_below (&self->rng, i);
-        size_t t = perm [i - 1];
-        perm [i - 1] = perm [j];
-        perm [j] = t;
-    }
-    double *nw = ws->vec_b;
-    for (size_t b = 0; b < nb; b++) {
-        double *row = ws->mix2 + b * k;
-        size_t first = b * s, last = first + s < kv ? first + s : kv;
-        double wsum = 0;
-        for (size_t t = first; t < last; t++)
-            wsum += ws->vw [perm [t]];
-        memset (row, 0, k * sizeof *row);
-        for (size_t t = first; t < last; t++) {
-            double c = wsum > 0 ? ws->vw [perm [t]] / wsum : 1.0 / (double) (last - first);
-            for (size_t j = 0; j < k; j++)
-                row [j] += c * ws->mix [perm [t] * k + j];
-        }
-        nw [b] = wsum;
-    }
-    memcpy (ws->mix, ws->mix2, nb * k * sizeof *ws->mix);
-    memcpy (ws->vw, nw, nb * sizeof *nw);
-    st->kv = nb;
-    st->have_vdist = false;
-    return 0;
-}
-
-//  --- Rules on virtual inputs --------------------------------------------------
-
-//  Krum score of each candidate: the sum of its nb smallest squared
-//  distances to the other candidates; and the sum of all of them, which
-//  breaks ties (with nb = 1 two mutually nearest inputs always tie), so
-//  that the choice does not depend on the order of the inputs.
-//  cand: indices into vdist (kv x kv).
-static void
-s_krum_scores (gc_robust_t *self, size_t kv, const size_t *cand, size_t nc, size_t nb,
-               double *score, double *total)
-{
-    double *row = self->ws.vec_a;
-    for (size_t a = 0; a < nc; a++) {
-        size_t n = 0;
-        total [a] = 0;
-        for (size_t b = 0; b < nc; b++)
-            if (b != a) {
-                row [n] = self->ws.vdist [cand [a] * kv + cand [b]];
-                total [a] += row [n++];
-            }
-        //  Partial selection sort: nb is at most nc - 1 and nc <= 1024.
-        double sum = 0;
-        for (size_t t = 0; t < nb; t++) {
-            size_t best = t;
-            for (size_t u = t + 1; u < n; u++)
-                best = row [u] < row [best] ? u : best;
-            double v = row [best];
-            row [best] = row [t];
-            row [t] = v;
-            sum += v;
-        }
-        score [a] = sum;
-    }
-}
-
-//  Output the mean of the selected virtual inputs: one pass that reads
-//  only the originals they are made of (an exact copy for plain Krum).
-static int
-s_output_selected (gc_robust_t *self, s_run_t *st, const size_t *sel, size_t m, float *out)
-{
-    gc_robust_ws_t *ws = &self->ws;
-    size_t k = st->k;
-    if (!st->mixed && m == 1) {
-        memcpy (out, st->in [sel [0]], st->d * sizeof *out);
-        return 0;
-    }
-    double *coef = ws->vec_b;
-    memset (coef, 0, k * sizeof *coef);
-    for (size_t t = 0; t < m; t++)
-        for (size_t j = 0; j < k; j++)
-            coef [j] += (st->mixed ? ws->mix [sel [t] * k + j] : (double) (sel [t] == j)) / (double) m;
-    return gc_robust_combine (ws, st->in, coef, k, st->d, out);
-}
-
-static int
-s_rule_krum (gc_robust_t *self, s_run_t *st, size_t f, size_t m, float *out)
-{
-    int rc = s_vdist (self, st);
-    if (rc)
-        return rc;
-    size_t kv = st->kv;
-    size_t *cand = self->ws.idx2;
-    for (size_t i = 0; i < kv; i++)
-        cand [i] = i;
-    double *score = self->ws.scale, *total = self->ws.vw;   /* both free by now */
-    s_krum_scores (self, kv, cand, kv, kv - f - 2, score, total);
-    s_order2 (self->ws.idx, kv, score, total);
-    memcpy (self->info.selected, self->ws.idx, m * sizeof *self->ws.idx);
-    self->info.n_selected = m;
-    return s_output_selected (self, st, self->ws.idx, m, out);
-}
-
-//  Bulyan: theta = kv - 2f inputs chosen one at a time by Krum among those
-//  left (neighbour count clamped to [1, left - 1] near the end), then per
-//  coordinate the mean of the beta = theta - 2f values closest to the median.
-static int
-s_rule_bulyan (gc_robust_t *self, s_run_t *st, size_t f, float *out)
-{
-    gc_robust_ws_t *ws = &self->ws;
-    int rc = s_vdist (self, st);
-    if (rc)
-        return rc;
-    size_t kv = st->kv, theta = kv - 2 * f, beta = theta - 2 * f;
-    size_t *left = ws->idx2, n_left = kv;
-    for (size_t i = 0; i < kv; i++)
-        left [i] = i;
-    double *score = ws->scale, *total = ws->vw;
-    for (size_t t = 0; t < theta; t++) {
-        size_t nb = n_left > f + 3 ? n_left - f - 2 : 1;
-        nb = nb < n_left - 1 ? nb : n_left - 1;
-        s_krum_scores (self, kv, left, n_left, nb, score, total);
-        size_t best = 0;
-        for (size_t a = 1; a < n_left; a++)
-            if (score [a] < score [best] || (score [a] == score [best] && total [a] < total [best]))
-                best = a;
-        self->info.selected [t] = left [best];
-        memmove (left + best, left + best + 1, (n_left - best - 1) * sizeof *left);
-        n_left--;
-    }
-    self->info.n_selected = theta;
-    //  The selected inputs' coordinates: originals, or materialised rows.
-    const float **rows = ws->ptrs;
-    if (!st->mixed)
-        for (size_t t = 0; t < theta; t++)
-            rows [t] = st->in [self->info.selected [t]];
-    else {
-        if (gc_robust_ws_reserve_vbuf (ws, theta * st->d))
-            return -1;
-        for (size_t t = 0; t < theta; t++) {
-            memcpy (ws->mix2 + t * st->k, ws->mix + self->info.selected [t] * st->k,
-                    st->k * sizeof *ws->mix2);
-            rows [t] = ws->rows [t] = ws->vbuf + t * st->d;
-        }
-        if ((rc = gc_robust_mix (ws, st->in, st->k, st->d, ws->mix2, theta, ws->rows)))
-            return rc;
-    }
-    return gc_robust_cw_closest (ws, rows, theta, st->d, beta, out);
-}
+//  --- Running the rule ------------------------------------------------------------
 
 //  Weights normalised to sum 1 (ws->vw holds the raw non-negative weights).
 static void
@@ -769,143 +423,18 @@ s_normalised (const double *w, size_t n, double *out)
         out [i] = sum > 0 ? w [i] / sum : 1.0 / (double) n;
 }
 
-static double
-s_clip_factor (double d2, double tau)
+double
+gc_robust_clip_factor (double d2, double tau)
 {
     double dist = sqrt (d2);
     return dist > tau ? tau / dist : 1.0;
 }
 
-//  Smoothed Weiszfeld from the coordinate-wise median: beta_i = w_i /
-//  max(nu, ||z - x_i||), z <- sum beta_i x_i / sum beta_i, until the
-//  objective sum w_i ||z - x_i|| improves by less than tol (relative).
-static int
-s_rule_gm (gc_robust_t *self, const float *const *x, const double *w, size_t n, size_t d,
-           float *out)
-{
-    const s_rule_t *r = &self->rule;
-    gc_robust_ws_t *ws = &self->ws;
-    double *d2 = ws->vec_a, *a = ws->vec_b;
-    int rc = gc_robust_cw_window (ws, x, n, d, (n - 1) / 2, n / 2, out);
-    if (rc || (rc = gc_robust_dist_to (ws, x, n, d, out, d2)))
-        return rc;
-    double obj = 0;
-    for (size_t i = 0; i < n; i++)
-        obj += w [i] * sqrt (d2 [i]);
-    for (long it = 1; it <= r->iters; it++) {
-        double bsum = 0;
-        for (size_t i = 0; i < n; i++) {
-            double dist = sqrt (d2 [i]);
-            a [i] = w [i] / (dist > r->nu ? dist : r->nu);
-            bsum += a [i];
-        }
-        for (size_t i = 0; i < n; i++)
-            a [i] /= bsum;
-        if ((rc = gc_robust_step (ws, x, a, n, d, out, out, d2)))
-            return rc;
-        double next = 0;
-        for (size_t i = 0; i < n; i++)
-            next += w [i] * sqrt (d2 [i]);
-        self->info.iterations = (int) it;
-        bool done = obj - next <= r->tol * next;
-        obj = next;
-        if (done)
-            break;
-    }
-    return 0;
-}
-
-//  Centered clipping: v <- v + sum w_i clip_tau(x_i - v), L times, from the
-//  given centre (else the coordinate-wise median).
-static int
-s_rule_cclip (gc_robust_t *self, const float *const *x, const double *w, size_t n, size_t d,
-              const float *own, float *out)
-{
-    const s_rule_t *r = &self->rule;
-    gc_robust_ws_t *ws = &self->ws;
-    double *d2 = ws->vec_a, *a = ws->vec_b;
-    int rc;
-    if (own && own != out)
-        memcpy (out, own, d * sizeof *out);
-    else
-    if (!own && (rc = gc_robust_cw_window (ws, x, n, d, (n - 1) / 2, n / 2, out)))
-        return rc;
-    if ((rc = gc_robust_dist_to (ws, x, n, d, out, d2)))
-        return rc;
-    for (long it = 1; it <= r->iters; it++) {
-        size_t clipped = 0;
-        for (size_t i = 0; i < n; i++) {
-            double c = s_clip_factor (d2 [i], r->tau);
-            clipped += c < 1.0;
-            a [i] = w [i] * c;
-        }
-        self->info.n_clipped = clipped;
-        self->info.iterations = (int) it;
-        if ((rc = gc_robust_step (ws, x, a, n, d, out, out, it < r->iters ? d2 : NULL)))
-            return rc;
-    }
-    return 0;
-}
-
-//  The adaptive radius: tau^2 = (1/delta) sum of w_j ||x_j - x_own||^2 over
-//  the nearest inputs holding weight 1 - delta (the last one fractionally):
-//  the ClippedGossip choice tau^2 = (1/delta) sum_{honest j} w_j E||.||^2
-//  with the unknown honest set replaced by the closest 1 - delta of weight,
-//  which never exceeds it since the honest weight is at least 1 - delta.
-static double
-s_adaptive_tau (gc_robust_t *self, const double *d2, const double *w, size_t n, double delta)
-{
-    s_order (self->ws.idx, n, d2);
-    double budget = 1.0 - delta, sum = 0;
-    for (size_t t = 0; t < n && budget > 0; t++) {
-        size_t i = self->ws.idx [t];
-        double take = w [i] < budget ? w [i] : budget;
-        sum += take * d2 [i];
-        budget -= take;
-    }
-    return sqrt (sum / delta);
-}
-
-//  Self-centered clipping: out = own + sum_j w_j clip_tau(x_j - own).
-static int
-s_rule_scclip (gc_robust_t *self, const float *const *x, const double *w, size_t n, size_t d,
-               const float *own, float *out)
-{
-    const s_rule_t *r = &self->rule;
-    gc_robust_ws_t *ws = &self->ws;
-    double *d2 = ws->vec_a, *a = ws->vec_b;
-    int rc = gc_robust_dist_to (ws, x, n, d, own, d2);
-    if (rc)
-        return rc;
-    double tau = r->adaptive ? s_adaptive_tau (self, d2, w, n, r->delta) : r->tau;
-    size_t clipped = 0;
-    for (size_t i = 0; i < n; i++) {
-        double c = tau > 0 ? s_clip_factor (d2 [i], tau) : (d2 [i] > 0 ? 0.0 : 1.0);
-        clipped += c < 1.0;
-        a [i] = w [i] * c;
-    }
-    self->info.tau = tau;
-    self->info.n_clipped = clipped;
-    return gc_robust_step (ws, x, a, n, d, own, out, NULL);
-}
-
-//  Inputs no kernel read (zero weight or coefficient) are still checked:
-//  a peer that sends NaN is reported whatever its weight.
-static int
-s_check_unread (const float *const *in, const double *coef, size_t k, size_t d)
-{
-    for (size_t i = 0; i < k; i++)
-        if (coef [i] == 0 && !gc_vec_all_finite (in [i], d))
-            return 1;
-    return 0;
-}
-
 //  Materialise the virtual inputs (if mixed) and run a coordinate rule.
 static int
-s_rule_coords (gc_robust_t *self, s_run_t *st, float *out)
+s_rule_coords (gc_robust_t *self, gc_robust_run_t *st, float *out)
 {
     gc_robust_ws_t *ws = &self->ws;
-    const s_rule_t *r = &self->rule;
     size_t n = st->kv, d = st->d;
     const float *const *x = st->in;
     int rc;
@@ -920,47 +449,23 @@ s_rule_coords (gc_robust_t *self, s_run_t *st, float *out)
     }
     double *w = ws->mix2;       /* free after the pre-aggregations */
     s_normalised (ws->vw, n, w);
-    switch (r->kind) {
-        case S_MEAN:
-            rc = gc_robust_combine (ws, x, w, n, d, out);
-            return rc ? rc : s_check_unread (x, w, n, d);
-        case S_CWMED:
-            return gc_robust_cw_window (ws, x, n, d, (n - 1) / 2, n / 2, out);
-        case S_CWTM:
-            return gc_robust_cw_window (ws, x, n, d, (size_t) r->f, n - 1 - (size_t) r->f, out);
-        case S_GM:
-            return s_rule_gm (self, x, w, n, d, out);
-        case S_CCLIP:
-            return s_rule_cclip (self, x, w, n, d, st->own, out);
-        default:
-            return s_rule_scclip (self, x, w, n, d, st->own, out);
-    }
+    return self->rule.desc->run (self, st, x, w, out);
 }
 
 static int
-s_run (gc_robust_t *self, s_run_t *st, float *out)
+s_run (gc_robust_t *self, gc_robust_run_t *st, float *out)
 {
-    if (self->rule.kind == S_SCCLIP && !st->own)
+    const gc_robust_rule_t *rule = self->rule.desc;
+    if (rule->needs_centre && !st->own)
         return 2;
     int rc = 0;
-    for (size_t i = 0; i < self->n_pre && !rc; i++) {
-        const s_pre_t *pre = &self->pre [i];
-        if (pre->kind == S_NNM)
-            rc = s_stage_nnm (self, st, (size_t) pre->f);
-        else
-            rc = s_stage_bucket (self, st, (size_t) pre->s);
-    }
+    for (size_t i = 0; i < self->n_pre && !rc; i++)
+        rc = self->pre [i].desc->stage (self, st, &self->pre [i]);
     if (rc)
         return rc;
-    const s_rule_t *r = &self->rule;
-    if (st->kv < s_rule_min_inputs (r))
+    if (st->kv < s_rule_min_inputs (&self->rule))
         return 2;
-    switch (r->kind) {
-        case S_KRUM:   return s_rule_krum (self, st, (size_t) r->f, 1, out);
-        case S_MKRUM:  return s_rule_krum (self, st, (size_t) r->f, (size_t) r->m, out);
-        case S_BULYAN: return s_rule_bulyan (self, st, (size_t) r->f, out);
-        default:       return s_rule_coords (self, st, out);
-    }
+    return rule->coords ? s_rule_coords (self, st, out) : rule->run (self, st, NULL, NULL, out);
 }
 
 //  --- Entry points ---------------------------------------------------------------
@@ -1059,7 +564,7 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
         return gc_err_set (err, GC_ROBUST_ENOMEM, "%s: out of memory for k = %zu", self->name, k);
     for (size_t i = 0; i < k; i++)
         ws->vw [i] = weights ? weights [i] : 1.0;
-    s_run_t st = {
+    gc_robust_run_t st = {
         .in = inputs, .k = k, .d = d, .kv = k,
         .own = centre ? centre : self_index >= 0 ? inputs [self_index] : NULL
     };
@@ -1068,7 +573,7 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
         return s_report_nonfinite (self, inputs, k, d, err);
     if (rc == 2)
         return gc_err_set (err, GC_ROBUST_EINPUTS,
-                           self->rule.kind == S_SCCLIP
+                           self->rule.desc->needs_centre
                            ? "%s: needs the peer's own vector (self_index or a centre)"
                            : "%s: too few inputs left after pre-aggregation", self->name);
     if (rc)

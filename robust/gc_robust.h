@@ -6,7 +6,8 @@
     (plus the bucketing seed): no I/O, no global state. Single-threaded: use
     one gc_robust_t per thread.
 
-    Specs (exact definitions and breakdown points in docs/ALGORITHMS.md):
+    Specs (exact definitions and breakdown points in docs/ALGORITHMS.md; the
+    rules are registered in gc_robust_rules.c, one file each):
         mean                  weighted mean
         cwmed                 coordinate-wise median
         cwtm:B                coordinate-wise trimmed mean, B dropped each side
@@ -42,6 +43,10 @@
 #define GC_ROBUST_MAX_INPUTS  1024
 
 typedef struct gc_robust_t gc_robust_t;
+
+/*  The known rules' usages, ", "-separated ("mean, cwmed, cwtm:B, ..."), from
+    the registry (gc_robust_rules.c), into buf (size bytes); returns buf. */
+const char *gc_robust_known (char *buf, size_t size);
 
 /*  NULL + err (GC_ROBUST_ESPEC) on a bad spec. */
 gc_robust_t *gc_robust_new (const char *spec, gc_err_t *err);

@@ -1,5 +1,5 @@
 /*  gc_sim — setup, the event loop, the worker thread, routing and the
-    timeline. gc_sim_peer.c handles one peer's events; gc_sim_report.c turns
+    timeline's operations. gc_sim_peer.c handles one peer's events; gc_sim_report.c turns
     the run into gcnet's report. */
 #include "gc_sim.h"
 
@@ -12,10 +12,12 @@
 
 #include "gc_attack.h"
 #include "gc_cli.h"
+#include "gc_fault.h"
 #include "gc_mem.h"
 #include "gc_model.h"
 #include "gc_partition.h"
 #include "gc_peerstat.h"
+#include "gc_setup.h"
 #include "gc_sim_internal.h"
 #include "gc_time.h"
 
@@ -41,6 +43,11 @@ s_peer_config (gc_sim_t *sim, uint32_t i, gc_err_t *err)
         if (gc_peerset_has (&sc->groups [g].peers, i))
             for (size_t k = 0; rc == 0 && k < sc->groups [g].n_settings; k++)
                 rc = gc_config_set (cfg, sc->groups [g].settings [k].path, sc->groups [g].settings [k].value, err);
+    //  the peer's index, as gcnet writes it into peerN.zpl
+    char index [16];
+    snprintf (index, sizeof index, "%u", i);
+    if (rc == 0)
+        rc = gc_config_set (cfg, "node/index", index, err);
     if (rc == 0 && sim->opts.has_seed) {
         char text [32];
         snprintf (text, sizeof text, "%llu", (unsigned long long) sim->opts.seed);
@@ -103,15 +110,10 @@ s_setup_data (gc_sim_t *sim, gc_err_t *err)
     const gc_config_t *cfg = sim->peers [0].cfg;
     bool fell_back = false;
     gc_dataset_t train;
-    if (gc_dataset_open (*cfg->data ? cfg->data : NULL, sim->seed, &train, &sim->test, &fell_back, err))
-        return gc_err_prefix (err, "train/data: ");
+    if (gc_setup_data (cfg, &train, &sim->test, &fell_back, err))
+        return -1;
     if (fell_back && sim->opts.log)
         fprintf (sim->opts.log, "gcsim: no Fashion-MNIST installed: the built-in synthetic task\n");
-    if (cfg->train_samples > 0 && (size_t) cfg->train_samples < train.n)
-        train.n = (size_t) cfg->train_samples;
-    if (cfg->test_samples > 0 && (size_t) cfg->test_samples < sim->test.n)
-        sim->test.n = (size_t) cfg->test_samples;
-    gc_dataset_standardise (&train, &sim->test);
     gc_split_t split;
     uint32_t *owner = malloc ((train.n ? train.n : 1) * sizeof *owner);
     uint32_t *idx = malloc ((train.n ? train.n : 1) * sizeof *idx);
@@ -162,44 +164,14 @@ s_setup_keys (gc_sim_t *sim, gc_err_t *err)
 static int
 s_engine_config (gc_sim_t *sim, gc_sim_peer_t *p, gc_err_t *err)
 {
-    const gc_config_t *cfg = p->cfg;
-    gc_engine_config_t *ec = &p->ecfg;
-    gc_engine_config_defaults (ec);
-    ec->self = p->index;
-    ec->topology = sim->topology;
-    ec->key = p->key;
-    ec->trust = sim->classes [p->cls].trust;
-    ec->peer_ids = (const uint8_t (*) [8]) sim->ids;
-    ec->network = cfg->network;
-    ec->model = cfg->model;
-    ec->train = &p->shard;
-    ec->test = &sim->test;
-    ec->optim.lr = cfg->lr;
-    ec->optim.momentum = cfg->momentum;
-    ec->optim.nesterov = cfg->nesterov;
-    ec->optim.weight_decay = cfg->weight_decay;
-    ec->optim.warmup = cfg->warmup;
-    if (gc_optim_schedule_parse (cfg->schedule, &ec->optim, err))
-        return gc_err_prefix (err, "peer %u: train/schedule: ", p->index);
-    ec->batch = (size_t) cfg->batch;
-    ec->local_steps = (uint32_t) cfg->local_steps;
-    ec->rounds = (uint64_t) cfg->rounds;
-    ec->seed = cfg->seed;
-    ec->compress = cfg->compress;
-    ec->ec = cfg->ec;
-    ec->aggregator = cfg->aggregator;
-    ec->wait = cfg->wait;
-    ec->gamma = cfg->gamma;
-    ec->staleness = (uint32_t) cfg->staleness;
-    ec->keyframe_every = (uint32_t) cfg->keyframe_every;
-    ec->keyframe_fp16 = cfg->keyframe_fp16;
-    ec->wait_timeout_ns = cfg->timeout_ms * 1000000LL;
-    ec->keyframe_interval_ns = cfg->keyframe_interval_ms * 1000000LL;
-    ec->mute_after = (uint32_t) cfg->mute_after;
-    ec->mute_for_ns = cfg->mute_for_s * 1000000000LL;
-    ec->attack = strcmp (cfg->role, "byzantine") ? NULL : cfg->attack;
-    ec->observer = p->sp->omniscient && p->byzantine ? &sim->observer : NULL;
-    ec->skip_crypto = sim->scfg->skip_crypto;
+    gc_sim_class_t *cl = &sim->classes [p->cls];
+    gc_setup_parts_t parts = { .topology = sim->topology, .key = p->key, .trust = cl->trust,
+                               .peer_ids = (const uint8_t (*) [8]) sim->ids, .train = &p->shard,
+                               .test = &sim->test };
+    if (gc_setup_engine (p->cfg, &parts, &p->ecfg, err))
+        return gc_err_prefix (err, "peer %u: ", p->index);
+    p->ecfg.observer = p->sp->omniscient && p->byzantine ? &sim->observer : NULL;
+    p->ecfg.skip_crypto = sim->scfg->skip_crypto;
     return 0;
 }
 
@@ -329,6 +301,7 @@ s_setup_result (gc_sim_t *sim, gc_err_t *err)
 }
 
 static void s_route (gc_sim_t *sim, gc_sim_peer_t *p);
+static gc_timeline_t *s_timeline_new (gc_sim_t *sim);
 static void *s_worker (void *arg);
 
 static int
@@ -354,11 +327,11 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
         return gc_err_set (err, 2, "--threads %d: 1 or 2", sim->threads);
     sim->n = sim->sc->n_peers;
     sim->peers = calloc (sim->n, sizeof *sim->peers);
-    sim->fired = calloc (sim->sc->n_events + 1, sizeof *sim->fired);
+    sim->timeline = s_timeline_new (sim);
     sim->chain_first = malloc (sim->n * sizeof *sim->chain_first);
     sim->chain_last = malloc (sim->n * sizeof *sim->chain_last);
     sim->active = malloc (sim->n * sizeof *sim->active);
-    if (!sim->peers || !sim->fired || !sim->chain_first || !sim->chain_last || !sim->active
+    if (!sim->peers || !sim->timeline || !sim->chain_first || !sim->chain_last || !sim->active
     ||  !(sim->q = gc_evq_new ()))
         return gc_err_set (err, 1, "out of memory");
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -393,11 +366,8 @@ s_setup (gc_sim_t *sim, gc_err_t *err)
         sim->worker_started = true;
     }
     //  the timeline's timed events and the run's limit
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        if (sim->sc->events [e].at_kind == GC_AT_TIME
-        &&  gc_evq_push (sim->q, llround (sim->sc->events [e].at * 1e9), GC_SIM_EV_TIMELINE, 0, e, NULL))
-            return gc_err_set (err, 1, "out of memory");
-    if (gc_evq_push (sim->q, llround (sim->sc->timeout_s * 1e9), GC_SIM_EV_TIMEOUT, 0, 0, NULL))
+    gc_timeline_start (sim->timeline);
+    if (sim->timeline_oom || gc_evq_push (sim->q, llround (sim->sc->timeout_s * 1e9), GC_SIM_EV_TIMEOUT, 0, 0, NULL))
         return gc_err_set (err, 1, "out of memory");
     //  every peer starts at time 0
     for (uint32_t i = 0; i < sim->n; i++) {
@@ -464,7 +434,7 @@ s_teardown (gc_sim_t *sim)
     free (sim->omni_models);
     free (sim->peers);
     free (sim->ids);
-    free (sim->fired);
+    gc_timeline_destroy (&sim->timeline);
     free (sim->batch);
     free (sim->round_wall);
     free (sim->round_rss_mb);
@@ -480,8 +450,8 @@ s_teardown (gc_sim_t *sim)
 }
 
 //  ---------------------------------------------------------------------------
-//  routing: the fault layer of the sender (as gossip/gc_zmq.c applies it),
-//  then the link (bandwidth, latency, jitter; in order)
+//  routing: the fault layer of the sender (gossip/gc_fault.h, as gc_zmq
+//  applies it), then the link (bandwidth, latency, jitter; in order)
 
 static void
 s_route_one (gc_sim_t *sim, gc_sim_peer_t *p, uint32_t to, gc_sim_msg_t *msg, int64_t t)
@@ -491,18 +461,10 @@ s_route_one (gc_sim_t *sim, gc_sim_peer_t *p, uint32_t to, gc_sim_msg_t *msg, in
         return;                         /* the engine only sends to its contacts */
     gc_sim_link_t *link = &p->links [ci];
     double bytes = (double) msg->hlen + (double) msg->plen;
-    if (p->drop_p > 0 && gc_rng_double (&p->rng) < p->drop_p) {
+    int64_t due;
+    if (!gc_fault_route (&p->fault, &p->rng, &link->fault_free, bytes, t, &due)) {
         sim->dropped_fault++;
         return;
-    }
-    int64_t due = t;
-    if (p->delay_ms > 0 || p->jitter_ms > 0)
-        due += (int64_t) ((p->delay_ms + p->jitter_ms * gc_rng_double (&p->rng)) * 1e6);
-    if (p->rate > 0) {
-        int64_t start = link->fault_free > t ? link->fault_free : t;
-        link->fault_free = start + (int64_t) (bytes / p->rate * 1e9);
-        if (link->fault_free > due)
-            due = link->fault_free;
     }
     //  the link: the slower end decides
     const gc_simpeer_t *a = p->sp, *b = sim->peers [to].sp;
@@ -543,57 +505,16 @@ s_route (gc_sim_t *sim, gc_sim_peer_t *p)
 }
 
 //  ---------------------------------------------------------------------------
-//  the timeline (as harness/gc_run.c fires it)
-
-static double
-s_median_round (const gc_sim_t *sim)
-{
-    //  counting: rounds are bounded by train/rounds (the median gcnet uses)
-    size_t k = 0;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint32_t i = 0; i < sim->n; i++)
-        if (!sim->peers [i].byzantine) {
-            uint64_t r = sim->peers [i].round;
-            lo = r < lo ? r : lo;
-            hi = r > hi ? r : hi;
-            k++;
-        }
-    if (k == 0)
-        return 0;
-    //  the k/2-th (and k/2-1-th) smallest by bisection on the value
-    uint64_t want [2] = { (k - 1) / 2, k / 2 };
-    double v [2];
-    for (int w = 0; w < 2; w++) {
-        uint64_t a = lo, b = hi;
-        while (a < b) {
-            uint64_t mid = a + (b - a) / 2;
-            size_t below = 0;
-            for (uint32_t i = 0; i < sim->n; i++)
-                below += !sim->peers [i].byzantine && sim->peers [i].round <= mid;
-            if (below > want [w])
-                b = mid;
-            else
-                a = mid + 1;
-        }
-        v [w] = (double) a;
-    }
-    return k % 2 ? v [1] : floor ((v [0] + v [1]) / 2);
-}
+//  the timeline's operations (harness/gc_timeline.h): engine calls; after
+//  each peer's, what it sent is routed
 
 static void
-s_record (gc_sim_t *sim, const char *text)
+s_record (gc_sim_t *sim, double round, const char *text)
 {
-    gc_result_t *res = sim->res;
-    double t = (double) sim->now * 1e-9, round = s_median_round (sim);
+    double t = (double) sim->now * 1e-9;
     if (sim->opts.log)
         fprintf (sim->opts.log, "gcsim: [%8.3f s, round %4.0f] %s\n", t, round, text);
-    gc_fired_t *grown = realloc (res->fired, (res->n_fired + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    res->fired = grown;
-    grown [res->n_fired] = (gc_fired_t) { .t = t, .round = round, .text = strdup (text) };
-    if (grown [res->n_fired].text)
-        res->n_fired++;
+    gc_result_note (sim->res, t, round, text);
 }
 
 static void
@@ -611,120 +532,100 @@ s_set_partition (gc_sim_peer_t *p, const uint32_t *allowed, size_t n)
 }
 
 static void
-s_fire_partition (gc_sim_t *sim, const gc_event_t *ev)
+s_op_kill (void *ctx, uint32_t i, bool clean)
 {
-    gc_peerset_t rest;
-    gc_peerset_all (&rest, sim->n);
-    for (size_t s = 0; s < ev->n_sides; s++)
-        for (uint32_t i = 0; i < sim->n; i++)
-            if (gc_peerset_has (&ev->sides [s], i))
-                gc_peerset_remove (&rest, i);
-    uint32_t *members = malloc (sim->n * sizeof *members);
-    if (!members)
-        return;
-    for (size_t s = 0; s <= ev->n_sides; s++) {
-        const gc_peerset_t *side = s < ev->n_sides ? &ev->sides [s] : &rest;
-        size_t k = gc_peerset_list (side, members, sim->n);
-        for (size_t m = 0; m < k; m++)
-            s_set_partition (&sim->peers [members [m]], members, k);
-    }
-    free (members);
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_kill (sim, &sim->peers [i], GC_PEER_KILLED, clean);
 }
 
 static void
-s_fire (gc_sim_t *sim, size_t e)
+s_op_freeze (void *ctx, uint32_t i, bool frozen)
 {
-    const gc_event_t *ev = &sim->sc->events [e];
-    if (sim->fired [e])
-        return;
-    sim->fired [e] = true;
-    //  events timed "after" this one are due now + their delay
-    for (size_t a = 0; a < sim->sc->n_events; a++) {
-        const gc_event_t *later = &sim->sc->events [a];
-        if (later->at_kind == GC_AT_AFTER && later->after == e && !sim->fired [a])
-            gc_evq_push (sim->q, sim->now + llround (later->at * 1e9), GC_SIM_EV_TIMELINE, 0, a, NULL);
-    }
-    char who [512], text [1024];
-    gc_peerset_format (&ev->peers, who, sizeof who);
-    if (ev->action == GC_ACT_PARTITION)
-        snprintf (text, sizeof text, "%s: %s", ev->name, ev->text);
-    else
-        snprintf (text, sizeof text, "%s: %s -> peers %s", ev->name, ev->text, who);
-    s_record (sim, text);
-    if (ev->action == GC_ACT_PARTITION) {
-        s_fire_partition (sim, ev);
-        return;
-    }
-    for (uint32_t i = 0; i < sim->n; i++) {
-        if (!gc_peerset_has (&ev->peers, i))
-            continue;
-        gc_sim_peer_t *p = &sim->peers [i];
-        p->touched = sim->rounds_moved = true;
-        switch (ev->action) {
-            case GC_ACT_KILL:
-                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
-                break;
-            case GC_ACT_TERM:
-                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, true);
-                break;
-            case GC_ACT_STOP:
-                gc_sim_peer_freeze (sim, p);
-                break;
-            case GC_ACT_CONT:
-                gc_sim_peer_thaw (sim, p);
-                break;
-            case GC_ACT_RESTART:
-                gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
-                gc_sim_peer_discard (p);
-                gc_sim_peer_spawn (sim, p, ev->resume);
-                break;
-            case GC_ACT_DROP:
-                p->drop_p = ev->value;
-                break;
-            case GC_ACT_DELAY:
-                p->delay_ms = ev->value;
-                p->jitter_ms = ev->value2;
-                break;
-            case GC_ACT_SLOW:
-                p->ctl_slow = ev->value;
-                break;
-            case GC_ACT_RATE:
-                p->rate = ev->value;
-                break;
-            case GC_ACT_HEAL:
-                s_set_partition (p, NULL, 0);
-                break;
-            case GC_ACT_PARTITION:
-                break;
-        }
-        s_route (sim, p);
-    }
+    gc_sim_t *sim = ctx;
+    (frozen ? gc_sim_peer_freeze : gc_sim_peer_thaw) (sim, &sim->peers [i]);
 }
 
-//  A dead honest peer that a restart not fired yet will bring back.
-static bool
-s_restart_pending (const gc_sim_t *sim, uint32_t i)
+//  The fault layer and `slow` live in the peer (not its engine): a restarted
+//  process keeps them, as gcnet sends them again.
+static void
+s_op_restart (void *ctx, uint32_t i, bool resume, const gc_timeline_faults_t *faults)
 {
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        if (!sim->fired [e] && sim->sc->events [e].action == GC_ACT_RESTART
-        &&  gc_peerset_has (&sim->sc->events [e].peers, i))
-            return true;
-    return false;
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_t *p = &sim->peers [i];
+    (void) faults;
+    gc_sim_peer_kill (sim, p, GC_PEER_KILLED, false);
+    gc_sim_peer_discard (p);
+    gc_sim_peer_spawn (sim, p, resume);
+}
+
+static void
+s_op_faults (void *ctx, uint32_t i, unsigned what, const gc_timeline_faults_t *faults)
+{
+    gc_sim_peer_t *p = &((gc_sim_t *) ctx)->peers [i];
+    (void) what;
+    p->fault = faults->fault;
+    p->ctl_slow = faults->slow;
+}
+
+static void
+s_op_partition (void *ctx, uint32_t i, const uint32_t *allowed, size_t n)
+{
+    s_set_partition (&((gc_sim_t *) ctx)->peers [i], allowed, n);
+}
+
+//  After an event's action on a peer: route what it sent (a killed peer's
+//  last words, a spawned one's first events).
+static void
+s_op_acted (void *ctx, uint32_t i)
+{
+    gc_sim_t *sim = ctx;
+    gc_sim_peer_t *p = &sim->peers [i];
+    p->touched = sim->rounds_moved = true;
+    s_route (sim, p);
+}
+
+static void
+s_op_record (void *ctx, double round, const char *text)
+{
+    s_record (ctx, round, text);
+}
+
+static int64_t
+s_op_round (void *ctx, uint32_t i)
+{
+    const gc_sim_t *sim = ctx;
+    return sim->peers [i].byzantine ? -1 : (int64_t) sim->peers [i].round;
+}
+
+static void
+s_op_schedule (void *ctx, size_t e, double delay_s)
+{
+    gc_sim_t *sim = ctx;
+    if (gc_evq_push (sim->q, sim->now + llround (delay_s * 1e9), GC_SIM_EV_TIMELINE, 0, e, NULL))
+        sim->timeline_oom = true;
+}
+
+static gc_timeline_t *
+s_timeline_new (gc_sim_t *sim)
+{
+    gc_timeline_ops_t ops = {
+        .ctx = sim, .kill = s_op_kill, .freeze = s_op_freeze, .restart = s_op_restart,
+        .faults = s_op_faults, .partition = s_op_partition, .acted = s_op_acted, .record = s_op_record,
+        .round = s_op_round, .schedule = s_op_schedule
+    };
+    return gc_timeline_new (sim->sc, &ops);
+}
+
+static double
+s_median_round (gc_sim_t *sim)
+{
+    return gc_timeline_median_round (sim->timeline);
 }
 
 static void
 s_after_batch (gc_sim_t *sim)
 {
-    bool any_round_event = false;
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        any_round_event |= !sim->fired [e] && sim->sc->events [e].at_kind == GC_AT_ROUND;
-    if (any_round_event) {
-        double median = s_median_round (sim);
-        for (size_t e = 0; e < sim->sc->n_events; e++)
-            if (!sim->fired [e] && sim->sc->events [e].at_kind == GC_AT_ROUND
-            &&  median >= sim->sc->events [e].at)
-                s_fire (sim, e);
-    }
+    gc_timeline_poll (sim->timeline, (double) sim->now * 1e-9);      /* the round events */
     if (sim->honest_done) {
         //  in their grace: stop as soon as nobody runs any more
         bool running = false;
@@ -738,7 +639,7 @@ s_after_batch (gc_sim_t *sim)
         const gc_sim_peer_t *p = &sim->peers [i];
         bool running = p->engine && p->phase != GC_SIM_DONE;
         if (!p->byzantine)
-            busy = running || (p->phase == GC_SIM_DOWN && s_restart_pending (sim, i));
+            busy = running || (p->phase == GC_SIM_DOWN && gc_timeline_restart_pending (sim->timeline, i));
         else
             others |= running;
     }
@@ -822,16 +723,16 @@ s_batch (gc_sim_t *sim)
     for (size_t i = 0; i < sim->n_batch && !sim->stop; i++) {
         const gc_evq_item_t *ev = &sim->batch [i];
         if (ev->kind == GC_SIM_EV_TIMELINE)
-            s_fire (sim, (size_t) ev->arg);
+            gc_timeline_fire (sim->timeline, (size_t) ev->arg, (double) sim->now * 1e-9);
         else
         if (ev->kind == GC_SIM_EV_GRACE) {
-            s_record (sim, "honest peers done; the others stopped after their grace");
+            gc_timeline_note (sim->timeline, "honest peers done; the others stopped after their grace");
             sim->stop = true;
         }
         else
         if (ev->kind == GC_SIM_EV_TIMEOUT) {
             sim->status = GC_RUN_TIMED_OUT;
-            s_record (sim, "timed out (scenario/timeout_s of virtual time): stopping every peer");
+            gc_timeline_note (sim->timeline, "timed out (scenario/timeout_s of virtual time): stopping every peer");
             sim->stop = true;
         }
     }
@@ -978,7 +879,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
             //  nothing left that could happen (e.g. honest peers frozen)
             sim->status = GC_RUN_TIMED_OUT;
             sim->now = llround (sim->sc->timeout_s * 1e9);
-            s_record (sim, "nothing left to happen: the run cannot complete");
+            gc_timeline_note (sim->timeline, "nothing left to happen: the run cannot complete");
             break;
         }
         if (s_batch (sim))
@@ -1001,15 +902,7 @@ s_loop (gc_sim_t *sim, gc_err_t *err)
             p->res->final_accuracy = p->res->stat->accuracy;
     }
     gc_result_t *res = sim->res;
-    for (size_t e = 0; e < sim->sc->n_events; e++)
-        if (!sim->fired [e]) {
-            char **grown = realloc (res->not_fired, (res->n_not_fired + 1) * sizeof *grown);
-            if (!grown)
-                break;
-            res->not_fired = grown;
-            if ((grown [res->n_not_fired] = strdup (sim->sc->events [e].name)))
-                res->n_not_fired++;
-        }
+    gc_result_not_fired (res, sim->timeline);
     res->status = sim->status;
     res->elapsed_s = (double) sim->now * 1e-9;
     return 0;

@@ -1,5 +1,5 @@
 /*  gc_sim internals, shared by gc_sim.c (setup, event loop, threads,
-    routing, timeline), gc_sim_peer.c (one peer's events) and gc_sim_report.c
+    routing, the timeline's operations), gc_sim_peer.c (one peer's events) and gc_sim_report.c
     (results). Not a public interface. */
 #ifndef GC_SIM_INTERNAL_H
 #define GC_SIM_INTERNAL_H
@@ -12,13 +12,15 @@
 #include "gc_dataset.h"
 #include "gc_engine.h"
 #include "gc_evq.h"
+#include "gc_fault.h"
 #include "gc_key.h"
 #include "gc_model.h"
 #include "gc_rng.h"
-#include "gc_run.h"
+#include "gc_result.h"
 #include "gc_scenario.h"
 #include "gc_sim.h"
 #include "gc_simcfg.h"
+#include "gc_timeline.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
 
@@ -107,8 +109,8 @@ typedef struct {
     int64_t            compute_due, freeze_t, spawn_t, deadline_pending, remaining;
     double             ctl_slow;        /* timeline `slow F` */
     uint64_t           last_seq;
-    //  fault layer of the timeline (kept across restarts, as gcnet re-applies it)
-    double             drop_p, delay_ms, jitter_ms, rate;
+    //  fault layer and `slow` of the timeline (kept across restarts, as gcnet re-applies them)
+    gc_fault_t         fault;
     uint32_t          *partition;
     size_t             n_partition;
     gc_rng_t           rng;             /* fault layer and link jitter (routing, serial) */
@@ -164,7 +166,8 @@ struct gc_sim_t {
     long               eval_every, checkpoint_every;
     gc_evq_t          *q;
     int64_t            now;
-    bool              *fired;
+    gc_timeline_t     *timeline;
+    bool               timeline_oom;    /* an event could not be queued */
     gc_result_t       *res;
     //  omniscient attackers (serial phase)
     gc_engine_observer_t observer;

@@ -2,7 +2,7 @@
 """Check gcnode metrics files (node/metrics, JSON lines), independently of
 the C code that wrote them.
 
-    check_metrics.py [--min-lines N] FILE...
+    check_metrics.py [--min-lines N] [--final-round R] FILE...
 
 Every line must parse as a JSON object (Python's strict parser: no NaN or
 Infinity), carry the documented keys, and every counter must never go down
@@ -42,10 +42,11 @@ def flatten(obj):
     return out
 
 
-def check(path, min_lines):
+def check(path, min_lines, final_round=None):
     problems = []
     previous = {}
     lines = 0
+    last_round = None
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             where = "%s:%d" % (path, number)
@@ -59,6 +60,7 @@ def check(path, min_lines):
                 problems.append("%s: not an object" % where)
                 continue
             lines += 1
+            last_round = obj.get("round")
             missing = [k for k in REQUIRED if k not in obj]
             if missing:
                 problems.append("%s: missing %s" % (where, ", ".join(missing)))
@@ -75,23 +77,29 @@ def check(path, min_lines):
             previous = current
     if lines < min_lines:
         problems.append("%s: %d lines, expected at least %d" % (path, lines, min_lines))
+    if final_round is not None and last_round != final_round:
+        problems.append("%s: the last line is round %s, expected %d" % (path, last_round, final_round))
     return problems
 
 
 def main(argv):
     min_lines = 1
+    final_round = None
     files = []
     i = 1
     while i < len(argv):
         if argv[i] == "--min-lines":
             min_lines = int(argv[i + 1])
             i += 2
+        elif argv[i] == "--final-round":
+            final_round = int(argv[i + 1])
+            i += 2
         else:
             files.append(argv[i])
             i += 1
     problems = []
     for path in files:
-        problems += check(path, min_lines)
+        problems += check(path, min_lines, final_round)
     for p in problems:
         print(p)
     print("%d file(s), %d problem(s)" % (len(files), len(problems)))

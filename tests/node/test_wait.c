@@ -1,9 +1,10 @@
-/*  Wait policies: when each declares the round over. */
+/*  Wait policies: when each declares the round over; the registry walked. */
 #include "gc_test.h"
 
 #include <string.h>
 
 #include "gc_wait.h"
+#include "gc_wait_policy.h"
 
 #define MS 1000000LL
 
@@ -97,6 +98,54 @@ test_bad_specs (void **state)
     }
 }
 
+//  The registry (gc_wait_policies.c) walked: each policy parses its example
+//  and ends a round by its target or the deadline, refuses its malformed
+//  spec naming it; an unknown name gets the registry's list.
+static void
+test_registry (void **state)
+{
+    size_t count = 0;
+    for (size_t i = 0; gc_wait_policies [i]; i++, count++) {
+        const gc_wait_policy_t *p = gc_wait_policies [i];
+        assert_ptr_equal (gc_wait_policy_find (p->name), p);
+        assert_true (!strncmp (p->usage, p->name, strlen (p->name)));
+        gc_err_t err = { 0 };
+        gc_wait_t *w = gc_wait_new (p->example, 4, 2, 100 * MS, &err);
+        if (!w)
+            fail_msg ("%s: its example '%s' fails: %s", p->name, p->example, err.msg);
+        assert_string_equal (gc_wait_name (w), p->example);
+        size_t target = gc_wait_target (w);
+        assert_true (target <= 4);
+        gc_wait_begin (w, 0);
+        bool fresh [4] = { false };
+        for (size_t j = 0; j < target; j++) {
+            assert_false (gc_wait_ready (w, fresh, MS));
+            fresh [j] = true;
+        }
+        assert_true (gc_wait_ready (w, fresh, MS));
+        memset (fresh, 0, sizeof fresh);
+        assert_true (gc_wait_ready (w, fresh, gc_wait_deadline (w)));
+        int64_t arrival [4] = { MS, 2 * MS, -1, -1 };
+        gc_wait_end (w, arrival, 100 * MS);
+        assert_true (gc_wait_target (w) <= 4);
+        gc_wait_destroy (&w);
+        err = (gc_err_t) { 0 };
+        assert_null (gc_wait_new (p->malformed, 4, 2, MS, &err));
+        if (!strstr (err.msg, p->malformed))
+            fail_msg ("%s: '%s' does not name '%s'", p->name, err.msg, p->malformed);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal (gc_wait_policies [j]->name, p->name);
+    }
+    assert_true (count >= 3);
+    char known [128];
+    gc_wait_known (known, sizeof known);
+    gc_err_t err = { 0 };
+    assert_null (gc_wait_new ("fastest:2", 4, 1, MS, &err));
+    for (size_t i = 0; gc_wait_policies [i]; i++)
+        if (!strstr (err.msg, gc_wait_policies [i]->usage) || !strstr (known, gc_wait_policies [i]->usage))
+            fail_msg ("'%s' does not list %s", err.msg, gc_wait_policies [i]->usage);
+}
+
 int
 main (void)
 {
@@ -105,6 +154,7 @@ main (void)
         cmocka_unit_test (test_adaptive_drops_and_readmits_a_straggler),
         cmocka_unit_test (test_adaptive_stops_waiting_for_the_dead),
         cmocka_unit_test (test_bad_specs),
+        cmocka_unit_test (test_registry),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

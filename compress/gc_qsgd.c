@@ -1,16 +1,16 @@
-/*  Quantisers: QSGD (s levels, stochastic rounding, an L2 norm per bucket)
-    and scaled sign (one bit per entry, a mean |x| per bucket). */
+/*  QSGD: s levels, stochastic rounding, an L2 norm per bucket; and the
+    LSB-first bit packing its codes travel in (the reader unpacks with it). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "gc_compress_internal.h"
+#include "gc_compress_method.h"
 #include "gc_payload.h"
 #include "gc_rng.h"
 
-#if GC_HAVE_AVX512
-#   include <immintrin.h>
-#endif
+#define S_DEFAULT_LEVELS 16
+#define S_DEFAULT_BUCKET 512
 
 unsigned
 gc_qsgd_bits (uint32_t levels)
@@ -19,13 +19,6 @@ gc_qsgd_bits (uint32_t levels)
     return 32u - (unsigned) __builtin_clz (2 * levels);
 }
 
-static inline void
-s_put_f32 (uint8_t *p, float v)
-{
-    uint32_t u;
-    memcpy (&u, &v, 4);
-    gc_put_u32 (p, u);
-}
 
 //  Eight codes fill exactly `bits` bytes, so every group starts on a byte.
 //  A group is formed in a 64-bit (bits <= 8) or 128-bit word and stored
@@ -139,22 +132,6 @@ s_sum_sq (const float *restrict x, size_t n)
     return total;
 }
 
-static double
-s_sum_abs (const float *restrict x, size_t n)
-{
-    double acc [8] = { 0 };
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int t = 0; t < 8; t++)
-            acc [t] += fabs ((double) x [i + t]);
-    double total = 0;
-    for (int t = 0; t < 8; t++)
-        total += acc [t];
-    for (; i < n; i++)
-        total += fabs ((double) x [i]);
-    return total;
-}
-
 #define S_CHUNK 512
 
 //  code[i] = s + sign(x_i) * level_i, level_i = floor(|x_i| / norm * s + u_i),
@@ -186,10 +163,31 @@ s_codes (const float *restrict x, size_t n, float norm, uint32_t s, gc_rng_t *rn
     }
 }
 
-int
-gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
-                size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
+static int
+s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
+    double v;
+    self->levels = S_DEFAULT_LEVELS;
+    self->bucket = S_DEFAULT_BUCKET;
+    int got = gc_compress_opt_number (sp, at, 1, GC_QSGD_MAX_LEVELS, true, "qsgd levels", &v, err);
+    if (got < 0)
+        return -1;
+    if (got)
+        self->levels = (uint32_t) v;
+    return gc_compress_opt_buckets (self, sp, at, 1, err);
+}
+
+static void
+s_describe (const gc_compressor_t *self, char *buf, size_t size)
+{
+    snprintf (buf, size, "qsgd:%u:bucket=%u", self->levels, self->bucket);
+}
+
+static int
+s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t seed,
+          size_t lo, size_t hi, gc_buf_t *out, gc_err_t *err)
+{
+    (void) seed;
     const gc_layout_t *layout = &self->layout;
     uint32_t s = self->levels;
     unsigned bits = gc_qsgd_bits (s);
@@ -218,7 +216,7 @@ gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
             size_t b0 = b * bucket, end = b0 + bucket < count ? b0 + bucket : count;
             double norm = sqrt (s_sum_sq (src + b0, end - b0));
             float nf = norm > FLT_MAX ? FLT_MAX : (float) norm;
-            s_put_f32 (norms + 4 * b, nf);
+            gc_put_f32 (norms + 4 * b, nf);
             if (nf == 0.0f) {
                 for (size_t i = b0; i < end; i++)
                     code [i] = s;           /* level 0 */
@@ -234,63 +232,11 @@ gc_qsgd_encode (gc_compressor_t *self, const float *x, uint64_t round,
     return 0;
 }
 
-//  bits[i/8] bit i%8 = x[i] < 0, for n entries (the padding bits zero).
-static void
-s_sign_bits (uint8_t *restrict bits, const float *restrict x, size_t n)
-{
-    size_t i = 0;
-#if GC_HAVE_AVX512
-    if (gc_compress_simd) {
-        const __m512 zero = _mm512_setzero_ps ();
-        for (; i + 16 <= n; i += 16) {
-            __mmask16 m = _mm512_cmp_ps_mask (_mm512_loadu_ps (x + i), zero, _CMP_LT_OQ);
-            gc_put_u16 (bits + i / 8, (uint16_t) m);
-        }
-    }
-#endif
-    for (; i + 8 <= n; i += 8) {
-        unsigned byte = 0;
-        for (unsigned t = 0; t < 8; t++)
-            byte |= (unsigned) (x [i + t] < 0) << t;
-        bits [i / 8] = (uint8_t) byte;
-    }
-    if (i < n) {
-        unsigned byte = 0;
-        for (unsigned t = 0; i + t < n; t++)
-            byte |= (unsigned) (x [i + t] < 0) << t;
-        bits [i / 8] = (uint8_t) byte;
-    }
-}
-
-static float
-s_mean_abs (const float *restrict x, size_t n)
-{
-    double m = s_sum_abs (x, n) / (double) n;
-    return m > FLT_MAX ? FLT_MAX : (float) m;
-}
-
-int
-gc_sign_encode (gc_compressor_t *self, const float *x, size_t lo, size_t hi,
-                gc_buf_t *out, gc_err_t *err)
-{
-    const gc_layout_t *layout = &self->layout;
-    for (size_t l = lo; l < hi; l++) {
-        const gc_layer_t *layer = &layout->layers [l];
-        uint32_t count = (uint32_t) layer->count;
-        uint32_t bucket = self->bucket && self->bucket < count ? self->bucket : count;
-        size_t nb = ((size_t) count + bucket - 1) / bucket;
-        size_t bytes = ((size_t) count + 7) / 8;
-        uint8_t *p = gc_payload_section (out, layout, l, GC_ENC_SIGN, GC_VAL_FP32,
-                                         4 + 4 * nb + bytes, err);
-        if (!p)
-            return -1;
-        gc_put_u32 (p, bucket);
-        const float *src = x + layer->offset;
-        for (size_t b = 0; b < nb; b++) {
-            size_t b0 = b * bucket, end = b0 + bucket < count ? b0 + bucket : count;
-            s_put_f32 (p + 4 + 4 * b, s_mean_abs (src + b0, end - b0));
-        }
-        s_sign_bits (p + 4 + 4 * nb, src, count);
-    }
-    return 0;
-}
+const gc_compress_method_t gc_method_qsgd = {
+    .name = "qsgd", .wire_id = GC_METHOD_QSGD,
+    .usage = "qsgd[:LEVELS=16][:bucket=512]",
+    .help = "LEVELS levels per sign, stochastic rounding (unbiased), an L2 norm per bucket",
+    .example = "qsgd:3:bucket=7", .malformed = "qsgd:4:fp16",
+    .sections = GC_SECTION_BIT (GC_ENC_QSGD, GC_VAL_FP32),
+    .parse = s_parse, .describe = s_describe, .encode = s_encode,
+};
