@@ -28,8 +28,11 @@
 
 typedef enum {
     GC_DELIVER_OK = 0,
-    GC_DELIVER_REJECTED,        /* authenticated sender, message refused */
-    GC_DELIVER_UNAUTHENTICATED  /* could not be attributed to a trusted key */
+    GC_DELIVER_REJECTED,        /* the authenticated author's own fault: refused, counted
+                                   against it (the engine mutes it) */
+    GC_DELIVER_UNAUTHENTICATED  /* not the author's fault, count against the connection:
+                                   not attributable to a trusted key, relayed to a peer it
+                                   has no edge with, or claiming a muted sender */
 } gc_deliver_t;
 
 typedef gc_deliver_t (*gc_zmq_deliver_fn) (void *ctx, const uint8_t *header, size_t header_len,

@@ -26,6 +26,7 @@
 #include "gc_time.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
+#include "gc_wire.h"
 #include "gc_zmq.h"
 
 #define S_CMD "run"
@@ -48,7 +49,42 @@ typedef struct {
     atomic_int     stop;            /* end the run as on SIGTERM */
     _Atomic double accuracy;        /* last evaluation, for status */
     gc_ops_t      *ops;             /* discovery, CURVE, status, HTTP, systemd */
+    gc_checkpoint_t ckpt_bind;      /* network, peer and run every checkpoint carries */
 } s_peer_t;
+
+//  Stamp c with what binds it to this run (gc_checkpoint.h).
+static void
+s_checkpoint_bind (const s_peer_t *p, gc_checkpoint_t *c)
+{
+    memcpy (c->network, p->ckpt_bind.network, sizeof c->network);
+    memcpy (c->peer, p->ckpt_bind.peer, sizeof c->peer);
+    memcpy (c->run, p->ckpt_bind.run, sizeof c->run);
+}
+
+static int
+s_lease_persist (void *ctx, uint64_t end, gc_err_t *err)
+{
+    return gc_checkpoint_lease_write (((s_peer_t *) ctx)->cfg->checkpoint_dir, end, err);
+}
+
+//  At start: a checkpoint directory that cannot be used is fatal, a fresh
+//  run does not mix with an earlier run's checkpoints, and seqs continue
+//  past the stored lease (not from the wall clock).
+static int
+s_checkpoint_open (s_peer_t *p, gc_err_t *err)
+{
+    gc_checkpoint_t *b = &p->ckpt_bind;
+    uint64_t floor = 0;
+    if (gc_wire_network_id (p->cfg->network, b->network, err)
+    ||  gc_checkpoint_new_run (b->run, err))
+        return -1;
+    memcpy (b->peer, p->ids [p->cfg->index], sizeof b->peer);
+    if (gc_checkpoint_open (p->cfg->checkpoint_dir, b, p->resume, err)
+    ||  gc_checkpoint_lease_read (p->cfg->checkpoint_dir, &floor, err) < 0)
+        return -1;
+    gc_engine_seq_lease (p->engine, floor, s_lease_persist, p);
+    return 0;
+}
 
 static void
 s_help (void)
@@ -439,6 +475,7 @@ s_resume (s_peer_t *p, gc_err_t *err)
 {
     size_t n = gc_engine_n_params (p->engine);
     gc_checkpoint_t c = { .n = n };
+    s_checkpoint_bind (p, &c);
     snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
     c.x = malloc (n * sizeof (float));
     c.v = malloc (n * sizeof (float));
@@ -448,6 +485,7 @@ s_resume (s_peer_t *p, gc_err_t *err)
                         : gc_err_set (err, GC_E_NOMEM, "out of memory");
     if (rc == 0) {
         gc_engine_restore (p->engine, c.round, c.seq, c.x, c.v);
+        memcpy (p->ckpt_bind.run, c.run, sizeof c.run);    /* continue that run */
         gc_log_info ("resumed from %s (round %llu)", path, (unsigned long long) c.round);
     }
     else
@@ -466,6 +504,7 @@ s_checkpoint (s_peer_t *p)
     gc_checkpoint_t c = { .n = gc_engine_n_params (p->engine) };
     const float *x, *v;
     gc_engine_snapshot (p->engine, &c.round, &c.seq, &x, &v);
+    s_checkpoint_bind (p, &c);
     snprintf (c.spec, sizeof c.spec, "%s", gc_engine_model_spec (p->engine));
     c.x = (float *) x;
     c.v = (float *) v;
@@ -556,6 +595,8 @@ gc_cmd_run (int argc, char **argv)
         rc = gc_cli_error (S_CMD, &err);
     else
     if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))
+        rc = gc_cli_failure (S_CMD, "%s", err.msg);
+    if (rc == 0 && *p.cfg->checkpoint_dir && s_checkpoint_open (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);
     if (rc == 0 && p.resume && s_resume (&p, &err))
         rc = gc_cli_failure (S_CMD, "%s", err.msg);

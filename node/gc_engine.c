@@ -26,6 +26,7 @@ static const char *s_engine_reasons [] = {
     [GC_REJECT_NONFINITE - GC_REJECT_NOT_NEIGHBOUR] = "nonfinite",
     [GC_REJECT_RATE_LIMITED - GC_REJECT_NOT_NEIGHBOUR] = "rate_limited",
     [GC_REJECT_MUTED - GC_REJECT_NOT_NEIGHBOUR] = "muted",
+    [GC_REJECT_BAD_ROUND - GC_REJECT_NOT_NEIGHBOUR] = "bad_round",
 };
 
 const char *
@@ -271,7 +272,8 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
         return NULL;
     }
     //  Sequence numbers continue across restarts: start from the wall clock
-    //  (a simulator passes its virtual clock).
+    //  (a simulator passes its virtual clock); gc_engine_seq_lease raises it
+    //  past a persisted lease, so that a clock stepped back cannot reuse seqs.
     self->seq = cfg->seq_start ? cfg->seq_start : (uint64_t) gc_wall_ms () * 1000;
     return self;
 }
@@ -325,6 +327,35 @@ gc_engine_destroy (gc_engine_t **self_p)
 
 //  ---------------------------------------------------------------------------
 //  sending
+
+//  A phase uses far fewer seqs than this (a delta, keyframes and requests
+//  per neighbour, a role's extras), so a lease checked at each phase's
+//  start covers every seq the phase takes.
+#define S_LEASE_MARGIN (1ULL << 20)
+
+void
+gc_engine_seq_lease (gc_engine_t *self, uint64_t floor, gc_engine_lease_fn persist, void *ctx)
+{
+    GC_ENGINE_ENTER (self->trainer_busy);
+    if (floor > self->seq)
+        self->seq = floor;
+    self->lease.persist = persist;
+    self->lease.ctx = ctx;
+    self->lease.end = self->seq;        /* nothing above is covered yet */
+    GC_ENGINE_LEAVE (self->trainer_busy);
+}
+
+static int
+s_lease (gc_engine_t *self, gc_err_t *err)
+{
+    if (!self->lease.persist || self->seq + S_LEASE_MARGIN <= self->lease.end)
+        return 0;
+    uint64_t end = self->seq + 2 * S_LEASE_MARGIN;
+    if (self->lease.persist (self->lease.ctx, end, err))
+        return gc_err_prefix (err, "sequence lease: ");
+    self->lease.end = end;
+    return 0;
+}
 
 int
 gc_engine_send (gc_engine_t *self, const uint32_t *dests, size_t n, int type, uint8_t flags,
@@ -392,8 +423,8 @@ gc_engine_start (gc_engine_t *self, int64_t now)
     (void) now;
     GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_START);
-    int rc = 0;
-    if (!self->role.ops->silent) {
+    int rc = s_lease (self, NULL);
+    if (rc == 0 && !self->role.ops->silent) {
         //  HELLO payload: the announcing peer's model spec, so a mismatch is
         //  visible in the receiver's log (it is not used for decisions).
         const char *spec = gc_model_spec (self->learn.model);
@@ -434,7 +465,7 @@ gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
     GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_PUBLISH);
-    int rc = self->role.ops->publish (self, &self->role, now, err)
+    int rc = s_lease (self, err) || self->role.ops->publish (self, &self->role, now, err)
           || gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err) ? -1 : 0;
     GC_ENGINE_LEAVE (self->trainer_busy);
     return rc;
@@ -497,7 +528,7 @@ s_gather (gc_engine_t *self, const float *centre)
     for (size_t i = 0; i < self->n_in; i++) {
         gc_replica_t *r = &self->replicas [i];
         pthread_mutex_lock (&r->lock);
-        if (r->synced && r->round + self->cfg.staleness >= self->round) {
+        if (r->synced && !gc_round_staler (self->round, r->round, self->cfg.staleness)) {
             self->inputs [k] = r->x;
             self->weights [k] = gc_topology_weight (self->cfg.topology, me, r->peer);
             self->input_replica [k++] = (int) i;
@@ -563,8 +594,13 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
                                   self->learn.agg, &aerr);
         if (rc == 0 || aerr.code != GC_E_NONFINITE)
             break;
-        s_drop_input (self, &k, (size_t) gc_robust_bad_input (self->gossip.robust));
+        //  the rule must name an input it was given; if it names none (-1)
+        //  or one out of range, skip the mix rather than index outside
+        int bad = gc_robust_bad_input (self->gossip.robust);
         rc = -1;
+        if (bad < 0 || (size_t) bad >= k)
+            break;
+        s_drop_input (self, &k, (size_t) bad);
     }
     s_release (self);
     atomic_store (&self->ctr.mixed_inputs, rc == 0 ? k : 0);
@@ -644,6 +680,7 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->partitioned = gc_counter_get (&c->partitioned);
     out->diverged = gc_counter_get (&c->diverged);
     out->rejected = gc_counter_get (&c->rejected);
+    out->verifies = gc_counter_get (&c->verifies);
     out->dense_equiv_bytes = gc_counter_get (&c->dense_equiv);
     out->last_loss = gc_gauge_get (&c->last_loss);
     out->last_wait_s = gc_gauge_get (&c->last_wait_s);
@@ -749,7 +786,7 @@ gc_engine_staleness (gc_engine_t *self, uint32_t peer)
         return -1;
     gc_replica_t *r = &self->replicas [c->in];
     pthread_mutex_lock (&r->lock);
-    int64_t lag = r->synced ? (int64_t) self->round - (int64_t) r->round : -1;
+    int64_t lag = r->synced ? gc_round_lag (self->round, r->round) : -1;
     pthread_mutex_unlock (&r->lock);
     return lag;
 }

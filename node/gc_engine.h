@@ -126,6 +126,7 @@ enum {
     GC_REJECT_NONFINITE,            /* replica went NaN/Inf: left out, resynced */
     GC_REJECT_RATE_LIMITED,         /* keyframe requests too often */
     GC_REJECT_MUTED,                /* dropped: the sender is muted */
+    GC_REJECT_BAD_ROUND,            /* signed round beyond the run's last (node/rounds) */
     GC_REJECT_LAST
 };
 #define GC_ENGINE_NREASONS (GC_REJECT_LAST - GC_REJECT_NOT_NEIGHBOUR + 32)
@@ -143,6 +144,7 @@ typedef struct {
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
+    uint64_t verifies;                          /* header signatures checked (Ed25519) */
     double   last_loss;
     double   last_wait_s, total_wait_s;
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
@@ -187,6 +189,18 @@ void         gc_engine_snapshot (gc_engine_t *self, uint64_t *round, uint64_t *s
 /*  Resume from a checkpoint: model, momentum, round. The peer announces its
     model as a new state by keyframe at the next publish and asks every
     neighbour for a keyframe (its replicas are out of date). */
+/*  Sequence numbers that continue across restarts without trusting the wall
+    clock (docs/PROTOCOL.md section 6): every seq up to `floor` may have been
+    used before, so only larger ones are used; and before a seq beyond the
+    persisted lease is used, persist(ctx, end, err) must have stored a new
+    lease end (called on the trainer thread by start and publish, a few
+    times per million seqs). A failure fails that phase: nothing is sent
+    under a seq the next start could not know of. Call before
+    gc_engine_start; without it the engine starts from seq_start or the
+    wall clock, as before. */
+typedef int (*gc_engine_lease_fn) (void *ctx, uint64_t end, gc_err_t *err);
+void         gc_engine_seq_lease (gc_engine_t *self, uint64_t floor, gc_engine_lease_fn persist,
+                                  void *ctx);
 void         gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq,
                                 const float *x, const float *v);
 const char  *gc_engine_model_spec (const gc_engine_t *self);

@@ -79,6 +79,24 @@ gc_gauge_add (gc_gauge_t *g, double v)
     gc_gauge_set (g, gc_gauge_get (g) + v);
 }
 
+//  Round arithmetic that cannot wrap, whatever a replica's round (bounded by
+//  node/rounds on receipt, but the configuration bounds nothing itself).
+//  lag: how far `them` is behind `me`, negative when ahead, saturated.
+static inline int64_t
+gc_round_lag (uint64_t me, uint64_t them)
+{
+    uint64_t d = me >= them ? me - them : them - me;
+    int64_t m = d > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) d;
+    return me >= them ? m : -m;
+}
+
+//  `them` is more than `staleness` rounds behind `me`.
+static inline bool
+gc_round_staler (uint64_t me, uint64_t them, uint64_t staleness)
+{
+    return me > them && me - them > staleness;
+}
+
 //  Replica of one in-neighbour: the last verified state of that peer. x is
 //  what is read: own (written in place), or, when own is NULL, a state held
 //  from the shared store.
@@ -146,7 +164,7 @@ typedef struct {
     gc_counter_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                  keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
                  gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
-                 partitioned, diverged;
+                 partitioned, diverged, verifies;
     gc_counter_t unknown_reasons [GC_ENGINE_NREASONS];
     gc_gauge_t   last_loss, last_wait_s, total_wait_s;          /* trainer */
     gc_gauge_t   t_train, t_compress, t_sign, t_aggregate;      /* trainer */
@@ -166,6 +184,11 @@ struct gc_engine_t {
     //  protocol state
     _Atomic uint64_t     round;     /* [A] written by the trainer, read by stats */
     uint64_t             seq;       /* [T] last seq used */
+    struct {                        /* [T] gc_engine_seq_lease */
+        gc_engine_lease_fn persist;
+        void              *ctx;
+        uint64_t           end;     /* seqs up to here are covered by a stored lease */
+    } lease;
     uint64_t             state;     /* [T] id of pub */
     uint8_t              header [GC_WIRE_HEADER_SIZE];   /* [T] the last header sent */
     //  neighbours [C] (their elements say how they are shared)

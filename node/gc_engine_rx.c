@@ -8,7 +8,9 @@
 //    4. attribution: the verified sender is one of our peers
 //    5. type rules: is it a neighbour for this type, rate limits
 //    6. apply: payload decoded into the replica (gc_replica.c)
-//  Every rejection is counted once, by reason and by (claimed) peer.
+//  Every rejection is counted once, by reason; against the sender's peer
+//  index only when it is the author's own fault (authenticated, with an
+//  edge for the type), unattributed otherwise.
 #include "gc_engine_internal.h"
 
 #include "gc_time.h"
@@ -51,20 +53,32 @@ s_reject_authenticated (gc_engine_t *self, gc_contact_t *c, int reason, int64_t 
 }
 
 //  Step 2: cheap checks on the claimed sender before any cryptography: a
-//  muted sender, or one on the other side of an emulated partition.
-static bool
-s_prefiltered (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
+//  sender on the other side of an emulated partition (REJECTED: the fault
+//  is ours, the connection is not to blame), or a muted one
+//  (UNAUTHENTICATED: whoever claims a muted key counts against its
+//  connection). GC_DELIVER_OK: go on.
+static gc_deliver_t
+s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
 {
     gc_contact_t *c = gc_engine_contact (self, s_peer_of (self, h->sender));
     if (c && atomic_load_explicit (&c->blocked, memory_order_relaxed)) {
         gc_counter_add (&self->ctr.partitioned, 1);
-        return true;
+        return GC_DELIVER_REJECTED;
     }
     if (c && c->muted_until > now) {
         gc_engine_count (self, c, GC_REJECT_MUTED);
-        return true;
+        return GC_DELIVER_UNAUTHENTICATED;
     }
-    return false;
+    return GC_DELIVER_OK;
+}
+
+//  Whether gc_wire_rx_verify got as far as the signature: the checks before
+//  it (network, trust store, replay window) are the only cheap refusals.
+static bool
+s_verify_spent (const gc_engine_t *self, int reason)
+{
+    return !self->cfg.skip_crypto && reason != GC_WIRE_WRONG_NETWORK
+        && reason != GC_WIRE_UNKNOWN_SENDER && reason != GC_WIRE_REPLAY && reason != GC_WIRE_STALE;
 }
 
 //  Step 5: which edge a message type needs. DELTA and KEYFRAME come from an
@@ -94,25 +108,39 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     gc_err_t err = { 0 };
     int reason = gc_wire_rx_parse (self->rx, header, header_len, payload, payload_len, &h, &err);
     if (reason == GC_WIRE_OK) {
-        if (s_prefiltered (self, &h, now))
-            return GC_DELIVER_REJECTED;
+        //  a muted (or partitioned) sender costs no verify
+        gc_deliver_t d = s_prefilter (self, &h, now);
+        if (d != GC_DELIVER_OK)
+            return d;
         double t0 = gc_now_s ();
         reason = gc_wire_rx_verify (self->rx, header, &h, payload, payload_len,
                                     !self->cfg.skip_crypto, NULL, &err);
         gc_gauge_add (&self->ctr.t_verify, gc_now_s () - t0);
+        if (s_verify_spent (self, reason))
+            gc_counter_add (&self->ctr.verifies, 1);
     }
-    //  A header that parsed names its (claimed) sender: count against it.
-    uint32_t peer = reason == GC_WIRE_OK || reason > GC_WIRE_BAD_FIELD ? s_peer_of (self, h.sender)
-                                                                       : UINT32_MAX;
-    gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
+    //  Nothing before the signature (and a replay of an authentic message
+    //  after it) proves who sent this: whoever forged or relayed it is the
+    //  connection's, so the claimed sender's counters stay clean.
     if (reason != GC_WIRE_OK) {
-        gc_engine_count (self, c, reason);
+        gc_engine_count (self, NULL, reason);
         return GC_DELIVER_UNAUTHENTICATED;
     }
-    if (peer == UINT32_MAX)
-        return s_reject_authenticated (self, NULL, GC_REJECT_UNKNOWN_PEER, now);
-    if (!s_has_edge (c, h.type))
-        return s_reject_authenticated (self, c, GC_REJECT_NOT_NEIGHBOUR, now);
+    //  Authentic, but a signed header names no recipient: a peer we have no
+    //  edge with for this type (or no peer of ours at all) reached us through
+    //  a relay or a misconfigured sender, so it costs the author nothing.
+    uint32_t peer = s_peer_of (self, h.sender);
+    gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
+    if (peer == UINT32_MAX || !s_has_edge (c, h.type)) {
+        gc_engine_count (self, NULL, peer == UINT32_MAX ? GC_REJECT_UNKNOWN_PEER
+                                                        : GC_REJECT_NOT_NEIGHBOUR);
+        return GC_DELIVER_UNAUTHENTICATED;
+    }
+    //  The author signed this round: past the run's last one it is a lie
+    //  (every honest peer stops there), and bounding it keeps the round
+    //  arithmetic of freshness, staleness and catch-up far from overflow.
+    if (h.round > self->cfg.rounds)
+        return s_reject_authenticated (self, c, GC_REJECT_BAD_ROUND, now);
     switch (h.type) {
         case GC_MSG_DELTA:
             reason = gc_replica_on_delta (self, c, &h, payload, payload_len, now);

@@ -214,7 +214,7 @@ gc_replica_catch_up (gc_engine_t *self)
             rounds [j - 1] = t;
         }
     uint64_t median = rounds [(m - 1) / 2];
-    if (median > self->round + self->cfg.staleness) {
+    if (median > self->round && median - self->round > self->cfg.staleness) {
         self->round = median < self->cfg.rounds ? median : self->cfg.rounds;
         gc_counter_add (&self->ctr.catchups, 1);
     }
