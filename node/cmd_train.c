@@ -133,6 +133,11 @@ s_load_data (const s_opts_t *o, const gc_model_t *model, gc_dataset_t *train, gc
         gc_dataset_free (test);
         return rc;
     }
+    if (gc_model_check_data (model, train, o->data ? o->data : GC_DEFAULT_DATA_DIR, &err)) {
+        gc_dataset_free (train);
+        gc_dataset_free (test);
+        return gc_cli_usage_error (S_CMD, "--model: %s", err.msg);
+    }
     gc_dataset_standardise (train, test);
     return 0;
 }

@@ -67,6 +67,9 @@ s_load_split (const char *dir, const char *images_name, const char *labels_name,
     if (rc == 0) {
         out->n = images.dims [0];
         out->dim = (size_t) images.dims [1] * images.dims [2];
+        out->channels = 1;
+        out->height = images.dims [1];
+        out->width = images.dims [2];
         out->n_classes = 10;
         out->x = gc_falloc (images.count);
         out->y = malloc (out->n);
@@ -96,9 +99,9 @@ gc_dataset_load_mnist (const char *dir, gc_dataset_t *train, gc_dataset_t *test,
         gc_dataset_free (train);
         return -1;
     }
-    if (train->dim != test->dim) {
-        gc_err_set (err, 1, "%s: train images have %zu pixels, test images %zu",
-                    dir, train->dim, test->dim);
+    if (train->height != test->height || train->width != test->width) {
+        gc_err_set (err, 1, "%s: train images are %zux%zu, test images %zux%zu",
+                    dir, train->height, train->width, test->height, test->width);
         gc_dataset_free (train);
         gc_dataset_free (test);
         return -1;
@@ -176,6 +179,9 @@ gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t dim,
     for (int s = 0; rc == 0 && s < 2; s++) {
         splits [s]->n = sizes [s];
         splits [s]->dim = dim;
+        splits [s]->channels = dim;
+        splits [s]->height = 1;
+        splits [s]->width = 1;
         splits [s]->n_classes = n_classes;
         splits [s]->x = gc_falloc (sizes [s] * dim);
         splits [s]->y = malloc (sizes [s]);
@@ -230,6 +236,9 @@ gc_dataset_subset (const gc_dataset_t *src, const uint32_t *idx, size_t count,
     memset (out, 0, sizeof *out);
     out->n = count;
     out->dim = src->dim;
+    out->channels = src->channels;
+    out->height = src->height;
+    out->width = src->width;
     out->n_classes = src->n_classes;
     out->x = gc_falloc ((count ? count : 1) * src->dim);
     out->y = malloc (count ? count : 1);

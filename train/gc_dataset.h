@@ -17,6 +17,10 @@
 typedef struct {
     size_t    n;            /* samples */
     size_t    dim;          /* features per sample */
+    /*  Shape of a sample, channels x height x width = dim (NCHW, so a sample
+        is channel planes of rows); 0 x 0 x 0 when unknown. Images from IDX
+        files are 1 x rows x cols, synthetic features dim x 1 x 1. */
+    size_t    channels, height, width;
     int       n_classes;
     float    *x;            /* n * dim, owned (gc_mem) */
     uint8_t  *y;            /* n labels in [0, n_classes), owned */
