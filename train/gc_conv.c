@@ -35,15 +35,19 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t m, float *col)
                     float *d = dst + n * P;
                     for (long oy = 0; oy < oh; oy++, d += ow) {
                         long iy = oy * s - pad + ki;
+                        //  rows are short (7 to 32 floats): plain loops, which
+                        //  the compiler vectorises, beat memcpy's call
                         if (iy < 0 || iy >= h) {
-                            memset (d, 0, (size_t) ow * sizeof (float));
+                            for (long ox = 0; ox < ow; ox++)
+                                d [ox] = 0.0f;
                             continue;
                         }
                         const float *row = src + iy * w + kj - pad;
                         for (long ox = 0; ox < lo; ox++)
                             d [ox] = 0.0f;
                         if (s == 1)
-                            memcpy (d + lo, row + lo, (size_t) (hi - lo) * sizeof (float));
+                            for (long ox = lo; ox < hi; ox++)
+                                d [ox] = row [ox];
                         else
                             for (long ox = lo; ox < hi; ox++)
                                 d [ox] = row [ox * s];
@@ -184,6 +188,29 @@ gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, 
     }
 }
 
+//  Sums of x and of (x - mean)^2 over n floats in 16 lanes, which the
+//  compiler vectorises (a single float or double accumulator it cannot
+//  reorder); the lanes are added in double.
+static double
+s_sum (const float *x, size_t n, float mean, bool square)
+{
+    float lane [16] = { 0 };
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) {
+            float d = x [i + j] - mean;
+            lane [j] += square ? d * d : d;
+        }
+    double total = 0;
+    for (; i < n; i++) {
+        double d = (double) x [i] - mean;
+        total += square ? d * d : d;
+    }
+    for (int j = 0; j < 16; j++)
+        total += lane [j];
+    return total;
+}
+
 //  The channels of a group are contiguous in NCHW: a group of one sample is
 //  one run of (c / groups) h w floats.
 void
@@ -195,15 +222,9 @@ gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
         for (size_t g = 0; g < G; g++) {
             size_t base = (n * op->c + g * cg) * hw;
             const float *src = x + base;
-            double sum = 0, sq = 0;
-            for (size_t i = 0; i < M; i++)
-                sum += src [i];
-            double mean = sum / (double) M;
-            for (size_t i = 0; i < M; i++) {
-                double d = src [i] - mean;
-                sq += d * d;
-            }
-            float mu = (float) mean, rstd = (float) (1.0 / sqrt (sq / (double) M + S_GN_EPS));
+            float mu = (float) (s_sum (src, M, 0.0f, false) / (double) M);
+            double sq = s_sum (src, M, mu, true);
+            float rstd = (float) (1.0 / sqrt (sq / (double) M + S_GN_EPS));
             stats [2 * (n * G + g)] = mu;
             stats [2 * (n * G + g) + 1] = rstd;
             for (size_t j = 0; j < cg; j++) {
@@ -231,11 +252,21 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
             for (size_t j = 0; j < cg; j++) {
                 size_t c = g * cg + j;
                 const float *xs = x + base + j * hw, *ds = dy + base + j * hw;
+                float lg [16] = { 0 }, lb [16] = { 0 };
+                size_t i = 0;
+                for (; i + 16 <= hw; i += 16)
+                    for (int j2 = 0; j2 < 16; j2++) {
+                        lg [j2] += ds [i + j2] * ((xs [i + j2] - mu) * rstd);
+                        lb [j2] += ds [i + j2];
+                    }
                 double dg = 0, db = 0;
-                for (size_t i = 0; i < hw; i++) {
-                    float xhat = (xs [i] - mu) * rstd;
-                    dg += (double) ds [i] * xhat;
+                for (; i < hw; i++) {
+                    dg += (double) ds [i] * ((xs [i] - mu) * rstd);
                     db += ds [i];
+                }
+                for (int j2 = 0; j2 < 16; j2++) {
+                    dg += lg [j2];
+                    db += lb [j2];
                 }
                 dgamma [c] += (float) dg;
                 dbeta [c] += (float) db;
