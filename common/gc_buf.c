@@ -1,5 +1,7 @@
 #include "gc_buf.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +17,7 @@ int
 gc_buf_reserve (gc_buf_t *self, size_t extra, gc_err_t *err)
 {
     if (extra > SIZE_MAX - self->len)
-        return gc_err_set (err, 1, "buffer: %zu + %zu bytes overflows", self->len, extra);
+        return gc_err_set (err, GC_E_RANGE, "buffer: %zu + %zu bytes overflows", self->len, extra);
     size_t need = self->len + extra;
     if (need <= self->cap)
         return 0;
@@ -25,7 +27,7 @@ gc_buf_reserve (gc_buf_t *self, size_t extra, gc_err_t *err)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     uint8_t *data = realloc (self->data, cap);
     if (!data)
-        return gc_err_set (err, 1, "buffer: out of memory for %zu bytes", cap);
+        return gc_err_set (err, GC_E_NOMEM, "buffer: out of memory for %zu bytes", cap);
     self->data = data;
     self->cap = cap;
     return 0;
@@ -67,4 +69,22 @@ gc_buf_free (gc_buf_t *self)
 {
     free (self->data);
     gc_buf_init (self);
+}
+
+int
+gc_buf_printf (gc_buf_t *self, gc_err_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    int n = vsnprintf (NULL, 0, fmt, ap);
+    va_end (ap);
+    if (n < 0)
+        return gc_err_set (err, GC_E_ARG, "buffer: bad format '%s'", fmt);
+    if (gc_buf_reserve (self, (size_t) n + 1, err))
+        return -1;
+    va_start (ap, fmt);
+    vsnprintf ((char *) self->data + self->len, (size_t) n + 1, fmt, ap);
+    va_end (ap);
+    self->len += (size_t) n;
+    return 0;
 }

@@ -28,6 +28,10 @@ int      gc_buf_append (gc_buf_t *self, const void *data, size_t n, gc_err_t *er
     or NULL with err set. The pointer is valid until the next call that
     grows the buffer. */
 uint8_t *gc_buf_extend (gc_buf_t *self, size_t n, gc_err_t *err);
+/*  Append printf-formatted text (no NUL is counted in len; one is kept
+    after it, so the text can be read as a string). */
+int      gc_buf_printf (gc_buf_t *self, gc_err_t *err, const char *fmt, ...)
+        __attribute__ ((format (printf, 3, 4)));
 /*  len = 0; keeps the allocation. */
 void     gc_buf_reset (gc_buf_t *self);
 /*  Release the allocation and return to the empty state. */

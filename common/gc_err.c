@@ -41,7 +41,40 @@ void
 gc_err_clear (gc_err_t *err)
 {
     if (err) {
-        err->code = 0;
+        err->code = GC_E_OK;
         err->msg [0] = '\0';
     }
+}
+
+typedef struct {
+    int         code;
+    const char *name;
+    const char *what;
+} s_code_t;
+
+#define S_ROW(id, n, name, what) { n, name, what },
+static const s_code_t s_codes [] = { { 0, "ok", "no error" }, GC_ERR_CODES (S_ROW) };
+#undef S_ROW
+
+static const s_code_t *
+s_lookup (int code)
+{
+    for (size_t i = 0; i < sizeof s_codes / sizeof s_codes [0]; i++)
+        if (s_codes [i].code == code)
+            return &s_codes [i];
+    return NULL;
+}
+
+const char *
+gc_err_name (int code)
+{
+    const s_code_t *c = s_lookup (code);
+    return c ? c->name : "unknown";
+}
+
+const char *
+gc_strerror (int code)
+{
+    const s_code_t *c = s_lookup (code);
+    return c ? c->what : "unknown error code";
 }

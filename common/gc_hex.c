@@ -31,13 +31,13 @@ gc_hex_decode (const char *hex, uint8_t *out, size_t out_max, size_t *out_len,
 {
     size_t n = strlen (hex);
     if (n % 2)
-        return gc_err_set (err, 1, "%s: odd number of hex digits (%zu)", what, n);
+        return gc_err_set (err, GC_E_PARSE, "%s: odd number of hex digits (%zu)", what, n);
     if (n / 2 > out_max)
-        return gc_err_set (err, 1, "%s: %zu bytes of hex, at most %zu allowed", what, n / 2, out_max);
+        return gc_err_set (err, GC_E_RANGE, "%s: %zu bytes of hex, at most %zu allowed", what, n / 2, out_max);
     for (size_t i = 0; i < n / 2; i++) {
         int hi = s_nibble (hex [2 * i]), lo = s_nibble (hex [2 * i + 1]);
         if (hi < 0 || lo < 0)
-            return gc_err_set (err, 1, "%s: '%c' at position %zu is not a hex digit", what,
+            return gc_err_set (err, GC_E_PARSE, "%s: '%c' at position %zu is not a hex digit", what,
                                hi < 0 ? hex [2 * i] : hex [2 * i + 1], hi < 0 ? 2 * i : 2 * i + 1);
         out [i] = (uint8_t) (hi << 4 | lo);
     }

@@ -14,12 +14,12 @@ s_add (gc_layout_t *self, const char *name, uint32_t rows, uint32_t cols,
        gc_layer_kind_t kind, gc_err_t *err)
 {
     if (self->n_layers >= GC_LAYOUT_MAX_LAYERS)
-        return gc_err_set (err, 1, "layer table full (%d layers)", GC_LAYOUT_MAX_LAYERS);
+        return gc_err_set (err, GC_E_RANGE, "layer table full (%d layers)", GC_LAYOUT_MAX_LAYERS);
     if (rows == 0 || cols == 0)
-        return gc_err_set (err, 1, "layer '%s' has an empty shape %ux%u", name, rows, cols);
+        return gc_err_set (err, GC_E_RANGE, "layer '%s' has an empty shape %ux%u", name, rows, cols);
     size_t count = (size_t) rows * cols;
     if (self->n_params + count > (size_t) UINT32_MAX)
-        return gc_err_set (err, 1, "layer '%s' makes the model larger than 2^32 floats", name);
+        return gc_err_set (err, GC_E_RANGE, "layer '%s' makes the model larger than 2^32 floats", name);
     gc_layer_t *layer = &self->layers [self->n_layers++];
     snprintf (layer->name, sizeof layer->name, "%s", name);
     layer->offset = self->n_params;
@@ -49,7 +49,7 @@ gc_layout_init_flat (gc_layout_t *self, size_t n, gc_err_t *err)
 {
     gc_layout_init (self);
     if (n > UINT32_MAX)
-        return gc_err_set (err, 1, "flat layout of %zu floats exceeds 2^32", n);
+        return gc_err_set (err, GC_E_RANGE, "flat layout of %zu floats exceeds 2^32", n);
     return gc_layout_add_vector (self, "flat", (uint32_t) n, err);
 }
 

@@ -6,6 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+void
+gc_wipe (void *p, size_t n)
+{
+    if (p && n)
+        explicit_bzero (p, n);
+}
+
 void *
 gc_aligned_alloc (size_t n)
 {

@@ -1,4 +1,5 @@
-/*  gc_mem — aligned, zeroed, overflow-checked allocation of numeric buffers. */
+/*  gc_mem — aligned, zeroed, overflow-checked allocation of numeric buffers,
+    and the wipe of secrets. */
 #ifndef GC_MEM_H
 #define GC_MEM_H
 
@@ -12,6 +13,11 @@ float *gc_falloc (size_t n);
 /*  n bytes, 64-byte aligned, zeroed. */
 void  *gc_aligned_alloc (size_t n);
 void   gc_mem_free (void *p);
+
+/*  Zero n bytes of a secret (key, seed, key file text) in a way the
+    compiler may not drop as a dead store, as it may a memset of a buffer
+    that is freed or goes out of scope next. */
+void   gc_wipe (void *p, size_t n);
 
 /*  Ask glibc's malloc to back the heap with transparent huge pages (tunable
     glibc.malloc.hugetlb=1) by re-executing the program once with the tunable

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
@@ -15,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_fs.h"
 #include "gc_hex.h"
+#include "gc_mem.h"
 #include "gc_sha256.h"
 
 struct gc_key_t {
@@ -66,11 +67,11 @@ static gc_key_t *
 s_wrap (EVP_PKEY *pkey, bool has_private, const char *origin, gc_err_t *err)
 {
     if (!pkey) {
-        s_openssl_error (err, GC_KEY_E_OPENSSL, "cannot create an Ed25519 key");
+        s_openssl_error (err, GC_E_CRYPTO, "cannot create an Ed25519 key");
         return NULL;
     }
     if (!EVP_PKEY_is_a (pkey, "ED25519")) {
-        gc_err_set (err, GC_KEY_E_FORMAT, "%s: holds a %s key, gcnode needs Ed25519",
+        gc_err_set (err, GC_E_FORMAT, "%s: holds a %s key, gcnode needs Ed25519",
                     origin, EVP_PKEY_get0_type_name (pkey));
         EVP_PKEY_free (pkey);
         return NULL;
@@ -78,7 +79,7 @@ s_wrap (EVP_PKEY *pkey, bool has_private, const char *origin, gc_err_t *err)
     gc_key_t *self = calloc (1, sizeof *self);
     size_t n = GC_KEY_PUBLIC_SIZE;
     if (!self || EVP_PKEY_get_raw_public_key (pkey, self->pub, &n) != 1 || n != GC_KEY_PUBLIC_SIZE) {
-        s_openssl_error (err, GC_KEY_E_OPENSSL, "cannot read the raw Ed25519 public key");
+        s_openssl_error (err, GC_E_CRYPTO, "cannot read the raw Ed25519 public key");
         EVP_PKEY_free (pkey);
         free (self);
         return NULL;
@@ -118,17 +119,17 @@ s_read_file (const char *path, size_t *len_out, mode_t *mode, gc_err_t *err)
 {
     int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
-        gc_err_set (err, GC_KEY_E_IO, "%s: %s", path, strerror (errno));
+        gc_err_set (err, GC_E_IO, "%s: %s", path, strerror (errno));
         return NULL;
     }
     struct stat st;
     if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
-        gc_err_set (err, GC_KEY_E_IO, "%s: not a regular file", path);
+        gc_err_set (err, GC_E_IO, "%s: not a regular file", path);
         close (fd);
         return NULL;
     }
     if (st.st_size > GC_KEY_FILE_MAX) {
-        gc_err_set (err, GC_KEY_E_FORMAT, "%s: %lld bytes, too large for a key file (max %d)",
+        gc_err_set (err, GC_E_FORMAT, "%s: %lld bytes, too large for a key file (max %d)",
                     path, (long long) st.st_size, GC_KEY_FILE_MAX);
         close (fd);
         return NULL;
@@ -144,14 +145,14 @@ s_read_file (const char *path, size_t *len_out, mode_t *mode, gc_err_t *err)
     close (fd);
     if (!buf || n < 0 || used > GC_KEY_FILE_MAX) {
         if (!buf)
-            gc_err_set (err, GC_KEY_E_IO, "%s: out of memory", path);
+            gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
         else if (n < 0)
-            gc_err_set (err, GC_KEY_E_IO, "%s: %s", path, strerror (saved));
+            gc_err_set (err, GC_E_IO, "%s: %s", path, strerror (saved));
         else
-            gc_err_set (err, GC_KEY_E_FORMAT, "%s: too large for a key file (max %d bytes)",
+            gc_err_set (err, GC_E_FORMAT, "%s: too large for a key file (max %d bytes)",
                         path, GC_KEY_FILE_MAX);
         if (buf)
-            OPENSSL_cleanse (buf, used);
+            gc_wipe (buf, used);
         free (buf);
         return NULL;
     }
@@ -174,7 +175,7 @@ s_parse (const char *path, const char *text, size_t len, bool want_private, gc_e
 {
     BIO *bio = BIO_new_mem_buf (text, (int) len);
     if (!bio) {
-        s_openssl_error (err, GC_KEY_E_OPENSSL, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     EVP_PKEY *pkey = want_private
@@ -184,12 +185,12 @@ s_parse (const char *path, const char *text, size_t len, bool want_private, gc_e
     if (!pkey) {
         ERR_clear_error ();
         if (want_private && strstr (text, "ENCRYPTED PRIVATE KEY"))
-            gc_err_set (err, GC_KEY_E_FORMAT, "%s: encrypted private keys are not supported", path);
+            gc_err_set (err, GC_E_FORMAT, "%s: encrypted private keys are not supported", path);
         else if (!want_private && strstr (text, "PRIVATE KEY-----"))
-            gc_err_set (err, GC_KEY_E_FORMAT, "%s: holds a private key where a public key "
+            gc_err_set (err, GC_E_FORMAT, "%s: holds a private key where a public key "
                         "(BEGIN PUBLIC KEY) is expected", path);
         else
-            gc_err_set (err, GC_KEY_E_FORMAT, "%s: not a PEM %s key", path,
+            gc_err_set (err, GC_E_FORMAT, "%s: not a PEM %s key", path,
                         want_private ? "PKCS#8 private" : "SubjectPublicKeyInfo public");
         return NULL;
     }
@@ -210,15 +211,15 @@ s_load (const char *path, int kind, gc_err_t *err)   /* kind: 1 private, 0 publi
     bool want_private = kind == 1 || (kind < 0 && !strstr (text, s_pub_label));
     gc_key_t *key = NULL;
     if (kind < 0 && !looks_private && !strstr (text, s_pub_label))
-        gc_err_set (err, GC_KEY_E_FORMAT, "%s: not a PEM key file (no BEGIN PRIVATE KEY or "
+        gc_err_set (err, GC_E_FORMAT, "%s: not a PEM key file (no BEGIN PRIVATE KEY or "
                     "BEGIN PUBLIC KEY)", path);
     else
     if (want_private && looks_private && (mode & 077))
-        gc_err_set (err, GC_KEY_E_PERMS, "%s: private key is accessible by group or others "
+        gc_err_set (err, GC_E_PERMS, "%s: private key is accessible by group or others "
                     "(mode %04o); run chmod 600 %s", path, (unsigned) (mode & 07777), path);
     else
         key = s_parse (path, text, len, want_private, err);
-    OPENSSL_cleanse (text, len);
+    gc_wipe (text, len);
     free (text);
     return key;
 }
@@ -241,80 +242,25 @@ gc_key_load (const char *path, gc_err_t *err)
     return s_load (path, -1, err);
 }
 
-//  Best effort: make the rename itself durable.
-static void
-s_sync_parent (const char *path)
-{
-    char copy [PATH_MAX];
-    snprintf (copy, sizeof copy, "%s", path);
-    int fd = open (dirname (copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync (fd);
-        close (fd);
-    }
-}
-
-static int
-s_write_atomic (const char *path, const char *data, size_t len, mode_t mode, gc_err_t *err)
-{
-    char tmp [PATH_MAX];
-    if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
-        return gc_err_set (err, GC_KEY_E_IO, "%s: path too long", path);
-    //  mkstemp creates the file 0600, so a private key is never readable by
-    //  anyone else, not even between creation and the chmod.
-    int fd = mkstemp (tmp);
-    if (fd < 0)
-        return gc_err_set (err, GC_KEY_E_IO, "%s: cannot create a file next to it: %s",
-                           path, strerror (errno));
-    size_t done = 0;
-    int rc = fchmod (fd, mode);
-    while (rc == 0 && done < len) {
-        ssize_t n = write (fd, data + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            rc = -1;
-        else
-            done += (size_t) n;
-    }
-    if (rc == 0)
-        rc = fsync (fd);
-    int saved = errno;
-    if (close (fd) != 0 && rc == 0) {
-        rc = -1;
-        saved = errno;
-    }
-    if (rc == 0 && rename (tmp, path) != 0) {
-        rc = -1;
-        saved = errno;
-    }
-    if (rc != 0) {
-        unlink (tmp);
-        return gc_err_set (err, GC_KEY_E_IO, "%s: %s", path, strerror (saved));
-    }
-    s_sync_parent (path);
-    return 0;
-}
-
 static int
 s_save (const gc_key_t *self, const char *path, bool private, gc_err_t *err)
 {
     if (private && !self->has_private)
-        return gc_err_set (err, GC_KEY_E_USAGE, "%s: key %s has no private part to save",
+        return gc_err_set (err, GC_E_ARG, "%s: key %s has no private part to save",
                            path, self->id_hex);
     //  Secure-heap BIO where available: cleared when freed.
     BIO *bio = BIO_new (BIO_s_secmem ());
     if (!bio)
-        return s_openssl_error (err, GC_KEY_E_OPENSSL, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     int ok = private ? PEM_write_bio_PrivateKey (bio, self->pkey, NULL, NULL, 0, NULL, NULL)
                      : PEM_write_bio_PUBKEY (bio, self->pkey);
     char *data = NULL;
     long len = BIO_get_mem_data (bio, &data);
     int rc;
     if (ok != 1 || len <= 0)
-        rc = s_openssl_error (err, GC_KEY_E_OPENSSL, "cannot encode the key as PEM");
+        rc = s_openssl_error (err, GC_E_CRYPTO, "cannot encode the key as PEM");
     else
-        rc = s_write_atomic (path, data, (size_t) len, private ? 0600 : 0644, err);
+        rc = gc_fs_write_atomic (path, data, (size_t) len, private ? 0600 : 0644, err);
     BIO_free (bio);
     return rc;
 }
@@ -386,13 +332,13 @@ gc_key_sign (gc_key_t *self, const uint8_t *msg, size_t len, uint8_t sig [GC_SIG
              gc_err_t *err)
 {
     if (!self->has_private)
-        return gc_err_set (err, GC_KEY_E_USAGE, "key %s has no private part: cannot sign",
+        return gc_err_set (err, GC_E_ARG, "key %s has no private part: cannot sign",
                            self->id_hex);
     size_t n = GC_SIG_SIZE;
     if (s_ready (&self->sign_ctx, &self->sign_ready, self->pkey, false) != 0
     ||  EVP_DigestSign (self->sign_ctx, sig, &n, msg, len) != 1 || n != GC_SIG_SIZE) {
         self->sign_ready = false;
-        return s_openssl_error (err, GC_KEY_E_OPENSSL, "Ed25519 signing failed");
+        return s_openssl_error (err, GC_E_CRYPTO, "Ed25519 signing failed");
     }
     return 0;
 }

@@ -32,14 +32,10 @@
 #define GC_PEER_ID_HEX_LEN  16
 #define GC_KEY_FILE_MAX     16384   /* larger files are not key files */
 
-//  gc_err_t codes set by this module.
-enum {
-    GC_KEY_E_IO = 1,        /* cannot open / read / write the file */
-    GC_KEY_E_PERMS,         /* private key accessible by group or others */
-    GC_KEY_E_FORMAT,        /* not a PEM Ed25519 key of the expected kind */
-    GC_KEY_E_USAGE,         /* e.g. signing with a public-only key */
-    GC_KEY_E_OPENSSL        /* OpenSSL failed (out of memory, ...) */
-};
+/*  err->code (gc_err.h): GC_E_IO (cannot open / read / write the file),
+    GC_E_PERMS (private key accessible by group or others), GC_E_FORMAT (not
+    a PEM Ed25519 key of the expected kind), GC_E_ARG (e.g. signing with a
+    public-only key), GC_E_CRYPTO (OpenSSL failed), GC_E_NOMEM. */
 
 typedef struct gc_key_t gc_key_t;
 
@@ -49,7 +45,7 @@ gc_key_t *gc_key_from_seed (const uint8_t seed [GC_KEY_SEED_SIZE], gc_err_t *err
 gc_key_t *gc_key_from_public_raw (const uint8_t pub [GC_KEY_PUBLIC_SIZE], gc_err_t *err);
 
 /*  PEM PKCS#8 private key; refuses a file with any group/other permission
-    bit set (code GC_KEY_E_PERMS), encrypted keys and non-Ed25519 keys. */
+    bit set (code GC_E_PERMS), encrypted keys and non-Ed25519 keys. */
 gc_key_t *gc_key_load_private (const char *path, gc_err_t *err);
 /*  PEM SubjectPublicKeyInfo public key. */
 gc_key_t *gc_key_load_public (const char *path, gc_err_t *err);

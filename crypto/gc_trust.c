@@ -108,7 +108,7 @@ s_insert (gc_trust_t *self, gc_key_t *key, const char *origin, gc_err_t *err)
             if (self->keys [i] == old)
                 old_origin = self->origins [i];
         if (!same)
-            gc_err_set (err, GC_TRUST_E_COLLISION, "%s: peer id %s is also the id of a "
+            gc_err_set (err, GC_E_COLLISION, "%s: peer id %s is also the id of a "
                         "different key (from %s); refusing the second key",
                         origin, gc_key_peer_id_hex (key), old_origin);
         gc_key_destroy (&key);
@@ -116,14 +116,14 @@ s_insert (gc_trust_t *self, gc_key_t *key, const char *origin, gc_err_t *err)
     }
     if (self->n >= GC_TRUST_MAX_KEYS) {
         gc_key_destroy (&key);
-        return gc_err_set (err, GC_KEY_E_USAGE, "%s: the trust store is full (%d keys)",
+        return gc_err_set (err, GC_E_RANGE, "%s: the trust store is full (%d keys)",
                            origin, GC_TRUST_MAX_KEYS);
     }
     char *copy = strdup (origin);
     if (!copy || s_grow (self) != 0) {
         free (copy);
         gc_key_destroy (&key);
-        return gc_err_set (err, GC_KEY_E_OPENSSL, "%s: out of memory", origin);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", origin);
     }
     self->keys [self->n] = key;
     self->origins [self->n] = copy;
@@ -184,7 +184,7 @@ gc_trust_add_dir (gc_trust_t *self, const char *dir, gc_err_t *err)
 {
     DIR *d = opendir (dir);
     if (!d)
-        return gc_err_set (err, GC_KEY_E_IO, "trust directory %s: %s", dir, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "trust directory %s: %s", dir, strerror (errno));
     char **names = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
@@ -193,7 +193,7 @@ gc_trust_add_dir (gc_trust_t *self, const char *dir, gc_err_t *err)
         if (!s_is_pub_name (e->d_name))
             continue;
         if (n >= GC_TRUST_MAX_KEYS) {
-            rc = gc_err_set (err, GC_KEY_E_USAGE, "trust directory %s: more than %d .pub files",
+            rc = gc_err_set (err, GC_E_RANGE, "trust directory %s: more than %d .pub files",
                              dir, GC_TRUST_MAX_KEYS);
             break;
         }
@@ -201,13 +201,13 @@ gc_trust_add_dir (gc_trust_t *self, const char *dir, gc_err_t *err)
             cap = cap ? 2 * cap : 16;
             char **grown = realloc (names, cap * sizeof *names);
             if (!grown) {
-                rc = gc_err_set (err, GC_KEY_E_IO, "trust directory %s: out of memory", dir);
+                rc = gc_err_set (err, GC_E_NOMEM, "trust directory %s: out of memory", dir);
                 break;
             }
             names = grown;
         }
         if (!(names [n] = strdup (e->d_name)))
-            rc = gc_err_set (err, GC_KEY_E_IO, "trust directory %s: out of memory", dir);
+            rc = gc_err_set (err, GC_E_NOMEM, "trust directory %s: out of memory", dir);
         else
             n++;
     }
@@ -218,7 +218,7 @@ gc_trust_add_dir (gc_trust_t *self, const char *dir, gc_err_t *err)
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char path [4096];
         if ((size_t) snprintf (path, sizeof path, "%s/%s", dir, names [i]) >= sizeof path)
-            rc = gc_err_set (err, GC_KEY_E_IO, "%s/%s: path too long", dir, names [i]);
+            rc = gc_err_set (err, GC_E_IO, "%s/%s: path too long", dir, names [i]);
         else
             rc = gc_trust_add_file (self, path, err);
     }

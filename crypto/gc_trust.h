@@ -20,8 +20,7 @@
 
 #define GC_TRUST_MAX_KEYS 65536
 
-//  gc_err_t code for a peer-id collision (other errors carry GC_KEY_E_*).
-#define GC_TRUST_E_COLLISION 100
+//  err->code: GC_E_COLLISION for a peer-id collision, else as gc_key.h.
 
 typedef struct gc_trust_t gc_trust_t;
 

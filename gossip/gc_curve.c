@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_fs.h"
+#include "gc_mem.h"
+
 #define S_FILE_MAX  16384           /* a certificate is a few hundred bytes */
 #define S_MAX_PEERS 4096
 
@@ -47,10 +50,10 @@ s_save (zcert_t *cert, const char *path, bool secret, gc_err_t *err)
 {
     char tmp [4096];
     if ((size_t) snprintf (tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp)
-        return gc_err_set (err, 1, "%s: path too long", path);
+        return gc_err_set (err, GC_E_IO, "%s: path too long", path);
     int fd = mkstemp (tmp);
     if (fd < 0)
-        return gc_err_set (err, 1, "%s: cannot create (%s)", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "%s: cannot create (%s)", path, strerror (errno));
     close (fd);
     int rc = secret ? zcert_save_secret (cert, tmp) : zcert_save_public (cert, tmp);
     if (rc == 0 && chmod (tmp, secret ? 0600 : 0644) != 0)
@@ -64,7 +67,7 @@ s_save (zcert_t *cert, const char *path, bool secret, gc_err_t *err)
     if (rc != 0) {
         int e = errno;
         unlink (tmp);
-        return gc_err_set (err, 1, "%s: cannot write (%s)", path, strerror (e));
+        return gc_err_set (err, GC_E_IO, "%s: cannot write (%s)", path, strerror (e));
     }
     return 0;
 }
@@ -73,13 +76,13 @@ int
 gc_curve_keygen (const char *path, const char *meta_id, gc_err_t *err)
 {
     if (!gc_curve_available ())
-        return gc_err_set (err, 1, "CURVE: this libzmq is built without CURVE support");
+        return gc_err_set (err, GC_E_USAGE, "CURVE: this libzmq is built without CURVE support");
     char pub [4096];
     if ((size_t) snprintf (pub, sizeof pub, "%s.pub", path) >= sizeof pub)
-        return gc_err_set (err, 1, "%s: path too long", path);
+        return gc_err_set (err, GC_E_IO, "%s: path too long", path);
     zcert_t *cert = zcert_new ();
     if (!cert)
-        return gc_err_set (err, 1, "CURVE: cannot generate a key pair");
+        return gc_err_set (err, GC_E_CRYPTO, "CURVE: cannot generate a key pair");
     if (meta_id)
         zcert_set_meta (cert, "peer-id", "%s", meta_id);
     //  Secret first: a .pub without its secret would be a key nobody has.
@@ -130,31 +133,29 @@ s_read (const char *path, bool secret, char pub_out [GC_CURVE_KEY_TXT], uint8_t 
 {
     struct stat st;
     if (stat (path, &st) != 0)
-        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
-    if (!S_ISREG (st.st_mode) || st.st_size > S_FILE_MAX)
-        return gc_err_set (err, 1, "%s: not a CURVE certificate (not a small regular file)", path);
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
-    char text [S_FILE_MAX + 1];
-    size_t len = fread (text, 1, S_FILE_MAX, f);
-    fclose (f);
-    text [len] = 0;
-    if (memchr (text, 0, len) || strstr (text, "-----BEGIN"))
-        return gc_err_set (err, 1, "%s: not a CURVE certificate (a PEM key? CURVE keys are NAME.curve "
-                           "and NAME.curve.pub)", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
+    char *text;
+    size_t len;
+    if (gc_fs_read_file (path, S_FILE_MAX, &text, &len, err))
+        return -1;
+    if (memchr (text, 0, len) || strstr (text, "-----BEGIN")) {
+        gc_wipe (text, len);            /* a PEM private key, perhaps */
+        free (text);
+        return gc_err_set (err, GC_E_FORMAT, "%s: not a CURVE certificate (a PEM key? CURVE keys are "
+                           "NAME.curve and NAME.curve.pub)", path);
+    }
     char pub_txt [64], sec_txt [64];
     s_cert_values (text, pub_txt, sec_txt);
     uint8_t raw [32], sec [32];
     int rc = 0;
     if (!s_key_ok (pub_txt, raw))
-        rc = gc_err_set (err, 1, "%s: not a CURVE certificate (no valid curve/public-key)", path);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: not a CURVE certificate (no valid curve/public-key)", path);
     else
     if (secret && !s_key_ok (sec_txt, sec))
-        rc = gc_err_set (err, 1, "%s: no valid curve/secret-key (is this the .pub file?)", path);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: no valid curve/secret-key (is this the .pub file?)", path);
     else
     if (secret && (st.st_mode & 077))
-        rc = gc_err_set (err, 1, "%s: secret CURVE key is accessible by group or others "
+        rc = gc_err_set (err, GC_E_PERMS, "%s: secret CURVE key is accessible by group or others "
                          "(mode %03o; chmod 600 it)", path, (unsigned) (st.st_mode & 0777));
     else
     if (secret) {
@@ -162,16 +163,17 @@ s_read (const char *path, bool secret, char pub_out [GC_CURVE_KEY_TXT], uint8_t 
         //  would make every neighbour refuse us with a confusing error.
         char derived [GC_CURVE_KEY_TXT];
         if (zmq_curve_public (derived, sec_txt) != 0 || strcmp (derived, pub_txt))
-            rc = gc_err_set (err, 1, "%s: the secret key does not match the public key", path);
+            rc = gc_err_set (err, GC_E_FORMAT, "%s: the secret key does not match the public key", path);
         else
         if (sec_out)
             memcpy (sec_out, sec, 32);
     }
     if (rc == 0)
         snprintf (pub_out, GC_CURVE_KEY_TXT, "%s", pub_txt);
-    memset (sec, 0, sizeof sec);
-    memset (sec_txt, 0, sizeof sec_txt);
-    memset (text, 0, len);
+    gc_wipe (sec, sizeof sec);
+    gc_wipe (sec_txt, sizeof sec_txt);
+    gc_wipe (text, len);
+    free (text);
     return rc;
 }
 
@@ -185,7 +187,7 @@ gc_curve_t *
 gc_curve_new (const char *own_secret, gc_err_t *err)
 {
     if (!gc_curve_available ()) {
-        gc_err_set (err, 1, "CURVE: this libzmq is built without CURVE support");
+        gc_err_set (err, GC_E_USAGE, "CURVE: this libzmq is built without CURVE support");
         return NULL;
     }
     char pub_txt [GC_CURVE_KEY_TXT];
@@ -198,10 +200,10 @@ gc_curve_new (const char *own_secret, gc_err_t *err)
         self->own = zcert_new_from (pub, sec);
         self->peers = calloc (S_MAX_PEERS, sizeof *self->peers);
     }
-    memset (sec, 0, sizeof sec);
+    gc_wipe (sec, sizeof sec);
     if (!self || !self->own || !self->peers) {
         gc_curve_destroy (&self);
-        gc_err_set (err, 1, "CURVE: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "CURVE: out of memory");
     }
     return self;
 }
@@ -219,11 +221,11 @@ int
 gc_curve_add_peer (gc_curve_t *self, uint32_t peer, const char *public_file, gc_err_t *err)
 {
     if (self->auth)
-        return gc_err_set (err, 1, "CURVE: peers must be added before start");
+        return gc_err_set (err, GC_E_ARG, "CURVE: peers must be added before start");
     if (s_peer_key (self, peer))
         return 0;
     if (self->n_peers == S_MAX_PEERS)
-        return gc_err_set (err, 1, "CURVE: more than %d neighbours", S_MAX_PEERS);
+        return gc_err_set (err, GC_E_RANGE, "CURVE: more than %d neighbours", S_MAX_PEERS);
     s_peer_key_t *p = &self->peers [self->n_peers];
     if (gc_curve_read_key (public_file, false, p->key, err))
         return -1;
@@ -239,7 +241,7 @@ gc_curve_start (gc_curve_t *self, gc_err_t *err)
     //  (no "CURVE" command: that would replace the store by a directory).
     zcertstore_t *store = zcertstore_new (NULL);
     if (!store)
-        return gc_err_set (err, 1, "CURVE: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "CURVE: out of memory");
     static const uint8_t no_secret [32] = { 0 };
     for (size_t i = 0; i < self->n_peers; i++) {
         uint8_t raw [32];
@@ -247,14 +249,14 @@ gc_curve_start (gc_curve_t *self, gc_err_t *err)
         zcert_t *cert = zcert_new_from (raw, no_secret);
         if (!cert) {
             zcertstore_destroy (&store);
-            return gc_err_set (err, 1, "CURVE: out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "CURVE: out of memory");
         }
         zcertstore_insert (store, &cert);
     }
     self->auth = zactor_new (zauth, store);
     if (!self->auth) {
         zcertstore_destroy (&store);
-        return gc_err_set (err, 1, "CURVE: cannot start the ZAP handler");
+        return gc_err_set (err, GC_E_SYS, "CURVE: cannot start the ZAP handler");
     }
     return 0;
 }
@@ -314,9 +316,9 @@ static int
 s_secure_inbox (gc_curve_t *self, zsock_t *sock, gc_err_t *err)
 {
     if (!self->auth)
-        return gc_err_set (err, 1, "CURVE: the ZAP handler is not started (gc_curve_start)");
+        return gc_err_set (err, GC_E_ARG, "CURVE: the ZAP handler is not started (gc_curve_start)");
     if (self->monitor)
-        return gc_err_set (err, 1, "CURVE: one inbox per process");
+        return gc_err_set (err, GC_E_ARG, "CURVE: one inbox per process");
     zsock_set_curve_server (sock, 1);
     zsock_set_zap_domain (sock, "gcnode");
 #ifdef ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
@@ -325,10 +327,10 @@ s_secure_inbox (gc_curve_t *self, zsock_t *sock, gc_err_t *err)
     int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
                | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
     if (zmq_socket_monitor (zsock_resolve (sock), self->monitor_endpoint, events) != 0)
-        return gc_err_set (err, 1, "CURVE: cannot monitor the inbox (%s)", zmq_strerror (zmq_errno ()));
+        return gc_err_set (err, GC_E_SYS, "CURVE: cannot monitor the inbox (%s)", zmq_strerror (zmq_errno ()));
     self->monitor = zactor_new (s_monitor, self);
     if (!self->monitor)
-        return gc_err_set (err, 1, "CURVE: cannot start the inbox monitor");
+        return gc_err_set (err, GC_E_SYS, "CURVE: cannot start the inbox monitor");
 #endif
     return 0;
 }
@@ -343,7 +345,7 @@ gc_curve_apply (void *vself, void *zsock, uint32_t peer, gc_err_t *err)
         return s_secure_inbox (self, sock, err);
     const char *key = s_peer_key (self, peer);
     if (!key)
-        return gc_err_set (err, 1, "CURVE: no key for peer %u (peers/%u/curve_key)", peer, peer);
+        return gc_err_set (err, GC_E_CONFIG, "CURVE: no key for peer %u (peers/%u/curve_key)", peer, peer);
     zsock_set_curve_serverkey (sock, key);
     return 0;
 }

@@ -137,17 +137,17 @@ gc_discovery_t *
 gc_discovery_new (const gc_discovery_config_t *cfg, gc_err_t *err)
 {
     if (cfg->port < 1 || cfg->port > 65535 || cfg->interval_ms < 10 || !cfg->announce || !cfg->self_id) {
-        gc_err_set (err, 1, "discovery: port 1..65535, interval >= 10 ms, announce and id are required");
+        gc_err_set (err, GC_E_CONFIG, "discovery: port 1..65535, interval >= 10 ms, announce and id are required");
         return NULL;
     }
     size_t alen = strlen (cfg->announce);
     if (!s_endpoint_ok (cfg->announce, alen)) {
-        gc_err_set (err, 1, "discovery: cannot announce '%s' (expected tcp://HOST:PORT)", cfg->announce);
+        gc_err_set (err, GC_E_CONFIG, "discovery: cannot announce '%s' (expected tcp://HOST:PORT)", cfg->announce);
         return NULL;
     }
     gc_discovery_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "discovery: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "discovery: out of memory");
         return NULL;
     }
     self->cfg = *cfg;
@@ -163,7 +163,7 @@ gc_discovery_new (const gc_discovery_config_t *cfg, gc_err_t *err)
     self->cfg.self_id = NULL;
     if (!self->interface || !self->trusted || !self->wanted || self->beacon_len >= sizeof self->beacon) {
         gc_discovery_destroy (&self);
-        gc_err_set (err, 1, "discovery: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "discovery: out of memory");
     }
     return self;
 }
@@ -175,10 +175,10 @@ s_grow (void **array, size_t n, size_t item, gc_err_t *err)
     if (n < 64 || (n & (n - 1)))
         return 0;
     if (n >= S_MAX_IDS)
-        return gc_err_set (err, 1, "discovery: more than %d keys", S_MAX_IDS);
+        return gc_err_set (err, GC_E_RANGE, "discovery: more than %d keys", S_MAX_IDS);
     void *bigger = realloc (*array, 2 * n * item);
     if (!bigger)
-        return gc_err_set (err, 1, "discovery: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "discovery: out of memory");
     *array = bigger;
     return 0;
 }
@@ -187,7 +187,7 @@ int
 gc_discovery_trust (gc_discovery_t *self, const uint8_t id [8], gc_err_t *err)
 {
     if (self->actor)
-        return gc_err_set (err, 1, "discovery: keys must be added before start");
+        return gc_err_set (err, GC_E_ARG, "discovery: keys must be added before start");
     if (s_grow ((void **) &self->trusted, self->n_trusted, sizeof *self->trusted, err))
         return -1;
     memcpy (self->trusted [self->n_trusted++], id, 8);
@@ -198,7 +198,7 @@ int
 gc_discovery_want (gc_discovery_t *self, uint32_t peer, const uint8_t id [8], gc_err_t *err)
 {
     if (self->actor)
-        return gc_err_set (err, 1, "discovery: peers must be added before start");
+        return gc_err_set (err, GC_E_ARG, "discovery: peers must be added before start");
     if (s_grow ((void **) &self->wanted, self->n_wanted, sizeof *self->wanted, err))
         return -1;
     s_want_t *w = &self->wanted [self->n_wanted++];
@@ -321,10 +321,10 @@ gc_discovery_start (gc_discovery_t *self, gc_err_t *err)
         zsys_set_interface (self->interface);
     self->actor = zactor_new (s_actor, self);
     if (!self->actor)
-        return gc_err_set (err, 1, "discovery: cannot start the beacon thread");
+        return gc_err_set (err, GC_E_SYS, "discovery: cannot start the beacon thread");
     if (*self->start_error) {
         zactor_destroy (&self->actor);
-        return gc_err_set (err, 1, "discovery: %s (UDP port %d; set discovery/interface, "
+        return gc_err_set (err, GC_E_SYS, "discovery: %s (UDP port %d; set discovery/interface, "
                            "see docs/OPERATIONS.md)", self->start_error, self->cfg.port);
     }
     return 0;

@@ -71,11 +71,11 @@ s_build_torus (gc_topology_t *self, const char *shape, gc_err_t *err)
         unsigned r, c;
         char extra;
         if (sscanf (shape, "%ux%u%c", &r, &c, &extra) != 2 || r == 0 || c == 0)
-            return gc_err_set (err, 1, "topology torus:%s: expected torus:RxC", shape);
+            return gc_err_set (err, GC_E_SPEC, "topology torus:%s: expected torus:RxC", shape);
         rows = r;
         cols = c;
         if ((uint64_t) rows * cols != n)
-            return gc_err_set (err, 1, "topology torus:%s has %u places but there are %u peers",
+            return gc_err_set (err, GC_E_SPEC, "topology torus:%s has %u places but there are %u peers",
                                shape, rows * cols, n);
     }
     else {
@@ -90,7 +90,7 @@ s_build_torus (gc_topology_t *self, const char *shape, gc_err_t *err)
         uint32_t r = i / cols, c = i % cols;
         if (s_both (self, i, r * cols + (c + 1) % cols)
         ||  s_both (self, i, ((r + 1) % rows) * cols + c))
-            return gc_err_set (err, 1, "topology: out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
     }
     snprintf (self->name, sizeof self->name, "torus:%ux%u", rows, cols);
     return 0;
@@ -103,11 +103,11 @@ s_build_regular (gc_topology_t *self, long degree, uint64_t seed, gc_err_t *err)
 {
     uint32_t n = self->n;
     if (degree < 1 || (uint32_t) degree >= n || ((uint64_t) n * (uint64_t) degree) % 2)
-        return gc_err_set (err, 1, "topology regular:%ld: need 1 <= D < %u and n*D even", degree, n);
+        return gc_err_set (err, GC_E_SPEC, "topology regular:%ld: need 1 <= D < %u and n*D even", degree, n);
     size_t stubs = (size_t) n * (size_t) degree;
     uint32_t *stub = malloc (stubs * sizeof *stub);
     if (!stub)
-        return gc_err_set (err, 1, "topology: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
     gc_rng_t rng;
     gc_rng_init (&rng, seed, 0x70B0);
     for (int attempt = 0; attempt < 1000; attempt++) {
@@ -128,14 +128,14 @@ s_build_regular (gc_topology_t *self, long degree, uint64_t seed, gc_err_t *err)
         for (size_t s = 0; s < stubs; s += 2)
             if (s_both (self, stub [s], stub [s + 1])) {
                 free (stub);
-                return gc_err_set (err, 1, "topology: out of memory");
+                return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
             }
         free (stub);
         snprintf (self->name, sizeof self->name, "regular:%ld", degree);
         return 0;
     }
     free (stub);
-    return gc_err_set (err, 1, "topology regular:%ld: no simple graph found for %u peers", degree, n);
+    return gc_err_set (err, GC_E_SPEC, "topology regular:%ld: no simple graph found for %u peers", degree, n);
 }
 
 static int
@@ -148,11 +148,11 @@ s_build_edges (gc_topology_t *self, const char *list, gc_err_t *err)
         int used = 0;
         if (sscanf (p, "%u%c%u%n", &a, &op, &b, &used) != 3 || (op != '-' && op != '>')
         ||  (p [used] != ',' && p [used] != '\0'))
-            return gc_err_set (err, 1, "topology edges: bad edge at '%.20s' (expected A-B or A>B)", p);
+            return gc_err_set (err, GC_E_SPEC, "topology edges: bad edge at '%.20s' (expected A-B or A>B)", p);
         if (a >= self->n || b >= self->n)
-            return gc_err_set (err, 1, "topology edge %u%c%u: peer index outside 0..%u", a, op, b, self->n - 1);
+            return gc_err_set (err, GC_E_SPEC, "topology edge %u%c%u: peer index outside 0..%u", a, op, b, self->n - 1);
         if ((op == '-' ? s_both (self, a, b) : s_edge (self, a, b)))
-            return gc_err_set (err, 1, "topology: out of memory");
+            return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
         p += used + (p [used] == ',');
     }
     snprintf (self->name, sizeof self->name, "edges");
@@ -171,21 +171,21 @@ s_build (gc_topology_t *self, const char *spec, uint64_t seed, gc_err_t *err)
     if (S_IS ("ring") && !arg) {
         for (uint32_t i = 0; i < n; i++)
             if (s_both (self, i, (i + 1) % n))
-                return gc_err_set (err, 1, "topology: out of memory");
+                return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
         return 0;
     }
     if (S_IS ("complete") && !arg) {
         for (uint32_t i = 0; i < n; i++)
             for (uint32_t j = 0; j < n; j++)
                 if (s_edge (self, i, j))
-                    return gc_err_set (err, 1, "topology: out of memory");
+                    return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
         return 0;
     }
     if (S_IS ("exponential") && !arg) {
         for (uint32_t i = 0; i < n; i++)
             for (uint64_t hop = 1; hop < n; hop *= 2)
                 if (s_edge (self, i, (uint32_t) ((i + hop) % n)))
-                    return gc_err_set (err, 1, "topology: out of memory");
+                    return gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
         return 0;
     }
     if (S_IS ("torus"))
@@ -199,7 +199,7 @@ s_build (gc_topology_t *self, const char *spec, uint64_t seed, gc_err_t *err)
     if (S_IS ("edges") && arg)
         return s_build_edges (self, arg, err);
     #undef S_IS
-    return gc_err_set (err, 1, "topology '%s': expected ring, torus[:RxC], complete, exponential, "
+    return gc_err_set (err, GC_E_SPEC, "topology '%s': expected ring, torus[:RxC], complete, exponential, "
                        "regular:D or edges:A-B,...", spec);
 }
 
@@ -207,7 +207,7 @@ gc_topology_t *
 gc_topology_new (const char *spec, uint32_t n, uint64_t seed, gc_err_t *err)
 {
     if (n < 1 || n > GC_TOPOLOGY_MAX_PEERS) {
-        gc_err_set (err, 1, "topology: %u peers outside [1, %d]", n, GC_TOPOLOGY_MAX_PEERS);
+        gc_err_set (err, GC_E_RANGE, "topology: %u peers outside [1, %d]", n, GC_TOPOLOGY_MAX_PEERS);
         return NULL;
     }
     gc_topology_t *self = calloc (1, sizeof *self);
@@ -218,7 +218,7 @@ gc_topology_new (const char *spec, uint32_t n, uint64_t seed, gc_err_t *err)
     }
     if (!self || !self->out || !self->in) {
         gc_topology_destroy (&self);
-        gc_err_set (err, 1, "topology: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "topology: out of memory");
         return NULL;
     }
     if (s_build (self, spec ? spec : "", seed, err)) {

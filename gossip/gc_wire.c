@@ -278,11 +278,12 @@ s_encode (gc_key_t *signer, const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE],
     return 0;
 }
 
-//  Network, sender and signature: what an evidence header needs as well.
+//  Network, sender in the trust store, replay window: the checks before the
+//  signature. key (if not NULL) gets the sender's key.
 static int
-s_verify_header (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
-                 gc_replay_t *replay, const uint8_t *header, const gc_msg_header_t *hdr,
-                 gc_err_t *err)
+s_check_sender (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
+                gc_replay_t *replay, const gc_msg_header_t *hdr, gc_key_t **key_out,
+                gc_err_t *err)
 {
     char who [32];
     char hex [GC_PEER_ID_HEX_LEN + 1];
@@ -310,11 +311,66 @@ s_verify_header (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t 
                              gc_replay_window (replay));
         }
     }
+    if (key_out)
+        *key_out = key;
+    return GC_WIRE_OK;
+}
+
+//  Network, sender and signature: what an evidence header needs as well.
+static int
+s_verify_header (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
+                 gc_replay_t *replay, const uint8_t *header, const gc_msg_header_t *hdr,
+                 gc_err_t *err)
+{
+    gc_key_t *key = NULL;
+    int r = s_check_sender (network_id, trust, replay, hdr, &key, err);
+    if (r != GC_WIRE_OK)
+        return r;
     uint8_t input [S_SIGNING_INPUT_SIZE];
     s_signing_input (network_id, header, input);
-    if (gc_key_verify (key, input, sizeof input, hdr->signature) != 0)
+    if (gc_key_verify (key, input, sizeof input, hdr->signature) != 0) {
+        char who [32];
+        char hex [GC_PEER_ID_HEX_LEN + 1];
+        gc_peer_id_hex (hdr->sender, hex);
+        snprintf (who, sizeof who, "peer %s", hex);
         return s_reject (err, GC_WIRE_BAD_SIGNATURE, who, "%s seq %llu: header signature does "
-                         "not verify", tname, (unsigned long long) hdr->seq);
+                         "not verify", gc_wire_type_name (hdr->type), (unsigned long long) hdr->seq);
+    }
+    return GC_WIRE_OK;
+}
+
+int
+gc_wire_verify (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
+                gc_replay_t *replay, const uint8_t *header, const gc_msg_header_t *hdr,
+                const uint8_t *payload, size_t payload_len, bool crypto, gc_err_t *err)
+{
+    int r = crypto ? s_verify_header (network_id, trust, replay, header, hdr, err)
+                   : s_check_sender (network_id, trust, replay, hdr, NULL, err);
+    if (r != GC_WIRE_OK)
+        return r;
+    char who [32];
+    char hex [GC_PEER_ID_HEX_LEN + 1];
+    gc_peer_id_hex (hdr->sender, hex);
+    snprintf (who, sizeof who, "peer %s", hex);
+    const char *tname = gc_wire_type_name (hdr->type);
+    if (payload_len != hdr->payload_len)
+        return s_reject (err, payload_len < hdr->payload_len ? GC_WIRE_TRUNCATED : GC_WIRE_BAD_LENGTH,
+                         who, "%s seq %llu: payload frame is %zu bytes, the header says %u", tname,
+                         (unsigned long long) hdr->seq, payload_len, hdr->payload_len);
+    if (crypto) {
+        uint8_t digest [GC_SHA256_SIZE];
+        gc_sha256 (payload && payload_len ? payload : (const uint8_t *) "", payload_len, digest);
+        if (memcmp (digest, hdr->payload_digest, GC_SHA256_SIZE))
+            return s_reject (err, GC_WIRE_DIGEST_MISMATCH, who, "%s seq %llu: the %zu-byte payload "
+                             "does not match its signed SHA-256", tname, (unsigned long long) hdr->seq,
+                             payload_len);
+    }
+    if (replay) {
+        r = gc_replay_accept (replay, hdr->sender, hdr->seq, err);
+        if (r != GC_WIRE_OK)
+            return r == GC_WIRE_INTERNAL ? r
+                 : s_reject (err, r, who, "%s seq %llu", tname, (unsigned long long) hdr->seq);
+    }
     return GC_WIRE_OK;
 }
 
@@ -325,38 +381,22 @@ gc_wire_decode_ex (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_
                    const uint8_t *payload, size_t payload_len,
                    gc_msg_header_t *out, gc_err_t *err)
 {
+    int r = gc_wire_parse_frames (header, header_len, payload, payload_len, max_payload, out, err);
+    if (r != GC_WIRE_OK)
+        return r;
+    return gc_wire_verify (network_id, trust, replay, header, out, payload, payload_len, true, err);
+}
+
+int
+gc_wire_parse_frames (const uint8_t *header, size_t header_len, const uint8_t *payload,
+                      size_t payload_len, size_t max_payload, gc_msg_header_t *out, gc_err_t *err)
+{
     if ((!header && header_len) || (!payload && payload_len)) {
         gc_err_set (err, GC_WIRE_INTERNAL, "decode: no buffer for a %zu-byte frame",
                     payload_len ? payload_len : header_len);
         return GC_WIRE_INTERNAL;
     }
-    int r = gc_wire_parse (header, header_len, payload_len, max_payload, out, err);
-    if (r == GC_WIRE_OK)
-        r = s_verify_header (network_id, trust, replay, header, out, err);
-    if (r != GC_WIRE_OK)
-        return r;
-    char who [32];
-    char hex [GC_PEER_ID_HEX_LEN + 1];
-    gc_peer_id_hex (out->sender, hex);
-    snprintf (who, sizeof who, "peer %s", hex);
-    const char *tname = gc_wire_type_name (out->type);
-    if (payload_len != out->payload_len)
-        return s_reject (err, payload_len < out->payload_len ? GC_WIRE_TRUNCATED : GC_WIRE_BAD_LENGTH,
-                         who, "%s seq %llu: payload frame is %zu bytes, the header says %u", tname,
-                         (unsigned long long) out->seq, payload_len, out->payload_len);
-    uint8_t digest [GC_SHA256_SIZE];
-    gc_sha256 (payload && payload_len ? payload : (const uint8_t *) "", payload_len, digest);
-    if (memcmp (digest, out->payload_digest, GC_SHA256_SIZE))
-        return s_reject (err, GC_WIRE_DIGEST_MISMATCH, who, "%s seq %llu: the %zu-byte payload "
-                         "does not match its signed SHA-256", tname, (unsigned long long) out->seq,
-                         payload_len);
-    if (replay) {
-        r = gc_replay_accept (replay, out->sender, out->seq, err);
-        if (r != GC_WIRE_OK)
-            return r == GC_WIRE_INTERNAL ? r
-                 : s_reject (err, r, who, "%s seq %llu", tname, (unsigned long long) out->seq);
-    }
-    return GC_WIRE_OK;
+    return gc_wire_parse (header, header_len, payload_len, max_payload, out, err);
 }
 
 int

@@ -18,6 +18,7 @@
 #ifndef GC_WIRE_H
 #define GC_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,6 +111,18 @@ int  gc_wire_decode_ex (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_t
     steps above); payload_len is the length of the payload frame. */
 int  gc_wire_parse (const uint8_t *header, size_t header_len, size_t payload_len,
                     size_t max_payload, gc_msg_header_t *out, gc_err_t *err);
+/*  gc_wire_parse after refusing (GC_WIRE_INTERNAL) a frame with a length
+    but no buffer: the first half of gc_wire_decode_ex. */
+int  gc_wire_parse_frames (const uint8_t *header, size_t header_len, const uint8_t *payload,
+                           size_t payload_len, size_t max_payload, gc_msg_header_t *out,
+                           gc_err_t *err);
+/*  The second half on a header hdr parsed from header (the receiver parses
+    once and hands the struct down): network id, sender, replay window,
+    signature, payload length, digest, replay accept. crypto false skips
+    the signature and the digest (gc_wire_encode_unsigned's messages). */
+int  gc_wire_verify (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
+                     gc_replay_t *replay, const uint8_t *header, const gc_msg_header_t *hdr,
+                     const uint8_t *payload, size_t payload_len, bool crypto, gc_err_t *err);
 
 /*  "hello", "delta", ...; "unknown" otherwise. */
 const char *gc_wire_type_name (int type);

@@ -73,18 +73,43 @@ s_after_accept (gc_wire_rx_t *self, const gc_msg_header_t *hdr, const uint8_t *p
     return GC_WIRE_OK;
 }
 
+static int
+s_counted (gc_wire_rx_t *self, int r)
+{
+    if (r >= 0 && r < GC_WIRE_NREASONS)
+        self->counts [r]++;
+    return r;
+}
+
+int
+gc_wire_rx_parse (gc_wire_rx_t *self, const uint8_t *header, size_t header_len,
+                  const uint8_t *payload, size_t payload_len, gc_msg_header_t *out, gc_err_t *err)
+{
+    int r = gc_wire_parse_frames (header, header_len, payload, payload_len, self->max_payload, out, err);
+    return r == GC_WIRE_OK ? r : s_counted (self, r);
+}
+
+int
+gc_wire_rx_verify (gc_wire_rx_t *self, const uint8_t *header, const gc_msg_header_t *hdr,
+                   const uint8_t *payload, size_t payload_len, bool crypto,
+                   uint8_t accused [GC_PEER_ID_SIZE], gc_err_t *err)
+{
+    int r = gc_wire_verify (self->network_id, self->trust, self->replay, header, hdr, payload,
+                            payload_len, crypto || hdr->type == GC_MSG_EVIDENCE, err);
+    if (r == GC_WIRE_OK)
+        r = s_after_accept (self, hdr, payload, accused, err);
+    return s_counted (self, r);
+}
+
 int
 gc_wire_rx_decode (gc_wire_rx_t *self, const uint8_t *header, size_t header_len,
                    const uint8_t *payload, size_t payload_len,
                    gc_msg_header_t *out, uint8_t accused [GC_PEER_ID_SIZE], gc_err_t *err)
 {
-    int r = gc_wire_decode_ex (self->network_id, self->trust, self->replay, self->max_payload,
-                               header, header_len, payload, payload_len, out, err);
-    if (r == GC_WIRE_OK)
-        r = s_after_accept (self, out, payload, accused, err);
-    if (r >= 0 && r < GC_WIRE_NREASONS)
-        self->counts [r]++;
-    return r;
+    int r = gc_wire_rx_parse (self, header, header_len, payload, payload_len, out, err);
+    if (r != GC_WIRE_OK)
+        return r;
+    return gc_wire_rx_verify (self, header, out, payload, payload_len, true, accused, err);
 }
 
 uint64_t

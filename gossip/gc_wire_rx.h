@@ -34,6 +34,19 @@ int  gc_wire_rx_decode (gc_wire_rx_t *self, const uint8_t *header, size_t header
                         const uint8_t *payload, size_t payload_len,
                         gc_msg_header_t *out, uint8_t accused [GC_PEER_ID_SIZE], gc_err_t *err);
 
+/*  gc_wire_rx_decode in two steps, for a receiver that looks at the parsed
+    header in between (its prefilter): parse checks the frames and the
+    header fields (counting a failure); verify runs the rest on that header
+    and counts the result. crypto false skips the signature and the digest
+    for a simulator's unsigned messages (gc_engine.h, skip_crypto); an
+    EVIDENCE message is always verified in full. */
+int  gc_wire_rx_parse (gc_wire_rx_t *self, const uint8_t *header, size_t header_len,
+                       const uint8_t *payload, size_t payload_len, gc_msg_header_t *out,
+                       gc_err_t *err);
+int  gc_wire_rx_verify (gc_wire_rx_t *self, const uint8_t *header, const gc_msg_header_t *hdr,
+                        const uint8_t *payload, size_t payload_len, bool crypto,
+                        uint8_t accused [GC_PEER_ID_SIZE], gc_err_t *err);
+
 /*  Messages seen with this result (GC_WIRE_OK = accepted). */
 uint64_t     gc_wire_rx_count (const gc_wire_rx_t *self, int reason);
 gc_replay_t *gc_wire_rx_replay (gc_wire_rx_t *self);

@@ -46,13 +46,13 @@ s_batch (const char *tool, const char *netns, const char *script, gc_err_t *err)
     char path [] = "/tmp/gcnet-batch-XXXXXX";
     int fd = mkstemp (path);
     if (fd < 0)
-        return gc_err_set (err, 1, "%s batch: %s", tool, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "%s batch: %s", tool, strerror (errno));
     size_t len = strlen (script);
     bool ok = write (fd, script, len) == (ssize_t) len;
     close (fd);
     if (!ok) {
         unlink (path);
-        return gc_err_set (err, 1, "%s batch: cannot write %s", tool, path);
+        return gc_err_set (err, GC_E_IO, "%s batch: cannot write %s", tool, path);
     }
     const char *argv_ns [] = { tool, "-n", netns, "-batch", path, NULL };
     const char *argv_root [] = { tool, "-batch", path, NULL };
@@ -64,7 +64,7 @@ s_batch (const char *tool, const char *netns, const char *script, gc_err_t *err)
         char *nl = output ? strchr (output, '\n') : NULL;
         if (nl)
             *nl = '\0';
-        gc_err_set (err, 1, "%s%s%s: %s", tool, netns ? " -n " : "", netns ? netns : "",
+        gc_err_set (err, GC_E_SYS, "%s%s%s: %s", tool, netns ? " -n " : "", netns ? netns : "",
                     output && *output ? output : "failed");
     }
     free (output);
@@ -145,12 +145,12 @@ gc_netns_new (const gc_topology_t *topology, gc_err_t *err)
 {
     uint32_t n = gc_topology_size (topology);
     if (n > 254) {
-        gc_err_set (err, 1, "--netns: at most 254 peers (one /24), not %u", n);
+        gc_err_set (err, GC_E_USAGE, "--netns: at most 254 peers (one /24), not %u", n);
         return NULL;
     }
     gc_netns_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     self->n = n;
@@ -161,7 +161,7 @@ gc_netns_new (const gc_topology_t *topology, gc_err_t *err)
     self->created = calloc (n, sizeof *self->created);
     if (!self->names || !self->files || !self->addrs || !self->created) {
         gc_netns_destroy (&self);
-        gc_err_set (err, 1, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     //  The /24 differs between concurrent gcnets only for readability: the
@@ -184,7 +184,7 @@ gc_netns_new (const gc_topology_t *topology, gc_err_t *err)
             if (gc_topology_has_edge (topology, i, j) || gc_topology_has_edge (topology, j, i))
                 s_add (&root, "link add v%u netns %s type veth peer name v%u netns %s\n",
                        j, self->names [i], i, self->names [j]);
-    int rc = root.failed ? gc_err_set (err, 1, "out of memory") : s_batch ("ip", NULL, root.text, err);
+    int rc = root.failed ? gc_err_set (err, GC_E_NOMEM, "out of memory") : s_batch ("ip", NULL, root.text, err);
     free (root.text);
     //  Mark all as created even on failure: destroy deletes what exists.
     for (uint32_t i = 0; i < n; i++)
@@ -196,7 +196,7 @@ gc_netns_new (const gc_topology_t *topology, gc_err_t *err)
             if (j != i && (gc_topology_has_edge (topology, i, j) || gc_topology_has_edge (topology, j, i)))
                 s_add (&ns, "link set v%u up\nroute add %s/32 dev v%u src %s\n", j, self->addrs [j], j,
                        self->addrs [i]);
-        rc = ns.failed ? gc_err_set (err, 1, "out of memory") : s_batch ("ip", self->names [i], ns.text, err);
+        rc = ns.failed ? gc_err_set (err, GC_E_NOMEM, "out of memory") : s_batch ("ip", self->names [i], ns.text, err);
         free (ns.text);
     }
     if (rc) {
@@ -240,7 +240,7 @@ int
 gc_netns_rate (gc_netns_t *self, uint32_t peer, double bytes_per_s, gc_err_t *err)
 {
     if (peer >= self->n)
-        return gc_err_set (err, 1, "--netns: no peer %u", peer);
+        return gc_err_set (err, GC_E_ARG, "--netns: no peer %u", peer);
     s_script_t s = { 0 };
     //  tbf needs a burst of at least one MTU-sized packet plus what the rate
     //  sends in a timer tick; 1/50 s of traffic (32 kB at least) holds a TCP
@@ -261,7 +261,7 @@ gc_netns_rate (gc_netns_t *self, uint32_t peer, double bytes_per_s, gc_err_t *er
     }
     int rc = 0;
     if (s.failed)
-        rc = gc_err_set (err, 1, "out of memory");
+        rc = gc_err_set (err, GC_E_NOMEM, "out of memory");
     else
     if (s.text)
         rc = s_batch ("tc", self->names [peer], s.text, err);

@@ -102,13 +102,13 @@ s_fork_exec (const gc_proc_opts_t *opts, bool group, int out_fd, gc_err_t *err)
 {
     int pipefd [2];
     if (pipe2 (pipefd, O_CLOEXEC))
-        return gc_err_set (err, 1, "pipe: %s", strerror (errno));
+        return gc_err_set (err, GC_E_SYS, "pipe: %s", strerror (errno));
     pid_t parent = getpid ();
     pid_t pid = fork ();
     if (pid < 0) {
         close (pipefd [0]);
         close (pipefd [1]);
-        return gc_err_set (err, 1, "fork: %s", strerror (errno));
+        return gc_err_set (err, GC_E_SYS, "fork: %s", strerror (errno));
     }
     if (pid == 0) {
         close (pipefd [0]);
@@ -129,7 +129,7 @@ s_fork_exec (const gc_proc_opts_t *opts, bool group, int out_fd, gc_err_t *err)
         waitpid (pid, NULL, 0);
         const char *stage = e.stage >= 0 && e.stage < (int) (sizeof s_stages / sizeof s_stages [0])
                           ? s_stages [e.stage] : "?";
-        return gc_err_set (err, 1, "%s: %s failed: %s", opts->argv [0], stage, strerror (e.error));
+        return gc_err_set (err, GC_E_SYS, "%s: %s failed: %s", opts->argv [0], stage, strerror (e.error));
     }
     return pid;
 }
@@ -138,7 +138,7 @@ pid_t
 gc_proc_spawn (const gc_proc_opts_t *opts, gc_err_t *err)
 {
     if (!opts || !opts->argv || !opts->argv [0])
-        return gc_err_set (err, 1, "spawn: no program");
+        return gc_err_set (err, GC_E_ARG, "spawn: no program");
     return s_fork_exec (opts, true, -1, err);
 }
 
@@ -180,10 +180,10 @@ gc_proc_run (const char *const *argv, double timeout_s, char **output, gc_err_t 
         *output = NULL;
     char path [4096];
     if (!argv || !argv [0] || !s_resolve (argv [0], path, sizeof path))
-        return gc_err_set (err, 1, "%s: not found", argv && argv [0] ? argv [0] : "(null)");
+        return gc_err_set (err, GC_E_SYS, "%s: not found", argv && argv [0] ? argv [0] : "(null)");
     int outpipe [2];
     if (pipe2 (outpipe, O_CLOEXEC))
-        return gc_err_set (err, 1, "pipe: %s", strerror (errno));
+        return gc_err_set (err, GC_E_SYS, "pipe: %s", strerror (errno));
     const char *args [64];
     size_t n = 0;
     args [n++] = path;
@@ -249,8 +249,8 @@ gc_proc_run (const char *const *argv, double timeout_s, char **output, gc_err_t 
     else
         free (buf);
     if (timed_out)
-        return gc_err_set (err, 1, "%s: no result after %.0f s (killed)", argv [0], timeout_s);
+        return gc_err_set (err, GC_E_TIMEOUT, "%s: no result after %.0f s (killed)", argv [0], timeout_s);
     if (WIFSIGNALED (status))
-        return gc_err_set (err, 1, "%s: killed by signal %d", argv [0], WTERMSIG (status));
+        return gc_err_set (err, GC_E_SYS, "%s: killed by signal %d", argv [0], WTERMSIG (status));
     return WEXITSTATUS (status);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gc_fs.h"
 #include "gc_json.h"
 #include "gc_proc.h"
 
@@ -26,19 +27,19 @@ gc_report_read_model (const char *path, float **x, size_t *n, gc_err_t *err)
     *n = 0;
     FILE *f = fopen (path, "rb");
     if (!f)
-        return gc_err_set (err, 1, "%s: %s", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "%s: %s", path, strerror (errno));
     unsigned char head [16];
     struct stat st;
     if (fread (head, 1, 16, f) != 16 || memcmp (head, "GCMODEL1", 8) || fstat (fileno (f), &st)) {
         fclose (f);
-        return gc_err_set (err, 1, "%s: not a model file (expected GCMODEL1)", path);
+        return gc_err_set (err, GC_E_FORMAT, "%s: not a model file (expected GCMODEL1)", path);
     }
     uint64_t count = 0;
     for (int i = 0; i < 8; i++)
         count |= (uint64_t) head [8 + i] << (8 * i);
     if (count == 0 || count > S_MODEL_MAX_PARAMS || (uint64_t) st.st_size != 16 + 4 * count) {
         fclose (f);
-        return gc_err_set (err, 1, "%s: %llu parameters do not match the file size %lld", path,
+        return gc_err_set (err, GC_E_FORMAT, "%s: %llu parameters do not match the file size %lld", path,
                            (unsigned long long) count, (long long) st.st_size);
     }
     float *buf = malloc (count * sizeof *buf);
@@ -46,7 +47,7 @@ gc_report_read_model (const char *path, float **x, size_t *n, gc_err_t *err)
     if (!buf || fread (buf, 4, count, f) != count) {
         free (buf);
         fclose (f);
-        return gc_err_set (err, 1, "%s: cannot read %llu parameters", path, (unsigned long long) count);
+        return gc_err_set (err, GC_E_IO, "%s: cannot read %llu parameters", path, (unsigned long long) count);
     }
     fclose (f);
     //  little-endian on disk; this also works on a big-endian host
@@ -308,7 +309,7 @@ gc_report_summarise (const gc_result_t *res, gc_summary_t *s, gc_err_t *err)
     s->note = calloc (nc, sizeof *s->note);
     if (!s->peer_distance || !s->measured || !s->pass || !s->note) {
         gc_summary_free (s);
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     }
     double sum = 0, min = INFINITY, min_rounds = INFINITY;
     for (uint32_t i = 0; i < res->n_peers; i++) {
@@ -334,7 +335,7 @@ gc_report_summarise (const gc_result_t *res, gc_summary_t *s, gc_err_t *err)
     s_consensus (res, s);
     if (s_honest_series (res, s)) {
         gc_summary_free (s);
-        return gc_err_set (err, 1, "out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     }
     s_to_target (res, s);
     s->all_pass = res->status == GC_RUN_COMPLETED;
@@ -672,7 +673,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
             fprintf (log, "gcnet: gnuplot not found: plots skipped (install gnuplot-nox)\n");
         return;
     }
-    if (mkdir (dir, 0755) && errno != EEXIST) {
+    if (gc_fs_mkdirs (dir, 0755, NULL)) {
         snprintf (note, size, "No plots: cannot create %.300s.", dir);
         return;
     }
@@ -711,7 +712,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
     const char *argv [] = { "gnuplot", "-e", cd, path, NULL };
     char *output = NULL;
     gc_err_t err = { 0 };
-    int rc = strchr (dir, '\'') ? gc_err_set (&err, 1, "the path holds a quote") : gc_proc_run (argv, 120, &output, &err);
+    int rc = strchr (dir, '\'') ? gc_err_set (&err, GC_E_ARG, "the path holds a quote") : gc_proc_run (argv, 120, &output, &err);
     if (rc != 0) {
         snprintf (note, size, "gnuplot failed (%s): %.200s", rc < 0 ? err.msg : "see plots/plots.gp",
                   output ? output : "");
@@ -735,9 +736,9 @@ gc_report_write (const gc_result_t *res, const gc_summary_t *s, FILE *log, gc_er
     s_plots (res, s, log, note, sizeof note);
     snprintf (path, sizeof path, "%s/report.json", res->out_dir);
     if (s_write_json (res, s, path))
-        return gc_err_set (err, 1, "%s: cannot write", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write", path);
     snprintf (path, sizeof path, "%s/report.md", res->out_dir);
     if (s_write_md (res, s, note, path))
-        return gc_err_set (err, 1, "%s: cannot write", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot write", path);
     return 0;
 }

@@ -7,9 +7,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define GCNET_EXIT_OK          0
-#define GCNET_EXIT_FAIL        1    /* an assertion failed, the run timed out or could not run */
-#define GCNET_EXIT_USAGE       2    /* bad option or scenario */
+#include "gc_cli.h"
+
+//  gcnode's convention (gc_cli.h), which gc_cli_exit_code follows.
+#define GCNET_EXIT_OK          GC_EXIT_OK
+#define GCNET_EXIT_FAIL        GC_EXIT_FAILURE  /* an assertion failed, the run timed out or could not run */
+#define GCNET_EXIT_USAGE       GC_EXIT_USAGE    /* bad option or scenario */
 #define GCNET_EXIT_INTERRUPTED 130
 
 /*  Subcommands: int fn (argc, argv) with argv [0] = the subcommand's name. */

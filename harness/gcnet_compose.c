@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_fs.h"
 #include "gc_parse.h"
 #include "gc_proc.h"
 #include "gc_run.h"
@@ -123,24 +124,6 @@ s_project_name (const char *from, char *out, size_t size)
         snprintf (out, size, "gcnode");
 }
 
-static int
-s_mkdirs (const char *path, mode_t mode, gc_err_t *err)
-{
-    char buf [S_PATH_MAX];
-    if (snprintf (buf, sizeof buf, "%s", path) >= (int) sizeof buf)
-        return gc_err_set (err, 1, "%s: path too long", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir (buf, 0755) && errno != EEXIST)
-                return gc_err_set (err, 1, "cannot create %s: %s", buf, strerror (errno));
-            *p = '/';
-        }
-    if (mkdir (buf, mode) && errno != EEXIST)
-        return gc_err_set (err, 1, "cannot create %s: %s", buf, strerror (errno));
-    return 0;
-}
-
 //  buf has S_PATH_MAX bytes; -1 when the path does not fit.
 static int
 s_path (char *buf, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
@@ -170,25 +153,25 @@ s_identity (const s_opts_t *o, const char *gcnode, uint32_t peer, gc_err_t *err)
     snprintf (name, sizeof name, "peer%u", peer);
     if (s_path (dir, "%s/keys/%s", o->out, name) || s_path (key, "%s/%s.key", dir, name)
     ||  s_path (made, "%s/%s.pub", dir, name) || s_path (pub, "%s/trust/%s.pub", o->out, name))
-        return gc_err_set (err, 1, "--out %s: path too long", o->out);
+        return gc_err_set (err, GC_E_USAGE, "--out %s: path too long", o->out);
     if (s_exists (key)) {
         if (!s_exists (pub))
-            return gc_err_set (err, 1, "%s exists but %s does not: remove the key to make a new "
+            return gc_err_set (err, GC_E_CONFIG, "%s exists but %s does not: remove the key to make a new "
                                "identity for %s", key, pub, name);
         return 0;
     }
-    if (s_mkdirs (dir, 0700, err))
+    if (gc_fs_mkdirs (dir, 0700, err))
         return -1;
     const char *argv [] = { gcnode, "keygen", "--out", dir, "--name", name, NULL };
     char *output = NULL;
     int code = gc_proc_run (argv, 30, &output, err);
     if (code > 0)
-        gc_err_set (err, 1, "gcnode keygen for %s: %s", name, output && *output ? output : "failed");
+        gc_err_set (err, GC_E_SYS, "gcnode keygen for %s: %s", name, output && *output ? output : "failed");
     free (output);
     if (code != 0)
         return -1;
     if (rename (made, pub))
-        return gc_err_set (err, 1, "cannot move %s to %s: %s", made, pub, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot move %s to %s: %s", made, pub, strerror (errno));
     return 0;
 }
 
@@ -197,12 +180,12 @@ s_write_config (const gc_scenario_t *sc, const s_opts_t *o, uint32_t peer, gc_er
 {
     uint32_t n = sc->n_peers;
     char **endpoints = calloc (n, sizeof *endpoints), **pubs = calloc (n, sizeof *pubs);
-    int rc = endpoints && pubs ? 0 : gc_err_set (err, 1, "out of memory");
+    int rc = endpoints && pubs ? 0 : gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         endpoints [i] = malloc (64);
         pubs [i] = malloc (64);
         if (!endpoints [i] || !pubs [i])
-            rc = gc_err_set (err, 1, "out of memory");
+            rc = gc_err_set (err, GC_E_NOMEM, "out of memory");
         else {
             snprintf (endpoints [i], 64, "tcp://peer%u:%ld", i, o->port);
             snprintf (pubs [i], 64, "/etc/gcnode/trust/peer%u.pub", i);
@@ -218,11 +201,11 @@ s_write_config (const gc_scenario_t *sc, const s_opts_t *o, uint32_t peer, gc_er
     };
     FILE *f = rc == 0 ? fopen (path, "w") : NULL;
     if (rc == 0 && !f)
-        rc = gc_err_set (err, 1, "cannot write %s: %s", path, strerror (errno));
+        rc = gc_err_set (err, GC_E_IO, "cannot write %s: %s", path, strerror (errno));
     if (rc == 0)
         rc = gc_scenario_write_config (sc, peer, &env, f, err);
     if (f && fclose (f) && rc == 0)
-        rc = gc_err_set (err, 1, "cannot write %s: %s", path, strerror (errno));
+        rc = gc_err_set (err, GC_E_IO, "cannot write %s: %s", path, strerror (errno));
     for (uint32_t i = 0; i < n; i++) {
         if (endpoints)
             free (endpoints [i]);
@@ -245,7 +228,7 @@ s_chown (const s_opts_t *o, uint32_t peer, gc_err_t *err)
         char path [S_PATH_MAX];
         snprintf (path, sizeof path, fmt [i], o->out, peer, peer);
         if (chown (path, (uid_t) o->uid, (gid_t) o->gid))
-            return gc_err_set (err, 1, "chown %ld:%ld %s: %s", o->uid, o->gid, path, strerror (errno));
+            return gc_err_set (err, GC_E_SYS, "chown %ld:%ld %s: %s", o->uid, o->gid, path, strerror (errno));
     }
     return 0;
 }
@@ -255,11 +238,11 @@ s_copy (const char *from, const char *to, gc_err_t *err)
 {
     FILE *in = fopen (from, "rb");
     if (!in)
-        return gc_err_set (err, 1, "cannot read %s: %s", from, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot read %s: %s", from, strerror (errno));
     FILE *out = fopen (to, "wb");
     if (!out) {
         fclose (in);
-        return gc_err_set (err, 1, "cannot write %s: %s", to, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot write %s: %s", to, strerror (errno));
     }
     char buf [8192];
     size_t n;
@@ -269,7 +252,7 @@ s_copy (const char *from, const char *to, gc_err_t *err)
     bool bad = ferror (in) || ferror (out);
     fclose (in);
     if (fclose (out) || bad)
-        return gc_err_set (err, 1, "cannot copy %s to %s", from, to);
+        return gc_err_set (err, GC_E_IO, "cannot copy %s to %s", from, to);
     return 0;
 }
 
@@ -290,15 +273,15 @@ s_parse_subnet (s_opts_t *o, uint32_t n, gc_err_t *err)
     char tail;
     if (sscanf (o->subnet, "%u.%u.%u.%u/%u%c", &b [0], &b [1], &b [2], &b [3], &len, &tail) != 5
     ||  b [0] > 255 || b [1] > 255 || b [2] > 255 || b [3] > 255 || len < 8 || len > 30)
-        return gc_err_set (err, 1, "--subnet '%s': expected an IPv4 CIDR such as 172.30.77.0/24 "
+        return gc_err_set (err, GC_E_USAGE, "--subnet '%s': expected an IPv4 CIDR such as 172.30.77.0/24 "
                            "(prefix 8 to 30)", o->subnet);
     o->net = b [0] << 24 | b [1] << 16 | b [2] << 8 | b [3];
     o->prefix = len;
     uint32_t hosts = 1u << (32 - len);
     if (o->net & (hosts - 1))
-        return gc_err_set (err, 1, "--subnet '%s': the host part is not zero", o->subnet);
+        return gc_err_set (err, GC_E_USAGE, "--subnet '%s': the host part is not zero", o->subnet);
     if ((uint64_t) n + 3 > hosts)
-        return gc_err_set (err, 1, "--subnet '%s': room for %u peers, the scenario has %u",
+        return gc_err_set (err, GC_E_USAGE, "--subnet '%s': room for %u peers, the scenario has %u",
                            o->subnet, hosts - 3, n);
     return 0;
 }
@@ -352,7 +335,7 @@ s_write_compose (const gc_scenario_t *sc, const s_opts_t *o, bool set_user, gc_e
     snprintf (path, sizeof path, "%s/compose.yml", o->out);
     FILE *f = fopen (path, "w");
     if (!f)
-        return gc_err_set (err, 1, "cannot write %s: %s", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot write %s: %s", path, strerror (errno));
     size_t n_byz = gc_peerset_count (&sc->byzantine);
     fprintf (f, "# Generated by gcnet compose from %s: %u peers",
              sc->path, sc->n_peers);
@@ -378,17 +361,17 @@ s_write_compose (const gc_scenario_t *sc, const s_opts_t *o, bool set_user, gc_e
                 "      config:\n"
                 "        - subnet: \"%s\"\n", o->subnet);
     if (fclose (f))
-        return gc_err_set (err, 1, "cannot write %s: %s", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot write %s: %s", path, strerror (errno));
 
     snprintf (path, sizeof path, "%s/.env", o->out);
     f = fopen (path, "w");
     if (!f)
-        return gc_err_set (err, 1, "cannot write %s: %s", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot write %s: %s", path, strerror (errno));
     char project [128];
     s_project_name (o->project ? o->project : sc->name, project, sizeof project);
     fprintf (f, "COMPOSE_PROJECT_NAME=%s\n", project);
     if (fclose (f))
-        return gc_err_set (err, 1, "cannot write %s: %s", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "cannot write %s: %s", path, strerror (errno));
     return 0;
 }
 
@@ -514,7 +497,7 @@ gcnet_cmd_compose (int argc, char **argv)
     }
     char path [S_PATH_MAX];
     snprintf (path, sizeof path, "%s/trust", o.out);
-    rc = s_mkdirs (path, 0755, &err);
+    rc = gc_fs_mkdirs (path, 0755, &err);
     snprintf (path, sizeof path, "%s/scenario.zpl", o.out);
     if (rc == 0)
         rc = s_copy (o.scenario, path, &err);
@@ -522,7 +505,7 @@ gcnet_cmd_compose (int argc, char **argv)
         const char *dirs [] = { "%s/peer%u/metrics", "%s/peer%u/checkpoints" };
         for (size_t d = 0; d < 2 && rc == 0; d++) {
             snprintf (path, sizeof path, dirs [d], o.out, i);
-            rc = s_mkdirs (path, 0755, &err);
+            rc = gc_fs_mkdirs (path, 0755, &err);
         }
         if (rc == 0)
             rc = s_identity (&o, gcnode, i, &err);

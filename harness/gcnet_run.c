@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gc_cli.h"
 #include "gc_report.h"
 #include "gc_run.h"
 #include "gc_scenario.h"
@@ -81,8 +82,7 @@ gcnet_run_scenario (const char *cmd, const char *path, const gcnet_args_t *args,
         free (gcnode);
         gc_scenario_destroy (&sc);
         snprintf (o->failed, sizeof o->failed, "%s", err.msg);
-        return o->exit_code = gcnet_error (cmd, err.code == GCNET_EXIT_USAGE ? GCNET_EXIT_USAGE
-                                           : GCNET_EXIT_FAIL, "%s", err.msg);
+        return o->exit_code = gcnet_error (cmd, gc_cli_exit_code (&err), "%s", err.msg);
     }
     gc_summary_t sum;
     int rc = GCNET_EXIT_FAIL;

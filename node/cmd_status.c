@@ -20,6 +20,8 @@
 
 #include "gc_cli.h"
 #include "gc_config.h"
+#include "gc_fs.h"
+#include "gc_json.h"
 #include "gc_parse.h"
 #include "gc_status.h"
 
@@ -54,7 +56,7 @@ s_connect (const char *host, const char *port, gc_err_t *err)
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
     int gai = getaddrinfo (host, port, &hints, &res);
     if (gai)
-        return gc_err_set (err, 1, "cannot resolve %s (%s)", host, gai_strerror (gai));
+        return gc_err_set (err, GC_E_SYS, "cannot resolve %s (%s)", host, gai_strerror (gai));
     int fd = -1;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
         fd = socket (ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
@@ -75,7 +77,7 @@ s_connect (const char *host, const char *port, gc_err_t *err)
     }
     freeaddrinfo (res);
     if (fd < 0)
-        return gc_err_set (err, 1, "cannot connect to %s:%s", host, port);
+        return gc_err_set (err, GC_E_SYS, "cannot connect to %s:%s", host, port);
     return fd;
 }
 
@@ -85,7 +87,7 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
 {
     char host [256], port [8] = "80";
     if (strncmp (url, "http://", 7)) {
-        gc_err_set (err, 1, "--url '%s': expected http://HOST:PORT", url);
+        gc_err_set (err, GC_E_USAGE, "--url '%s': expected http://HOST:PORT", url);
         return NULL;
     }
     const char *h = url + 7, *end = h + strcspn (h, "/");
@@ -101,7 +103,7 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
         hend--;
     }
     if (hend <= h || (size_t) (hend - h) >= sizeof host || (colon && (end - colon - 1 < 1 || end - colon - 1 > 5))) {
-        gc_err_set (err, 1, "--url '%s': expected http://HOST:PORT", url);
+        gc_err_set (err, GC_E_USAGE, "--url '%s': expected http://HOST:PORT", url);
         return NULL;
     }
     memcpy (host, h, (size_t) (hend - h));
@@ -135,13 +137,13 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
     close (fd);
     if (!ok) {
         free (buf);
-        gc_err_set (err, 1, "%s: no complete answer within %d ms", url, S_TIMEOUT_MS);
+        gc_err_set (err, GC_E_TIMEOUT, "%s: no complete answer within %d ms", url, S_TIMEOUT_MS);
         return NULL;
     }
     buf [got] = 0;
     char *body = strstr (buf, "\r\n\r\n");
     if (strncmp (buf, "HTTP/1.", 7) || !body || strncmp (buf + 8, " 200", 4)) {
-        gc_err_set (err, 1, "%s/status: not a 200 answer: %.40s", url, buf);
+        gc_err_set (err, GC_E_PROTOCOL, "%s/status: not a 200 answer: %.40s", url, buf);
         free (buf);
         return NULL;
     }
@@ -154,37 +156,11 @@ s_http_status (const char *url, size_t *len, gc_err_t *err)
 static char *
 s_read_file (const char *path, size_t *len, gc_err_t *err)
 {
-    FILE *f = fopen (path, "rb");
-    if (!f) {
-        gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
-        return NULL;
-    }
-    char *text = malloc (GC_STATUS_FILE_MAX + 2);
-    *len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
-    fclose (f);
-    if (!text)
-        gc_err_set (err, 1, "out of memory");
-    else
-        text [*len] = 0;
-    return text;
+    char *text;
+    return gc_fs_read_file (path, GC_STATUS_FILE_MAX, &text, len, err) ? NULL : text;
 }
 
 //  ---------------------------------------------------------------------------
-
-static void
-s_json_string (const char *text)
-{
-    putchar ('"');
-    for (const unsigned char *p = (const unsigned char *) text; *p; p++)
-        if (*p == '"' || *p == '\\')
-            printf ("\\%c", *p);
-        else
-        if (*p < 0x20)
-            printf ("\\u%04x", *p);
-        else
-            putchar (*p);
-    putchar ('"');
-}
 
 static void
 s_print_line (const gc_status_t *st, double age, bool healthy, const char *reason)
@@ -290,7 +266,7 @@ gc_cmd_status (int argc, char **argv)
     }
     if (json) {
         printf ("{\"healthy\":%s,\"age_s\":%.3f,\"reason\":", healthy ? "true" : "false", age);
-        s_json_string (reason);
+        gc_json_write_string (stdout, reason);
         if (parsed) {
             //  The object parsed with the strict reader above: valid JSON.
             while (len && (text [len - 1] == '\n' || text [len - 1] == ' ' || text [len - 1] == '\r'))

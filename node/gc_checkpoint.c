@@ -2,13 +2,12 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "gc_fs.h"
 #include "gc_sha256.h"
 
 #define S_MAGIC       "GCCKPT01"
@@ -42,34 +41,6 @@ static uint32_t
 s_get32 (const uint8_t *p)
 {
     return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
-}
-
-//  write(2) all of it
-static int
-s_write_all (int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    while (len) {
-        ssize_t n = write (fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t) n;
-    }
-    return 0;
-}
-
-static int
-s_fsync_dir (const char *dir)
-{
-    int fd = open (dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int rc = fsync (fd);
-    close (fd);
-    return rc;
 }
 
 //  The whole image: header, x, v, digest.
@@ -116,34 +87,21 @@ s_prune (const char *dir)
 int
 gc_checkpoint_save (const char *dir, const gc_checkpoint_t *ckpt, gc_err_t *err)
 {
-    if (mkdir (dir, 0700) && errno != EEXIST)
-        return gc_err_set (err, 1, "checkpoint directory %s: cannot create (%s)", dir, strerror (errno));
-    char path [1024], tmp [1024];
-    snprintf (path, sizeof path, "%s/ckpt-%020llu.gcc", dir, (unsigned long long) ckpt->round);
-    if (snprintf (tmp, sizeof tmp, "%s/.ckpt.tmp", dir) >= (int) sizeof tmp)
-        return gc_err_set (err, 1, "checkpoint directory %s: path too long", dir);
+    if (gc_fs_mkdirs (dir, 0700, err))
+        return gc_err_prefix (err, "checkpoint directory: ");
+    char path [1024];
+    if (snprintf (path, sizeof path, "%s/ckpt-%020llu.gcc", dir, (unsigned long long) ckpt->round)
+            >= (int) sizeof path)
+        return gc_err_set (err, GC_E_IO, "checkpoint directory %s: path too long", dir);
     size_t size;
     uint8_t *image = s_serialise (ckpt, &size);
     if (!image)
-        return gc_err_set (err, 1, "checkpoint: out of memory");
-    int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int rc = 0;
-    if (fd < 0)
-        rc = gc_err_set (err, 1, "%s: cannot create (%s)", tmp, strerror (errno));
-    else {
-        if (s_write_all (fd, image, size) || fsync (fd))
-            rc = gc_err_set (err, 1, "%s: cannot write (%s)", tmp, strerror (errno));
-        if (close (fd) && rc == 0)
-            rc = gc_err_set (err, 1, "%s: cannot close (%s)", tmp, strerror (errno));
-    }
+        return gc_err_set (err, GC_E_NOMEM, "checkpoint: out of memory");
+    //  A crash leaves the previous checkpoints and, at worst, no new one:
+    //  never a torn file that a resume would have to reject.
+    int rc = gc_fs_write_atomic (path, image, size, 0600, err);
     free (image);
-    if (rc == 0 && rename (tmp, path))
-        rc = gc_err_set (err, 1, "%s: cannot rename into place (%s)", path, strerror (errno));
-    if (rc == 0 && s_fsync_dir (dir))
-        rc = gc_err_set (err, 1, "%s: cannot sync the directory (%s)", dir, strerror (errno));
-    if (rc)
-        unlink (tmp);
-    else
+    if (rc == 0)
         s_prune (dir);
     return rc;
 }
@@ -154,34 +112,34 @@ gc_checkpoint_load_file (const char *path, gc_checkpoint_t *ckpt, gc_err_t *err)
     size_t expect = S_HEADER_SIZE + 8 * ckpt->n + GC_SHA256_SIZE;
     FILE *f = fopen (path, "rb");
     if (!f)
-        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "%s: cannot open (%s)", path, strerror (errno));
     uint8_t *buf = malloc (expect + 1);
     if (!buf) {
         fclose (f);
-        return gc_err_set (err, 1, "%s: out of memory", path);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
     }
     size_t got = fread (buf, 1, expect + 1, f);
     fclose (f);
     int rc = 0;
     uint8_t digest [GC_SHA256_SIZE];
     if (got < S_HEADER_SIZE)
-        rc = gc_err_set (err, 1, "%s: truncated (%zu bytes, a header is %d)", path, got, S_HEADER_SIZE);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: truncated (%zu bytes, a header is %d)", path, got, S_HEADER_SIZE);
     else if (memcmp (buf, S_MAGIC, 8))
-        rc = gc_err_set (err, 1, "%s: not a gcnode checkpoint (bad magic)", path);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: not a gcnode checkpoint (bad magic)", path);
     else if (s_get32 (buf + 8) != GC_CHECKPOINT_VERSION)
-        rc = gc_err_set (err, 1, "%s: format version %u, this gcnode reads %d", path,
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: format version %u, this gcnode reads %d", path,
                          s_get32 (buf + 8), GC_CHECKPOINT_VERSION);
     else if (s_get64 (buf + 32) != ckpt->n || strncmp ((char *) buf + 40, ckpt->spec, S_SPEC_SIZE))
-        rc = gc_err_set (err, 1, "%s: holds model %.63s with %llu parameters, this peer runs %s (%zu)",
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: holds model %.63s with %llu parameters, this peer runs %s (%zu)",
                          path, (char *) buf + 40, (unsigned long long) s_get64 (buf + 32),
                          ckpt->spec, ckpt->n);
     else if (got != expect)
-        rc = gc_err_set (err, 1, "%s: %s (%zu bytes, expected %zu)", path,
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: %s (%zu bytes, expected %zu)", path,
                          got < expect ? "truncated" : "longer than its header says", got, expect);
     else {
         gc_sha256 (buf, expect - GC_SHA256_SIZE, digest);
         if (memcmp (digest, buf + expect - GC_SHA256_SIZE, GC_SHA256_SIZE))
-            rc = gc_err_set (err, 1, "%s: checksum mismatch (the file is corrupt)", path);
+            rc = gc_err_set (err, GC_E_FORMAT, "%s: checksum mismatch (the file is corrupt)", path);
     }
     if (rc == 0) {
         ckpt->round = s_get64 (buf + 16);
@@ -241,7 +199,7 @@ gc_checkpoint_load_newest (const char *dir, gc_checkpoint_t *ckpt,
     if (s_list (dir, &rounds, &count)) {
         if (errno == ENOENT)
             return 1;
-        return gc_err_set (err, 1, "checkpoint directory %s: cannot read (%s)", dir, strerror (errno));
+        return gc_err_set (err, GC_E_IO, "checkpoint directory %s: cannot read (%s)", dir, strerror (errno));
     }
     int rc = 1;
     for (size_t i = 0; i < count && rc == 1; i++) {

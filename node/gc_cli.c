@@ -36,6 +36,26 @@ gc_cli_failure (const char *cmd, const char *fmt, ...)
 }
 
 int
+gc_cli_exit_code (const gc_err_t *err)
+{
+    switch (err ? err->code : GC_E_OK) {
+        case GC_E_USAGE: case GC_E_CONFIG: case GC_E_SPEC: case GC_E_PARSE: case GC_E_RANGE:
+        case GC_E_FORMAT: case GC_E_PERMS: case GC_E_COLLISION:
+            return GC_EXIT_USAGE;
+        default:
+            return GC_EXIT_FAILURE;
+    }
+}
+
+int
+gc_cli_error (const char *cmd, const gc_err_t *err)
+{
+    if (gc_cli_exit_code (err) == GC_EXIT_USAGE)
+        return gc_cli_usage_error (cmd, "%s", err->msg);
+    return gc_cli_failure (cmd, "%s", err->msg);
+}
+
+int
 gc_cli_bad_option (const char *cmd, int c, char **argv)
 {
     const char *opt = argv [optind - 1];

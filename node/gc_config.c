@@ -70,7 +70,7 @@ static const s_key_t s_keys [] = {
     S_K ("train/data", S_STR, data, "", 0, 0,
          "MNIST-format directory or 'synthetic' (empty: Fashion-MNIST if installed, else synthetic)"),
     S_K ("train/split", S_STR, split, "iid", 0, 0, "iid, dirichlet:ALPHA or shards:S"),
-    S_K ("train/model", S_STR, model, "784-256-128-10", 0, 0, "MLP layer sizes"),
+    S_K ("train/model", S_STR, model, "784-256-128-10", 0, 0, "model spec, `KIND:ARGS`: `mlp:784-256-128-10` (or the sizes alone) is an MLP with those layer sizes; `gcnode train --help` lists the kinds"),
     S_K ("train/batch", S_LONG, batch, "32", 1, 65536, "minibatch size"),
     S_K ("train/local_steps", S_LONG, local_steps, "4", 1, 100000, "SGD steps per round"),
     S_K ("train/rounds", S_LONG, rounds, "300", 1, 100000000, "rounds to run"),

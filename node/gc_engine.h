@@ -14,11 +14,15 @@
         gc_engine_wait_*     until the wait policy is satisfied (bounded)
         gc_engine_mix        x <- x + gamma (Agg(inputs) - centre), round++
 
-    On the network side, gc_engine_on_message runs the checks in order
-    (muted? → wire decode: size, fields, network, sender, replay, signature,
-    digest → is it a neighbour → type rules → payload decode → apply to the
-    replica) and counts every rejection by reason and by peer. It may run in
-    another thread than the phases above: replicas have their own locks.
+    On the network side, gc_engine_on_message parses the header once and
+    runs the checks in order (sizes, fields → partitioned? muted? → network,
+    sender, replay, signature, digest → is it a peer, a neighbour for this
+    type → rate limit → payload decode into the replica) and counts every
+    rejection by reason and by peer (node/gc_engine_rx.c). It may run in
+    another thread than the phases above: replicas have their own locks,
+    what else both sides touch is atomic (node/gc_engine_internal.h). Each
+    side is called by one thread at a time, and the phases in the order
+    above; debug builds (no NDEBUG, as every test build) assert both.
 
     docs/ALGORITHMS.md gives the exact rules (EC modes, wait policies,
     staleness, keyframes, round catch-up). */

@@ -87,7 +87,7 @@ s_resolve (const char *bind, struct sockaddr_storage *addr, gc_err_t *err)
 {
     const char *colon = strrchr (bind, ':');
     if (!colon || colon == bind || !colon [1])
-        return gc_err_set (err, 1, "node/metrics_http: '%s': expected HOST:PORT, e.g. 127.0.0.1:9100", bind);
+        return gc_err_set (err, GC_E_CONFIG, "node/metrics_http: '%s': expected HOST:PORT, e.g. 127.0.0.1:9100", bind);
     char host [256], *end;
     const char *h = bind;
     size_t hlen = (size_t) (colon - bind);
@@ -97,13 +97,13 @@ s_resolve (const char *bind, struct sockaddr_storage *addr, gc_err_t *err)
     }
     long port = strtol (colon + 1, &end, 10);
     if (*end || port < 0 || port > 65535 || hlen == 0 || hlen >= sizeof host)
-        return gc_err_set (err, 1, "node/metrics_http: '%s': expected HOST:PORT with PORT 0..65535", bind);
+        return gc_err_set (err, GC_E_CONFIG, "node/metrics_http: '%s': expected HOST:PORT with PORT 0..65535", bind);
     memcpy (host, h, hlen);
     host [hlen] = 0;
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res = NULL;
     int gai = getaddrinfo (host, NULL, &hints, &res);
     if (gai || !res)
-        return gc_err_set (err, 1, "node/metrics_http: cannot resolve '%s' (%s)", host, gai_strerror (gai));
+        return gc_err_set (err, GC_E_CONFIG, "node/metrics_http: cannot resolve '%s' (%s)", host, gai_strerror (gai));
     memset (addr, 0, sizeof *addr);
     memcpy (addr, res->ai_addr, res->ai_addrlen);
     freeaddrinfo (res);
@@ -129,7 +129,7 @@ gc_http_new (const char *bind, gc_http_render_fn render, void *ctx, gc_err_t *er
         return NULL;
     gc_http_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "node/metrics_http: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "node/metrics_http: out of memory");
         return NULL;
     }
     self->render = render;
@@ -146,7 +146,7 @@ gc_http_new (const char *bind, gc_http_render_fn render, void *ctx, gc_err_t *er
                                      MHD_OPTION_END);
     if (!self->daemon) {
         free (self);
-        gc_err_set (err, 1, "node/metrics_http: cannot listen on %s (address in use or not local?)", bind);
+        gc_err_set (err, GC_E_SYS, "node/metrics_http: cannot listen on %s (address in use or not local?)", bind);
         return NULL;
     }
     //  The port actually bound (port 0 asks for a free one).
@@ -201,7 +201,7 @@ gc_http_available (void)
 int
 gc_http_check_bind (const char *bind, gc_err_t *err)
 {
-    return gc_err_set (err, 1, "node/metrics_http: this gcnode is built without libmicrohttpd "
+    return gc_err_set (err, GC_E_USAGE, "node/metrics_http: this gcnode is built without libmicrohttpd "
                        "(install libmicrohttpd-dev and rebuild, or leave node/metrics_http empty)");
 }
 

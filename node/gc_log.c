@@ -16,7 +16,7 @@ gc_log_setup (const char *level, const char *to, gc_err_t *err)
         if (!strcmp (level, names [i]))
             found = i;
     if (found < 0)
-        return gc_err_set (err, 1, "log level '%s': expected error, warning, info or debug", level);
+        return gc_err_set (err, GC_E_CONFIG, "log level '%s': expected error, warning, info or debug", level);
     s_level = (gc_log_level_t) found;
     if (!strcmp (to, "syslog")) {
         zsys_set_logident ("gcnode");
@@ -27,7 +27,7 @@ gc_log_setup (const char *level, const char *to, gc_err_t *err)
     if (!strcmp (to, "stderr"))
         zsys_set_logstream (stderr);
     else
-        return gc_err_set (err, 1, "log destination '%s': expected stderr or syslog", to);
+        return gc_err_set (err, GC_E_CONFIG, "log destination '%s': expected stderr or syslog", to);
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gc_json.h"
 #include "gc_topology.h"
 #include "gc_wire_reason.h"
 
@@ -48,10 +49,7 @@ static void
 s_number (FILE *out, const char *key, double v, const char *fmt)
 {
     fprintf (out, ",\"%s\":", key);
-    if (isfinite (v))
-        fprintf (out, fmt, v);
-    else
-        fputs ("null", out);
+    gc_json_write_double (out, fmt, v);
 }
 
 void
@@ -62,8 +60,12 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
     struct timespec now;
     clock_gettime (CLOCK_REALTIME, &now);
     fprintf (out, "{\"unix_s\":%.3f,", (double) now.tv_sec + 1e-9 * (double) now.tv_nsec);
-    fprintf (out, "\"t\":%.3f,\"peer\":%u,\"id\":\"%s\",\"role\":\"%s\",\"round\":%llu",
-             ctx->elapsed_s, ctx->peer, ctx->peer_id, ctx->role, (unsigned long long) s.round);
+    //  role comes from the configuration: escaped, like every string
+    fprintf (out, "\"t\":%.3f,\"peer\":%u,\"id\":", ctx->elapsed_s, ctx->peer);
+    gc_json_write_string (out, ctx->peer_id);
+    fputs (",\"role\":", out);
+    gc_json_write_string (out, ctx->role);
+    fprintf (out, ",\"round\":%llu", (unsigned long long) s.round);
     s_number (out, "loss", s.last_loss, "%.6g");
     if (ctx->evaluated) {
         s_number (out, "accuracy", ctx->accuracy, "%.6f");

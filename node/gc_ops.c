@@ -55,23 +55,35 @@ s_unix_now (void)
 //  ---------------------------------------------------------------------------
 //  CURVE
 
+//  A key file the configuration names and that cannot be read is a wrong
+//  value of that key (exit 2), not a failure of the running system.
+static int
+s_key_file_error (gc_err_t *err, const char *key)
+{
+    if (err && err->code == GC_E_IO)
+        err->code = GC_E_CONFIG;
+    return gc_err_prefix (err, "%s: ", key);
+}
+
 static int
 s_setup_curve (gc_ops_t *self, gc_err_t *err)
 {
     gc_config_t *cfg = self->cfg;
     char path [4096];
     if (gc_config_curve_secret (cfg, path, sizeof path))
-        return gc_err_set (err, 1, "node/curve_key: path too long");
+        return gc_err_set (err, GC_E_CONFIG, "node/curve_key: path too long");
     self->curve = gc_curve_new (path, err);
     if (!self->curve)
-        return gc_err_prefix (err, "node/curve_key: ");
+        return s_key_file_error (err, "node/curve_key");
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (self->engine, &peers);
     for (size_t i = 0; i < n; i++) {
         if (gc_config_curve_public (cfg, peers [i], path, sizeof path))
-            return gc_err_set (err, 1, "peers/%u/curve_key: path too long", peers [i]);
+            return gc_err_set (err, GC_E_CONFIG, "peers/%u/curve_key: path too long", peers [i]);
+        char key [64];
+        snprintf (key, sizeof key, "peers/%u/curve_key", peers [i]);
         if (gc_curve_add_peer (self->curve, peers [i], path, err))
-            return gc_err_prefix (err, "peers/%u/curve_key: ", peers [i]);
+            return s_key_file_error (err, key);
     }
     if (gc_curve_start (self->curve, err))
         return -1;
@@ -95,7 +107,7 @@ s_announce (const gc_config_t *cfg, char *out, size_t size, gc_err_t *err)
     }
     const char *colon = strrchr (cfg->bind, ':');
     if (strncmp (cfg->bind, "tcp://", 6) || !colon)
-        return gc_err_set (err, 1, "node/bind: '%s': expected tcp://HOST:PORT (its port is announced)",
+        return gc_err_set (err, GC_E_CONFIG, "node/bind: '%s': expected tcp://HOST:PORT (its port is announced)",
                            cfg->bind);
     snprintf (out, size, "tcp://*%s", colon);
     return 0;
@@ -136,11 +148,8 @@ s_setup_discovery (gc_ops_t *self, const gc_ops_config_t *oc, gc_err_t *err)
                 return -1;
             wanted++;
         }
-    if (gc_discovery_start (self->discovery, err)) {
-        if (err)
-            err->code = GC_OPS_E_RUNTIME;
+    if (gc_discovery_start (self->discovery, err))
         return -1;
-    }
     self->extra.discovery = true;
     gc_log_info ("discovery: announcing %s on UDP %ld via %s; looking for %zu neighbours", announce,
                  cfg->discovery_port, gc_discovery_address (self->discovery), wanted);
@@ -164,7 +173,7 @@ s_setup_discovery (gc_ops_t *self, const gc_ops_config_t *oc, gc_err_t *err)
             &&  gc_discovery_endpoint (self->discovery, peers [i], endpoint, sizeof endpoint)) {
                 char *copy = strdup (endpoint);
                 if (!copy)
-                    return gc_err_set (err, 1, "discovery: out of memory");
+                    return gc_err_set (err, GC_E_NOMEM, "discovery: out of memory");
                 free (p->endpoint);
                 p->endpoint = copy;
                 found++;
@@ -183,11 +192,11 @@ s_setup_discovery (gc_ops_t *self, const gc_ops_config_t *oc, gc_err_t *err)
         char missing [256];
         s_list_missing (self, peers, n, missing, sizeof missing);
         if (zsys_interrupted)
-            return gc_err_set (err, GC_OPS_E_RUNTIME, "discovery: stopped while looking for peer(s) %s",
+            return gc_err_set (err, GC_E_STOPPED, "discovery: stopped while looking for peer(s) %s",
                                missing);
         gc_discovery_stats_t ds;
         gc_discovery_stats (self->discovery, &ds);
-        return gc_err_set (err, GC_OPS_E_RUNTIME, "discovery: peer(s) %s not found within discovery/wait_s "
+        return gc_err_set (err, GC_E_TIMEOUT, "discovery: peer(s) %s not found within discovery/wait_s "
                            "= %ld s (%llu beacons: %llu untrusted%s%s, %llu malformed)", missing,
                            cfg->discovery_wait_s, (unsigned long long) ds.received,
                            (unsigned long long) ds.untrusted, ds.untrusted ? ", last " : "",
@@ -206,7 +215,7 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
         return NULL;
     gc_ops_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, GC_OPS_E_RUNTIME, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     self->cfg = cfg;
@@ -220,7 +229,7 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
     self->published = gc_snapshot_new (n);
     if (!self->notify || !self->work || !self->published) {
         gc_ops_destroy (&self);
-        gc_err_set (err, GC_OPS_E_RUNTIME, "out of memory");
+        gc_err_set (err, GC_E_NOMEM, "out of memory");
         return NULL;
     }
     gc_snapshot_t *w = self->work;
@@ -244,9 +253,7 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
 int
 gc_ops_fail (const char *cmd, const gc_err_t *err)
 {
-    if (err->code == GC_OPS_E_RUNTIME)
-        return gc_cli_failure (cmd, "%s", err->msg);
-    return gc_cli_usage_error (cmd, "%s", err->msg);
+    return gc_cli_error (cmd, err);
 }
 
 void

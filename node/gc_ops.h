@@ -28,9 +28,6 @@
 #include "gc_trust.h"
 #include "gc_zmq.h"
 
-//  gc_err_t codes: bad configuration (exit 2) is the default.
-#define GC_OPS_E_RUNTIME 3          /* e.g. peers not discovered in time: exit 1 */
-
 typedef struct {
     gc_config_t    *cfg;            /* "discover" endpoints are replaced */
     gc_key_t       *key;
@@ -42,7 +39,7 @@ typedef struct {
 typedef struct gc_ops_t gc_ops_t;
 
 gc_ops_t *gc_ops_new (const gc_ops_config_t *cfg, gc_err_t *err);
-/*  Print the error of gc_ops_new as gcnode's one line; the exit code. */
+/*  gc_cli_error for an error of gc_ops_new (cmd_run.c calls it). */
 int       gc_ops_fail (const char *cmd, const gc_err_t *err);
 void      gc_ops_transport (gc_ops_t *self, gc_zmq_config_t *zc);
 int       gc_ops_ready (gc_ops_t *self, gc_zmq_t *zmq, gc_err_t *err);

@@ -8,76 +8,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static int
-s_printf (gc_buf_t *out, gc_err_t *err, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
-
-static int
-s_printf (gc_buf_t *out, gc_err_t *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    int n = vsnprintf (NULL, 0, fmt, ap);
-    va_end (ap);
-    if (n < 0 || gc_buf_reserve (out, (size_t) n + 1, err))
-        return -1;
-    va_start (ap, fmt);
-    vsnprintf ((char *) out->data + out->len, (size_t) n + 1, fmt, ap);
-    va_end (ap);
-    out->len += (size_t) n;
-    return 0;
-}
-
-//  A JSON string of text we own (config values may hold anything).
-static int
-s_string (gc_buf_t *out, const char *text, gc_err_t *err)
-{
-    if (s_printf (out, err, "\""))
-        return -1;
-    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
-        int rc = *p == '"' || *p == '\\' ? s_printf (out, err, "\\%c", *p)
-               : *p == '\n' ? s_printf (out, err, "\\n")
-               : *p == '\t' ? s_printf (out, err, "\\t")
-               : *p < 0x20 ? s_printf (out, err, "\\u%04x", *p)
-               : s_printf (out, err, "%c", *p);
-        if (rc)
-            return -1;
-    }
-    return s_printf (out, err, "\"");
-}
+#include "gc_fs.h"
+#include "gc_json.h"
 
 int
 gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
 {
     const gc_engine_stats_t *e = &s->engine;
-    int rc = s_printf (out, err, "{\"v\":1,\"state\":");
-    rc = rc ? rc : s_string (out, s->state, err);
-    rc = rc ? rc : s_printf (out, err, ",\"peer\":%u,\"peer_id\":", s->peer);
-    rc = rc ? rc : s_string (out, s->peer_id, err);
-    rc = rc ? rc : s_printf (out, err, ",\"pid\":%ld,\"network\":", s->pid);
-    rc = rc ? rc : s_string (out, s->network, err);
-    rc = rc ? rc : s_printf (out, err, ",\"role\":");
-    rc = rc ? rc : s_string (out, s->role, err);
-    rc = rc ? rc : s_printf (out, err, ",\"time\":%.3f,\"started\":%.3f,\"round\":%llu,\"rounds\":%llu",
+    int rc = gc_buf_printf (out, err, "{\"v\":1,\"state\":");
+    rc = rc ? rc : gc_json_buf_string (out, s->state, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"peer\":%u,\"peer_id\":", s->peer);
+    rc = rc ? rc : gc_json_buf_string (out, s->peer_id, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"pid\":%ld,\"network\":", s->pid);
+    rc = rc ? rc : gc_json_buf_string (out, s->network, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"role\":");
+    rc = rc ? rc : gc_json_buf_string (out, s->role, err);
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"time\":%.3f,\"started\":%.3f,\"round\":%llu,\"rounds\":%llu",
                              s->unix_time, s->started_unix, (unsigned long long) e->round,
                              (unsigned long long) s->rounds_target);
     //  JSON has no NaN or Infinity: a diverged loss is null.
     if (isfinite (e->last_loss))
-        rc = rc ? rc : s_printf (out, err, ",\"loss\":%.6g", e->last_loss);
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"loss\":%.6g", e->last_loss);
     else
-        rc = rc ? rc : s_printf (out, err, ",\"loss\":null");
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"loss\":null");
     if (s->has_accuracy && isfinite (s->accuracy))
-        rc = rc ? rc : s_printf (out, err, ",\"accuracy\":%.6f,\"accuracy_round\":%llu", s->accuracy,
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"accuracy\":%.6f,\"accuracy_round\":%llu", s->accuracy,
                                  (unsigned long long) s->accuracy_round);
     else
-        rc = rc ? rc : s_printf (out, err, ",\"accuracy\":null");
-    rc = rc ? rc : s_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
+        rc = rc ? rc : gc_buf_printf (out, err, ",\"accuracy\":null");
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
                              ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_recv\":%llu,\"rejected\":%llu"
                              ",\"http\":", s->n_neighbours, s->connected,
                              (long long) gc_snapshot_max_staleness (s), (unsigned long long) e->bytes_sent,
                              (unsigned long long) e->bytes_recv, (unsigned long long) e->msgs_recv,
                              (unsigned long long) e->rejected);
-    rc = rc ? rc : s_string (out, s->http, err);
-    return rc ? rc : s_printf (out, err, "}\n");
+    rc = rc ? rc : gc_json_buf_string (out, s->http, err);
+    return rc ? rc : gc_buf_printf (out, err, "}\n");
 }
 
 int
@@ -87,7 +53,7 @@ gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
     gc_buf_init (&buf);
     char tmp [4096];
     if ((size_t) snprintf (tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return gc_err_set (err, 1, "node/status_file: path too long");
+        return gc_err_set (err, GC_E_CONFIG, "node/status_file: path too long");
     if (gc_status_render (snap, &buf, err))
         return -1;
     FILE *f = fopen (tmp, "w");
@@ -106,7 +72,7 @@ gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
     if (rc) {
         int e = errno;
         unlink (tmp);
-        return gc_err_set (err, 1, "node/status_file: cannot write %s (%s)", path, strerror (e));
+        return gc_err_set (err, GC_E_IO, "node/status_file: cannot write %s (%s)", path, strerror (e));
     }
     return 0;
 }
@@ -272,13 +238,13 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
     };
     if (!strcmp (key, "v")) {
         if (v->type != S_V_NUMBER || v->number != 1)
-            return gc_err_set (err, 1, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
+            return gc_err_set (err, GC_E_FORMAT, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
         *seen |= 1;
         return 0;
     }
     if (!strcmp (key, "accuracy")) {
         if (v->type != S_V_NUMBER && v->type != S_V_NULL)
-            return gc_err_set (err, 1, "status: accuracy is not a number or null");
+            return gc_err_set (err, GC_E_FORMAT, "status: accuracy is not a number or null");
         st->has_accuracy = v->type == S_V_NUMBER;
         st->accuracy = st->has_accuracy ? v->number : 0;
         return 0;
@@ -290,7 +256,7 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
         bool want_string = fields [i].kind == 0;
         bool null_ok = !strcmp (key, "loss") && v->type == S_V_NULL;     /* a diverged loss */
         if (!null_ok && (want_string != (v->type == S_V_STRING) || (!want_string && v->type != S_V_NUMBER)))
-            return gc_err_set (err, 1, "status: %s has the wrong type", key);
+            return gc_err_set (err, GC_E_FORMAT, "status: %s has the wrong type", key);
         if (fields [i].kind == 0)
             snprintf (at, fields [i].size, "%s", v->string);
         else
@@ -299,7 +265,7 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
         else {
             //  Integers: whole numbers within range (doubles hold 2^53 exactly).
             if (!v->integer || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
-                return gc_err_set (err, 1, "status: %s is not an integer in range", key);
+                return gc_err_set (err, GC_E_FORMAT, "status: %s is not an integer in range", key);
             if (fields [i].kind == 1)
                 *(long *) at = (long) v->number;
             else
@@ -318,11 +284,11 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     out->connected = -1;
     out->max_staleness = -1;
     if (!text || len > GC_STATUS_FILE_MAX)
-        return gc_err_set (err, 1, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
+        return gc_err_set (err, GC_E_FORMAT, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
     s_cursor_t c = { text, text + len };
     s_space (&c);
     if (c.p >= c.end || *c.p++ != '{')
-        return gc_err_set (err, 1, "status: not a JSON object");
+        return gc_err_set (err, GC_E_FORMAT, "status: not a JSON object");
     unsigned seen = 0;
     s_space (&c);
     bool empty = c.p < c.end && *c.p == '}';
@@ -331,13 +297,13 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
         s_value_t v;
         s_space (&c);
         if (s_parse_string (&c, key, sizeof key))
-            return gc_err_set (err, 1, "status: bad key at byte %ld", (long) (c.p - text));
+            return gc_err_set (err, GC_E_FORMAT, "status: bad key at byte %ld", (long) (c.p - text));
         s_space (&c);
         if (c.p >= c.end || *c.p++ != ':')
-            return gc_err_set (err, 1, "status: expected ':' after \"%s\"", key);
+            return gc_err_set (err, GC_E_FORMAT, "status: expected ':' after \"%s\"", key);
         s_space (&c);
         if (s_parse_value (&c, &v))
-            return gc_err_set (err, 1, "status: bad value for \"%s\" (flat objects only)", key);
+            return gc_err_set (err, GC_E_FORMAT, "status: bad value for \"%s\" (flat objects only)", key);
         if (s_field (out, key, &v, &seen, err))
             return -1;
         s_space (&c);
@@ -349,26 +315,22 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     }
     s_space (&c);
     if (c.p >= c.end || *c.p++ != '}')
-        return gc_err_set (err, 1, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
+        return gc_err_set (err, GC_E_FORMAT, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
     s_space (&c);
     if (c.p != c.end)
-        return gc_err_set (err, 1, "status: trailing bytes after the object");
+        return gc_err_set (err, GC_E_FORMAT, "status: trailing bytes after the object");
     if ((seen & 31) != 31)
-        return gc_err_set (err, 1, "status: missing one of v, state, peer, time, round");
+        return gc_err_set (err, GC_E_FORMAT, "status: missing one of v, state, peer, time, round");
     return 0;
 }
 
 int
 gc_status_load (const char *path, gc_status_t *out, gc_err_t *err)
 {
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return gc_err_set (err, 1, "%s: cannot open (%s)", path, strerror (errno));
-    char *text = malloc (GC_STATUS_FILE_MAX + 1);
-    size_t len = text ? fread (text, 1, GC_STATUS_FILE_MAX + 1, f) : 0;
-    fclose (f);
-    if (!text)
-        return gc_err_set (err, 1, "%s: out of memory", path);
+    char *text;
+    size_t len;
+    if (gc_fs_read_file (path, GC_STATUS_FILE_MAX, &text, &len, err))
+        return -1;
     int rc = gc_status_parse (text, len, out, err);
     free (text);
     return rc ? gc_err_prefix (err, "%s: ", path) : 0;

@@ -28,7 +28,7 @@ gc_augment_parse (const char *spec, gc_augment_t *out, gc_err_t *err)
             out->crop = (int) v;
         }
         else
-            return gc_err_set (err, 1, "augmentation '%s': '%s' is not crop:P or flip "
+            return gc_err_set (err, GC_E_SPEC, "augmentation '%s': '%s' is not crop:P or flip "
                                "(each at most once), nor is the whole none", spec, t);
     }
     return 0;

@@ -40,7 +40,7 @@ gc_cnn_new (const char *spec, gc_err_t *err)
 {
     gc_cnn_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "model cnn:%s: out of memory", spec);
+        gc_err_set (err, GC_E_NOMEM, "model cnn:%s: out of memory", spec);
         return NULL;
     }
     if (gc_cnn_net_parse (&self->net, spec, err)) {
@@ -53,7 +53,7 @@ gc_cnn_new (const char *spec, gc_err_t *err)
             self->max_vector = self->net.layout.layers [l].count;
     self->vgrad = gc_falloc (2 * self->max_vector + 1);
     if (!self->vgrad) {
-        gc_err_set (err, 1, "model cnn:%s: out of memory", spec);
+        gc_err_set (err, GC_E_NOMEM, "model cnn:%s: out of memory", spec);
         gc_cnn_destroy (&self);
     }
     return self;

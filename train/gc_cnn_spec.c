@@ -78,7 +78,7 @@ s_fail (s_build_t *b, const char *fmt, const char *tok)
 {
     char what [128];
     snprintf (what, sizeof what, fmt, tok);
-    return gc_err_set (b->err, 1, "model spec 'cnn:%s': %s", b->spec, what);
+    return gc_err_set (b->err, GC_E_SPEC, "model spec 'cnn:%s': %s", b->spec, what);
 }
 
 static int
@@ -93,7 +93,7 @@ s_canon (s_build_t *b, const char *fmt, ...)
     int n = vsnprintf (b->net->spec + b->used, room, fmt, ap);
     va_end (ap);
     if (n < 0 || (size_t) n >= room)
-        return gc_err_set (b->err, 1, "model spec 'cnn:%s': its expansion is longer than %d characters",
+        return gc_err_set (b->err, GC_E_SPEC, "model spec 'cnn:%s': its expansion is longer than %d characters",
                            b->spec, GC_MODEL_SPEC_MAX - 1);
     b->used += (size_t) n;
     return 0;

@@ -55,15 +55,15 @@ s_load_split (const char *dir, const char *images_name, const char *labels_name,
     }
     int rc = 0;
     if (images.ndims != 3)
-        rc = gc_err_set (err, 1, "%s: images need 3 dimensions, file has %d", ipath, images.ndims);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: images need 3 dimensions, file has %d", ipath, images.ndims);
     else if (labels.ndims != 1)
-        rc = gc_err_set (err, 1, "%s: labels need 1 dimension, file has %d", lpath, labels.ndims);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: labels need 1 dimension, file has %d", lpath, labels.ndims);
     else if (images.dims [0] != labels.dims [0])
-        rc = gc_err_set (err, 1, "%s: %u labels but %s has %u images",
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: %u labels but %s has %u images",
                          lpath, labels.dims [0], ipath, images.dims [0]);
     for (size_t i = 0; rc == 0 && i < labels.count; i++)
         if (labels.data [i] > 9)
-            rc = gc_err_set (err, 1, "%s: label %u of sample %zu is outside 0..9",
+            rc = gc_err_set (err, GC_E_FORMAT, "%s: label %u of sample %zu is outside 0..9",
                              lpath, labels.data [i], i);
     if (rc == 0) {
         out->n = images.dims [0];
@@ -75,7 +75,7 @@ s_load_split (const char *dir, const char *images_name, const char *labels_name,
         out->x = gc_falloc (images.count);
         out->y = malloc (out->n);
         if (!out->x || !out->y)
-            rc = gc_err_set (err, 1, "%s: out of memory", ipath);
+            rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", ipath);
     }
     if (rc == 0) {
         for (size_t i = 0; i < images.count; i++)
@@ -101,7 +101,7 @@ gc_dataset_load_mnist (const char *dir, gc_dataset_t *train, gc_dataset_t *test,
         return -1;
     }
     if (train->height != test->height || train->width != test->width) {
-        gc_err_set (err, 1, "%s: train images are %zux%zu, test images %zux%zu",
+        gc_err_set (err, GC_E_FORMAT, "%s: train images are %zux%zu, test images %zux%zu",
                     dir, train->height, train->width, test->height, test->width);
         gc_dataset_free (train);
         gc_dataset_free (test);
@@ -128,23 +128,23 @@ s_load_npy_split (const char *dir, const char *prefix, gc_dataset_t *out, int *m
     }
     int rc = 0;
     if (x.dtype == GC_NPY_I64)
-        rc = gc_err_set (err, 1, "%s: images must be float32 or uint8, not int64", xpath);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: images must be float32 or uint8, not int64", xpath);
     else
     if (x.ndim < 2)
-        rc = gc_err_set (err, 1, "%s: images need the shape (N, D), (N, H, W) or (N, C, H, W), "
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: images need the shape (N, D), (N, H, W) or (N, C, H, W), "
                          "the file has %d dimension", xpath, x.ndim);
     else
     if (y.dtype == GC_NPY_F32 || y.ndim != 1)
-        rc = gc_err_set (err, 1, "%s: labels must be uint8 or int64 of shape (N,)", ypath);
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: labels must be uint8 or int64 of shape (N,)", ypath);
     else
     if (y.shape [0] != x.shape [0])
-        rc = gc_err_set (err, 1, "%s: %zu labels but %s has %zu images", ypath, y.shape [0],
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: %zu labels but %s has %zu images", ypath, y.shape [0],
                          xpath, x.shape [0]);
     *max_label = 0;
     for (size_t i = 0; rc == 0 && i < y.count; i++) {
         int64_t v = y.dtype == GC_NPY_U8 ? ((uint8_t *) y.data) [i] : ((int64_t *) y.data) [i];
         if (v < 0 || v > 255)
-            rc = gc_err_set (err, 1, "%s: label %lld of sample %zu is outside 0..255", ypath,
+            rc = gc_err_set (err, GC_E_FORMAT, "%s: label %lld of sample %zu is outside 0..255", ypath,
                              (long long) v, i);
         else
         if (v > *max_label)
@@ -159,7 +159,7 @@ s_load_npy_split (const char *dir, const char *prefix, gc_dataset_t *out, int *m
         out->x = gc_falloc (x.count);
         out->y = malloc (out->n);
         if (!out->x || !out->y)
-            rc = gc_err_set (err, 1, "%s: out of memory", xpath);
+            rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", xpath);
     }
     if (rc == 0) {
         for (size_t i = 0; i < x.count; i++)
@@ -170,7 +170,7 @@ s_load_npy_split (const char *dir, const char *prefix, gc_dataset_t *out, int *m
                                                          : ((int64_t *) y.data) [i]);
         for (size_t i = 0; rc == 0 && i < x.count; i++)
             if (!isfinite (out->x [i]))
-                rc = gc_err_set (err, 1, "%s: value %zu is not a finite number", xpath, i);
+                rc = gc_err_set (err, GC_E_FORMAT, "%s: value %zu is not a finite number", xpath, i);
     }
     if (rc)
         gc_dataset_free (out);
@@ -193,12 +193,12 @@ gc_dataset_load_npy (const char *dir, gc_dataset_t *train, gc_dataset_t *test, g
     }
     int classes = (max_train > max_test ? max_train : max_test) + 1;
     if (train->channels != test->channels || train->height != test->height || train->width != test->width)
-        gc_err_set (err, 1, "%s: train images are %zux%zux%zu, test images %zux%zux%zu", dir,
+        gc_err_set (err, GC_E_FORMAT, "%s: train images are %zux%zux%zu, test images %zux%zux%zu", dir,
                     train->channels, train->height, train->width, test->channels, test->height,
                     test->width);
     else
     if (classes < 2)
-        gc_err_set (err, 1, "%s: every label is 0; a classifier needs at least 2 classes", dir);
+        gc_err_set (err, GC_E_FORMAT, "%s: every label is 0; a classifier needs at least 2 classes", dir);
     else {
         train->n_classes = test->n_classes = classes;
         return 0;
@@ -220,7 +220,7 @@ gc_dataset_open (const char *source, uint64_t seed, gc_dataset_t *train,
         unsigned long n_train, n_test, dim;
         char extra;
         if (sscanf (source + 10, "%lu:%lu:%lu%c", &n_train, &n_test, &dim, &extra) != 3)
-            return gc_err_set (err, 1, "data '%s': expected synthetic or synthetic:TRAIN:TEST:FEATURES", source);
+            return gc_err_set (err, GC_E_SPEC, "data '%s': expected synthetic or synthetic:TRAIN:TEST:FEATURES", source);
         return gc_dataset_synthetic (seed, n_train, n_test, dim, 10, train, test, err);
     }
     bool synthetic = source && !strcmp (source, "synthetic");
@@ -232,7 +232,7 @@ gc_dataset_open (const char *source, uint64_t seed, gc_dataset_t *train,
     if (synthetic)
         return gc_dataset_synthetic (seed, 60000, 10000, 784, 10, train, test, err);
     if (access (source, F_OK) != 0)
-        return gc_err_set (err, 1, "data directory %s does not exist", source);
+        return gc_err_set (err, GC_E_IO, "data directory %s does not exist", source);
     return gc_dataset_load_mnist (source, train, test, err);
 }
 
@@ -268,7 +268,7 @@ gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t dim,
     memset (test, 0, sizeof *test);
     if (n_classes < 2 || n_classes > 256 || dim == 0 || dim > (1u << 20)
     ||  n_train == 0 || n_test == 0 || n_train > (1u << 24) || n_test > (1u << 24))
-        return gc_err_set (err, 1, "synthetic data: bad shape (%zu + %zu samples, %zu features, %d classes)",
+        return gc_err_set (err, GC_E_SPEC, "synthetic data: bad shape (%zu + %zu samples, %zu features, %d classes)",
                            n_train, n_test, dim, n_classes);
     gc_rng_t rng;
     gc_rng_init (&rng, seed, 0x5EED);
@@ -276,7 +276,7 @@ gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t dim,
     float *proj = gc_falloc (dim * S_LATENT);
     gc_dataset_t *splits [2] = { train, test };
     size_t sizes [2] = { n_train, n_test };
-    int rc = centres && proj ? 0 : gc_err_set (err, 1, "synthetic data: out of memory");
+    int rc = centres && proj ? 0 : gc_err_set (err, GC_E_NOMEM, "synthetic data: out of memory");
     for (int s = 0; rc == 0 && s < 2; s++) {
         splits [s]->n = sizes [s];
         splits [s]->dim = dim;
@@ -287,7 +287,7 @@ gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t dim,
         splits [s]->x = gc_falloc (sizes [s] * dim);
         splits [s]->y = malloc (sizes [s]);
         if (!splits [s]->x || !splits [s]->y)
-            rc = gc_err_set (err, 1, "synthetic data: out of memory");
+            rc = gc_err_set (err, GC_E_NOMEM, "synthetic data: out of memory");
     }
     if (rc == 0) {
         //  Centres ~ N(0, 1.2^2 I): well separated in 16 dimensions (a nearly
@@ -345,12 +345,12 @@ gc_dataset_subset (const gc_dataset_t *src, const uint32_t *idx, size_t count,
     out->y = malloc (count ? count : 1);
     if (!out->x || !out->y) {
         gc_dataset_free (out);
-        return gc_err_set (err, 1, "dataset subset: out of memory for %zu samples", count);
+        return gc_err_set (err, GC_E_NOMEM, "dataset subset: out of memory for %zu samples", count);
     }
     for (size_t i = 0; i < count; i++) {
         if (idx [i] >= src->n) {
             gc_dataset_free (out);
-            return gc_err_set (err, 1, "dataset subset: index %u outside %zu samples", idx [i], src->n);
+            return gc_err_set (err, GC_E_RANGE, "dataset subset: index %u outside %zu samples", idx [i], src->n);
         }
         memcpy (out->x + i * src->dim, src->x + (size_t) idx [i] * src->dim, src->dim * sizeof (float));
         out->y [i] = src->y [idx [i]];

@@ -30,7 +30,7 @@ s_parse_spec (gc_mlp_t *self, const char *spec, gc_err_t *err)
     if (gc_spec_split (&parts, spec, '-', "model spec", err))
         return -1;
     if (parts.n < 2 || parts.n > GC_MLP_MAX_LAYERS + 1)
-        return gc_err_set (err, 1, "model spec '%s': need 2 to %d sizes separated by '-'",
+        return gc_err_set (err, GC_E_SPEC, "model spec '%s': need 2 to %d sizes separated by '-'",
                            spec, GC_MLP_MAX_LAYERS + 1);
     for (int i = 0; i < parts.n; i++) {
         long v;
@@ -41,7 +41,7 @@ s_parse_spec (gc_mlp_t *self, const char *spec, gc_err_t *err)
         self->dims [i] = (size_t) v;
     }
     if (self->dims [parts.n - 1] < 2 || self->dims [parts.n - 1] > 256)
-        return gc_err_set (err, 1, "model spec '%s': the last size (classes) must be in [2, 256]", spec);
+        return gc_err_set (err, GC_E_SPEC, "model spec '%s': the last size (classes) must be in [2, 256]", spec);
     self->n_layers = parts.n - 1;
     return 0;
 }
@@ -51,7 +51,7 @@ gc_mlp_new (const char *spec, gc_err_t *err)
 {
     gc_mlp_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "model: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "model: out of memory");
         return NULL;
     }
     if (s_parse_spec (self, spec ? spec : GC_MLP_DEFAULT_SPEC, err)) {

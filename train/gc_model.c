@@ -60,7 +60,7 @@ s_resolve (const char *spec, const char **args, gc_err_t *err)
         }
     char known [256];
     s_known_kinds (known, sizeof known);
-    gc_err_set (err, 1, "model spec '%s': not a model of any known kind "
+    gc_err_set (err, GC_E_SPEC, "model spec '%s': not a model of any known kind "
                 "(KIND:ARGS with KIND one of %s; an MLP also as sizes like 784-256-128-10)",
                 spec, known);
     return NULL;
@@ -72,7 +72,7 @@ gc_model_new (const char *spec, gc_err_t *err)
     if (!spec || !*spec)
         spec = GC_MODEL_DEFAULT_SPEC;
     if (strlen (spec) >= GC_MODEL_SPEC_MAX) {
-        gc_err_set (err, 1, "model spec '%.32s...': longer than %d characters",
+        gc_err_set (err, GC_E_RANGE, "model spec '%.32s...': longer than %d characters",
                     spec, GC_MODEL_SPEC_MAX - 1);
         return NULL;
     }
@@ -82,7 +82,7 @@ gc_model_new (const char *spec, gc_err_t *err)
         return NULL;
     gc_model_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "model %s: out of memory", spec);
+        gc_err_set (err, GC_E_NOMEM, "model %s: out of memory", spec);
         return NULL;
     }
     self->ops = ops;
@@ -126,18 +126,18 @@ gc_model_check_data (const gc_model_t *self, const gc_dataset_t *data, const cha
                      gc_err_t *err)
 {
     if (data->dim != gc_model_input_dim (self))
-        return gc_err_set (err, 1, "model %s expects %zu features per sample, %s has %zu",
+        return gc_err_set (err, GC_E_CONFIG, "model %s expects %zu features per sample, %s has %zu",
                            gc_model_spec (self), gc_model_input_dim (self), what, data->dim);
     //  a spatial model needs the data's image shape too (the same number of
     //  values as 3x32x32 could be 1x56x56); a flat one takes any shape
     gc_shape_t in = gc_model_input (self);
     if (in.height * in.width > 1 && data->channels
     &&  (data->channels != in.channels || data->height != in.height || data->width != in.width))
-        return gc_err_set (err, 1, "model %s expects samples of %zux%zux%zu, %s has %zux%zux%zu",
+        return gc_err_set (err, GC_E_CONFIG, "model %s expects samples of %zux%zux%zu, %s has %zux%zux%zu",
                            gc_model_spec (self), in.channels, in.height, in.width, what,
                            data->channels, data->height, data->width);
     if (data->n_classes > gc_model_n_classes (self))
-        return gc_err_set (err, 1, "model %s has %d classes, %s has %d",
+        return gc_err_set (err, GC_E_CONFIG, "model %s has %d classes, %s has %d",
                            gc_model_spec (self), gc_model_n_classes (self), what, data->n_classes);
     return 0;
 }

@@ -34,7 +34,7 @@ s_header (const char *hdr, const char *name, gc_npy_t *out, size_t *itemsize, gc
     const char *d = s_value (hdr, "descr"), *f = s_value (hdr, "fortran_order"),
                *s = s_value (hdr, "shape");
     if (!d || !f || !s)
-        return gc_err_set (err, 1, "%s: the .npy header lacks descr, fortran_order or shape", name);
+        return gc_err_set (err, GC_E_FORMAT, "%s: the .npy header lacks descr, fortran_order or shape", name);
     static const struct { const char *descr; gc_npy_dtype_t dtype; size_t size; } types [] = {
         { "'<f4'", GC_NPY_F32, 4 }, { "'|u1'", GC_NPY_U8, 1 }, { "'<u1'", GC_NPY_U8, 1 },
         { "'<i8'", GC_NPY_I64, 8 },
@@ -44,18 +44,18 @@ s_header (const char *hdr, const char *name, gc_npy_t *out, size_t *itemsize, gc
         t++;
     if (t == sizeof types / sizeof types [0]) {
         if (d [0] == '\'' && d [1] == '>')
-            return gc_err_set (err, 1, "%s: big-endian data (descr %.6s); save it little-endian "
+            return gc_err_set (err, GC_E_FORMAT, "%s: big-endian data (descr %.6s); save it little-endian "
                                "(array.astype('<f4'))", name, d);
-        return gc_err_set (err, 1, "%s: dtype %.8s is not float32 ('<f4'), uint8 ('|u1') or "
+        return gc_err_set (err, GC_E_FORMAT, "%s: dtype %.8s is not float32 ('<f4'), uint8 ('|u1') or "
                            "int64 ('<i8')", name, d);
     }
     out->dtype = types [t].dtype;
     *itemsize = types [t].size;
     if (strncmp (f, "False", 5))
-        return gc_err_set (err, 1, "%s: Fortran-ordered array; save it in C order "
+        return gc_err_set (err, GC_E_FORMAT, "%s: Fortran-ordered array; save it in C order "
                            "(numpy.ascontiguousarray)", name);
     if (*s != '(')
-        return gc_err_set (err, 1, "%s: shape is not a tuple", name);
+        return gc_err_set (err, GC_E_FORMAT, "%s: shape is not a tuple", name);
     s++;
     out->ndim = 0;
     out->count = 1;
@@ -65,11 +65,11 @@ s_header (const char *hdr, const char *name, gc_npy_t *out, size_t *itemsize, gc
         if (*s == ')')
             break;
         if (!isdigit ((unsigned char) *s) || out->ndim == GC_NPY_MAX_DIMS)
-            return gc_err_set (err, 1, "%s: shape must be 1 to %d whole numbers", name, GC_NPY_MAX_DIMS);
+            return gc_err_set (err, GC_E_FORMAT, "%s: shape must be 1 to %d whole numbers", name, GC_NPY_MAX_DIMS);
         char *end;
         unsigned long long v = strtoull (s, &end, 10);
         if (v == 0 || v > S_MAX_BYTES || out->count > S_MAX_BYTES / v)
-            return gc_err_set (err, 1, "%s: shape has an empty or too large dimension", name);
+            return gc_err_set (err, GC_E_FORMAT, "%s: shape has an empty or too large dimension", name);
         out->shape [out->ndim++] = (size_t) v;
         out->count *= (size_t) v;
         s = end;
@@ -79,12 +79,12 @@ s_header (const char *hdr, const char *name, gc_npy_t *out, size_t *itemsize, gc
             s++;
         else
         if (*s != ')')
-            return gc_err_set (err, 1, "%s: shape is not a tuple of numbers", name);
+            return gc_err_set (err, GC_E_FORMAT, "%s: shape is not a tuple of numbers", name);
     }
     if (out->ndim == 0)
-        return gc_err_set (err, 1, "%s: a scalar, not an array", name);
+        return gc_err_set (err, GC_E_FORMAT, "%s: a scalar, not an array", name);
     if (out->count > S_MAX_BYTES / *itemsize)
-        return gc_err_set (err, 1, "%s: larger than %zu bytes", name, S_MAX_BYTES);
+        return gc_err_set (err, GC_E_FORMAT, "%s: larger than %zu bytes", name, S_MAX_BYTES);
     return 0;
 }
 
@@ -93,7 +93,7 @@ gc_npy_parse (const uint8_t *bytes, size_t size, const char *name, gc_npy_t *out
 {
     memset (out, 0, sizeof *out);
     if (size < 10 || memcmp (bytes, "\x93NUMPY", 6))
-        return gc_err_set (err, 1, "%s: not a .npy file (no \\x93NUMPY magic)", name);
+        return gc_err_set (err, GC_E_FORMAT, "%s: not a .npy file (no \\x93NUMPY magic)", name);
     int major = bytes [6];
     size_t hlen, start;
     if (major == 1) {
@@ -103,33 +103,33 @@ gc_npy_parse (const uint8_t *bytes, size_t size, const char *name, gc_npy_t *out
     else
     if (major == 2 || major == 3) {
         if (size < 12)
-            return gc_err_set (err, 1, "%s: truncated .npy header", name);
+            return gc_err_set (err, GC_E_FORMAT, "%s: truncated .npy header", name);
         hlen = (size_t) bytes [8] | (size_t) bytes [9] << 8 | (size_t) bytes [10] << 16
              | (size_t) bytes [11] << 24;
         start = 12;
     }
     else
-        return gc_err_set (err, 1, "%s: .npy format version %d is not 1, 2 or 3", name, major);
+        return gc_err_set (err, GC_E_FORMAT, "%s: .npy format version %d is not 1, 2 or 3", name, major);
     if (hlen > S_MAX_HEADER || start + hlen > size)
-        return gc_err_set (err, 1, "%s: truncated or oversized .npy header (%zu bytes)", name, hlen);
+        return gc_err_set (err, GC_E_FORMAT, "%s: truncated or oversized .npy header (%zu bytes)", name, hlen);
     char *hdr = malloc (hlen + 1);
     if (!hdr)
-        return gc_err_set (err, 1, "%s: out of memory", name);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory", name);
     memcpy (hdr, bytes + start, hlen);
     hdr [hlen] = '\0';
     size_t itemsize = 0;
-    int rc = strlen (hdr) != hlen ? gc_err_set (err, 1, "%s: NUL byte in the .npy header", name)
+    int rc = strlen (hdr) != hlen ? gc_err_set (err, GC_E_FORMAT, "%s: NUL byte in the .npy header", name)
                                   : s_header (hdr, name, out, &itemsize, err);
     free (hdr);
     if (rc)
         return -1;
     size_t have = size - start - hlen, want = out->count * itemsize;
     if (have != want)
-        return gc_err_set (err, 1, "%s: %s: the shape needs %zu bytes of data, the file has %zu",
+        return gc_err_set (err, GC_E_FORMAT, "%s: %s: the shape needs %zu bytes of data, the file has %zu",
                            name, have < want ? "truncated" : "trailing bytes", want, have);
     out->data = malloc (want);
     if (!out->data)
-        return gc_err_set (err, 1, "%s: out of memory for %zu bytes", name, want);
+        return gc_err_set (err, GC_E_NOMEM, "%s: out of memory for %zu bytes", name, want);
     memcpy (out->data, bytes + start + hlen, want);
     return 0;
 }
@@ -140,20 +140,20 @@ gc_npy_read (const char *path, gc_npy_t *out, gc_err_t *err)
     memset (out, 0, sizeof *out);
     FILE *f = fopen (path, "rb");
     if (!f)
-        return gc_err_set (err, 1, "%s: cannot open", path);
+        return gc_err_set (err, GC_E_IO, "%s: cannot open", path);
     uint8_t *bytes = NULL;
     long size = -1;
     if (fseek (f, 0, SEEK_END) == 0)
         size = ftell (f);
     int rc = 0;
     if (size < 0 || (size_t) size > S_MAX_BYTES + S_MAX_HEADER || fseek (f, 0, SEEK_SET))
-        rc = gc_err_set (err, 1, "%s: cannot read it, or larger than %zu bytes", path, S_MAX_BYTES);
+        rc = gc_err_set (err, GC_E_IO, "%s: cannot read it, or larger than %zu bytes", path, S_MAX_BYTES);
     else
     if (!(bytes = malloc ((size_t) size + 1)))
-        rc = gc_err_set (err, 1, "%s: out of memory", path);
+        rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", path);
     else
     if (fread (bytes, 1, (size_t) size, f) != (size_t) size)
-        rc = gc_err_set (err, 1, "%s: read error", path);
+        rc = gc_err_set (err, GC_E_IO, "%s: read error", path);
     fclose (f);
     if (rc == 0)
         rc = gc_npy_parse (bytes, (size_t) size, path, out, err);

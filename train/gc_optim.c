@@ -50,7 +50,7 @@ gc_optim_schedule_parse (const char *spec, gc_optim_config_t *cfg, gc_err_t *err
         cfg->schedule = GC_LR_STEP;
     }
     else
-        return gc_err_set (err, 1, "lr schedule '%s': expected constant, cosine or step:EVERY:GAMMA", spec);
+        return gc_err_set (err, GC_E_SPEC, "lr schedule '%s': expected constant, cosine or step:EVERY:GAMMA", spec);
     return 0;
 }
 
@@ -73,7 +73,7 @@ gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err)
 {
     gc_optim_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "optimizer: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "optimizer: out of memory");
         return NULL;
     }
     self->cfg = *cfg;
@@ -84,7 +84,7 @@ gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err)
         self->grad = gc_falloc (n_params);
     if (!self->velocity || ((cfg->momentum == 0 || cfg->nesterov) && !self->grad)) {
         gc_optim_destroy (&self);
-        gc_err_set (err, 1, "optimizer: out of memory for %zu parameters", n_params);
+        gc_err_set (err, GC_E_NOMEM, "optimizer: out of memory for %zu parameters", n_params);
     }
     return self;
 }

@@ -30,7 +30,7 @@ gc_split_parse (const char *spec, gc_split_t *out, gc_err_t *err)
         out->shards = (int) v;
         return 0;
     }
-    return gc_err_set (err, 1, "data split '%s': expected iid, dirichlet:ALPHA or shards:S", spec);
+    return gc_err_set (err, GC_E_SPEC, "data split '%s': expected iid, dirichlet:ALPHA or shards:S", spec);
 }
 
 void
@@ -100,7 +100,7 @@ s_assign_dirichlet (const uint8_t *labels, size_t n, int n_classes, double alpha
         }
     }
     if (rc)
-        gc_err_set (err, 1, "dirichlet:%g split of %zu samples over %u peers leaves a peer "
+        gc_err_set (err, GC_E_CONFIG, "dirichlet:%g split of %zu samples over %u peers leaves a peer "
                     "with almost no data; use a larger alpha or fewer peers", alpha, n, n_peers);
     free (p);
     free (sizes);
@@ -146,19 +146,19 @@ gc_partition_assign (const uint8_t *labels, size_t n, int n_classes,
                      uint32_t *owner, gc_err_t *err)
 {
     if (n_peers == 0 || n_peers > n)
-        return gc_err_set (err, 1, "cannot split %zu samples among %u peers", n, n_peers);
+        return gc_err_set (err, GC_E_CONFIG, "cannot split %zu samples among %u peers", n, n_peers);
     if (n_classes < 1 || n_classes > 256)
-        return gc_err_set (err, 1, "partition: %d classes outside [1, 256]", n_classes);
+        return gc_err_set (err, GC_E_RANGE, "partition: %d classes outside [1, 256]", n_classes);
     if (split->kind == GC_SPLIT_SHARDS && (size_t) n_peers * (size_t) split->shards > n)
-        return gc_err_set (err, 1, "shards:%d needs %zu shards but there are only %zu samples",
+        return gc_err_set (err, GC_E_CONFIG, "shards:%d needs %zu shards but there are only %zu samples",
                            split->shards, (size_t) n_peers * (size_t) split->shards, n);
     for (size_t i = 0; i < n; i++)
         if (labels [i] >= n_classes)
-            return gc_err_set (err, 1, "partition: sample %zu has label %u, expected < %d",
+            return gc_err_set (err, GC_E_RANGE, "partition: sample %zu has label %u, expected < %d",
                                i, labels [i], n_classes);
     uint32_t *perm = malloc (n * sizeof *perm);
     if (!perm)
-        return gc_err_set (err, 1, "partition: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "partition: out of memory");
     for (size_t i = 0; i < n; i++)
         perm [i] = (uint32_t) i;
     gc_rng_t rng;
@@ -171,7 +171,7 @@ gc_partition_assign (const uint8_t *labels, size_t n, int n_classes,
         rc = s_assign_dirichlet (labels, n, n_classes, split->alpha, n_peers, &rng, perm, owner, err);
     else
     if (s_assign_shards (labels, n, n_classes, split->shards, n_peers, &rng, perm, owner))
-        rc = gc_err_set (err, 1, "partition: out of memory");
+        rc = gc_err_set (err, GC_E_NOMEM, "partition: out of memory");
     free (perm);
     return rc;
 }
@@ -184,10 +184,10 @@ gc_partition_peer (const uint8_t *labels, size_t n, int n_classes,
     *idx = NULL;
     *count = 0;
     if (peer >= n_peers)
-        return gc_err_set (err, 1, "peer index %u is not below the peer count %u", peer, n_peers);
+        return gc_err_set (err, GC_E_RANGE, "peer index %u is not below the peer count %u", peer, n_peers);
     uint32_t *owner = malloc (n * sizeof *owner);
     if (!owner)
-        return gc_err_set (err, 1, "partition: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "partition: out of memory");
     if (gc_partition_assign (labels, n, n_classes, split, n_peers, seed, owner, err)) {
         free (owner);
         return -1;
@@ -198,7 +198,7 @@ gc_partition_peer (const uint8_t *labels, size_t n, int n_classes,
     *idx = malloc ((m ? m : 1) * sizeof **idx);
     if (!*idx) {
         free (owner);
-        return gc_err_set (err, 1, "partition: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "partition: out of memory");
     }
     for (size_t i = 0; i < n; i++)
         if (owner [i] == peer)

@@ -24,12 +24,12 @@ gc_sampler_t *
 gc_sampler_new (const gc_dataset_t *data, size_t batch, uint64_t seed, gc_err_t *err)
 {
     if (data->n == 0 || batch == 0) {
-        gc_err_set (err, 1, "sampler: %s", data->n ? "batch size is zero" : "the dataset is empty");
+        gc_err_set (err, GC_E_ARG, "sampler: %s", data->n ? "batch size is zero" : "the dataset is empty");
         return NULL;
     }
     gc_sampler_t *self = calloc (1, sizeof *self);
     if (!self) {
-        gc_err_set (err, 1, "sampler: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "sampler: out of memory");
         return NULL;
     }
     self->data = data;
@@ -39,7 +39,7 @@ gc_sampler_new (const gc_dataset_t *data, size_t batch, uint64_t seed, gc_err_t 
     self->y = malloc (self->batch);
     if (!self->perm || !self->x || !self->y) {
         gc_sampler_destroy (&self);
-        gc_err_set (err, 1, "sampler: out of memory");
+        gc_err_set (err, GC_E_NOMEM, "sampler: out of memory");
         return NULL;
     }
     for (size_t i = 0; i < data->n; i++)
@@ -93,12 +93,12 @@ gc_sampler_set_augment (gc_sampler_t *self, const gc_augment_t *aug, uint64_t se
     if (!gc_augment_active (aug))
         return 0;
     if (d->height * d->width <= 1 || d->channels * d->height * d->width != d->dim)
-        return gc_err_set (err, 1, "augmentation needs images; the data has %zu features "
+        return gc_err_set (err, GC_E_INPUT, "augmentation needs images; the data has %zu features "
                            "without an image shape", d->dim);
     gc_mem_free (self->scratch);
     self->scratch = gc_falloc (d->height * d->width);
     if (!self->scratch)
-        return gc_err_set (err, 1, "sampler: out of memory");
+        return gc_err_set (err, GC_E_NOMEM, "sampler: out of memory");
     self->aug = *aug;
     gc_rng_init (&self->aug_rng, seed, 0xA06);
     return 0;

@@ -1,4 +1,4 @@
-/*  gc_buf: growth, append, extend, reset, overflow refusal. */
+/*  gc_buf: growth, append, extend, printf, reset, overflow refusal. */
 #include "gc_test.h"
 
 #include <stdint.h>
@@ -54,12 +54,33 @@ test_buf_refuses_overflow (void **state)
     gc_buf_free (&b);
 }
 
+static void
+test_buf_printf_appends_text (void **state)
+{
+    gc_buf_t b;
+    gc_buf_init (&b);
+    assert_int_equal (gc_buf_printf (&b, NULL, "%s", ""), 0);
+    assert_int_equal (b.len, 0);
+    assert_int_equal (gc_buf_printf (&b, NULL, "{\"n\":%d", 42), 0);
+    //  longer than any first allocation: the size is measured, not guessed
+    char big [3000];
+    memset (big, 'x', sizeof big - 1);
+    big [sizeof big - 1] = 0;
+    assert_int_equal (gc_buf_printf (&b, NULL, ",\"s\":\"%s\"}", big), 0);
+    assert_int_equal (b.len, 7 + 6 + 2999 + 2);
+    assert_memory_equal (b.data, "{\"n\":42,\"s\":\"xxx", 16);
+    assert_int_equal (b.data [b.len], 0);                 /* a NUL after the text */
+    assert_string_equal ((char *) b.data + b.len - 2, "\"}");
+    gc_buf_free (&b);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_buf_grows_and_keeps_bytes),
         cmocka_unit_test (test_buf_refuses_overflow),
+        cmocka_unit_test (test_buf_printf_appends_text),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

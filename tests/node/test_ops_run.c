@@ -12,6 +12,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +185,7 @@ test_finished_run_reports_done (void **state)
 //  (a full socket queue would block the sender, as it would under systemd).
 typedef struct {
     int            fd;
-    volatile int   stop;
+    atomic_int     stop;            /* set by the test's thread, read by the listener */
     char           msgs [4096][128];
     int            n;
 } s_listener_t;
@@ -196,7 +197,7 @@ s_listen (void *arg)
     while (true) {
         struct pollfd pfd = { l->fd, POLLIN, 0 };
         if (poll (&pfd, 1, 50) != 1) {
-            if (l->stop)
+            if (atomic_load (&l->stop))
                 break;
             continue;
         }
@@ -238,7 +239,7 @@ test_systemd_notify (void **state)
     for (int i = 0; i < 2; i++)
         if (ops_wait (net, i, 60) != 0)
             fail_msg ("peer %d failed; see %s/p%d.log", i, net->dir, i);
-    listener->stop = 1;
+    atomic_store (&listener->stop, 1);
     pthread_join (thread, NULL);
 #ifdef GC_HAVE_SYSTEMD
     //  READY=1 first, keep-alives, STOPPING=1 last.

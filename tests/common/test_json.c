@@ -1,5 +1,6 @@
 /*  The JSON reader gcnet uses on metrics lines and control replies: valid
-    documents parse to the right tree, anything else is refused with a reason. */
+    documents parse to the right tree, anything else is refused with a
+    reason; and the writer every JSON producer shares. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -103,6 +104,57 @@ test_write (void **state)
     free (buf);
 }
 
+//  The buffer writer and the stream writer escape by the same rule, and
+//  every string reads back as itself.
+static void
+test_write_buf_matches_stream (void **state)
+{
+    static const struct { const char *in, *out; } cases [] = {
+        { "", "\"\"" },
+        { "plain", "\"plain\"" },
+        { "q\"b\\", "\"q\\\"b\\\\\"" },
+        { "\n\t\r\x1f", "\"\\n\\t\\u000d\\u001f\"" },
+        { "\xc3\xa9 /", "\"\xc3\xa9 /\"" },            /* UTF-8 and '/' as they are */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream (&text, &len);
+        gc_json_write_string (f, cases [i].in);
+        fclose (f);
+        gc_buf_t b;
+        gc_buf_init (&b);
+        assert_int_equal (gc_json_buf_string (&b, cases [i].in, NULL), 0);
+        if (strcmp (text, cases [i].out) || b.len != len || memcmp (b.data, text, len))
+            fail_msg ("case %zu: stream '%s', buffer '%.*s', wanted '%s'", i, text, (int) b.len,
+                      (const char *) b.data, cases [i].out);
+        gc_json_t *j = gc_json_parse (text, len, NULL);
+        assert_non_null (j);
+        assert_string_equal (j->string, cases [i].in);
+        gc_json_destroy (&j);
+        gc_buf_free (&b);
+        free (text);
+    }
+}
+
+static void
+test_write_double (void **state)
+{
+    static const struct { double v; const char *fmt, *out; } cases [] = {
+        { 0.25, "%.3f", "0.250" }, { NAN, "%.3f", "null" }, { INFINITY, "%.6g", "null" },
+        { -INFINITY, "%.6g", "null" }, { 1e-7, "%.6g", "1e-07" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream (&text, &len);
+        gc_json_write_double (f, cases [i].fmt, cases [i].v);
+        fclose (f);
+        assert_string_equal (text, cases [i].out);
+        free (text);
+    }
+}
+
 int
 main (void)
 {
@@ -111,6 +163,8 @@ main (void)
         cmocka_unit_test (test_invalid),
         cmocka_unit_test (test_metrics_line),
         cmocka_unit_test (test_write),
+        cmocka_unit_test (test_write_buf_matches_stream),
+        cmocka_unit_test (test_write_double),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@ typedef struct {
 static int
 s_fail (s_in_t *in, const char *what)
 {
-    return gc_err_set (in->err, 1, "json: %s at offset %zu", what, (size_t) (in->p - in->start));
+    return gc_err_set (in->err, GC_E_PARSE, "json: %s at offset %zu", what, (size_t) (in->p - in->start));
 }
 
 static void
@@ -315,9 +315,9 @@ gc_json_t *
 gc_json_parse (const char *text, size_t len, gc_err_t *err)
 {
     if (!text)
-        return gc_err_set (err, 1, "json: no text"), NULL;
+        return gc_err_set (err, GC_E_PARSE, "json: no text"), NULL;
     if (len > GC_JSON_MAX_TEXT)
-        return gc_err_set (err, 1, "json: %zu bytes is more than %u", len, GC_JSON_MAX_TEXT), NULL;
+        return gc_err_set (err, GC_E_RANGE, "json: %zu bytes is more than %u", len, GC_JSON_MAX_TEXT), NULL;
     s_in_t in = { .p = text, .end = text + len, .err = err, .start = text };
     gc_json_t *root = s_value (&in, 0);
     if (!root)
@@ -371,30 +371,59 @@ gc_json_str (const gc_json_t *self, const char *key, const char *def)
     return v && v->type == GC_JSON_STRING ? v->string : def;
 }
 
+//  The escaped form of one byte of a string into e; its length.
+static size_t
+s_escape (unsigned char c, char e [8])
+{
+    if (c == '"' || c == '\\') {
+        e [0] = '\\';
+        e [1] = (char) c;
+        return 2;
+    }
+    if (c == '\n' || c == '\t') {
+        e [0] = '\\';
+        e [1] = c == '\n' ? 'n' : 't';
+        return 2;
+    }
+    if (c < 0x20)
+        return (size_t) snprintf (e, 8, "\\u%04x", c);
+    e [0] = (char) c;
+    return 1;
+}
+
 void
 gc_json_write_string (FILE *out, const char *s)
 {
     fputc ('"', out);
-    for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf (out, "\\%c", *p);
-        else if (*p == '\n')
-            fputs ("\\n", out);
-        else if (*p == '\t')
-            fputs ("\\t", out);
-        else if (*p < 0x20)
-            fprintf (out, "\\u%04x", *p);
-        else
-            fputc (*p, out);
-    }
+    char e [8];
+    for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
+        fwrite (e, 1, s_escape (*p, e), out);
     fputc ('"', out);
+}
+
+int
+gc_json_buf_string (gc_buf_t *out, const char *s, gc_err_t *err)
+{
+    char e [8];
+    if (gc_buf_append (out, "\"", 1, err))
+        return -1;
+    for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
+        if (gc_buf_append (out, e, s_escape (*p, e), err))
+            return -1;
+    return gc_buf_append (out, "\"", 1, err);
 }
 
 void
 gc_json_write_number (FILE *out, double v)
 {
+    gc_json_write_double (out, "%.10g", v);
+}
+
+void
+gc_json_write_double (FILE *out, const char *fmt, double v)
+{
     if (isfinite (v))
-        fprintf (out, "%.10g", v);
+        fprintf (out, fmt, v);
     else
         fputs ("null", out);
 }

@@ -1,5 +1,7 @@
-/*  gc_json — a small JSON reader (and a string writer) for what gcnet reads
-    from its peers: metrics lines (node/gc_metrics.c) and control replies.
+/*  gc_json — a small JSON reader for what gcnet reads from its peers
+    (metrics lines, control replies, status files), and the writer every
+    JSON producer uses (node's status and metrics, gcnet's reports), so
+    strings are escaped by one rule everywhere.
 
     Input is hostile (a file any peer writes): the parser checks every byte,
     bounds the nesting depth and the text length, and never reads past len.
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "gc_buf.h"
 #include "gc_err.h"
 
 #define GC_JSON_MAX_DEPTH 32
@@ -40,9 +43,15 @@ const gc_json_t *gc_json_get (const gc_json_t *self, const char *key);
 double      gc_json_num (const gc_json_t *self, const char *key, double def);
 const char *gc_json_str (const gc_json_t *self, const char *key, const char *def);
 
-/*  Write s as a JSON string literal (quotes, escapes; bytes < 0x20 as \u00XX). */
+/*  Write s (NULL: "") as a JSON string literal: '"' and '\\' get a
+    backslash, newline and tab are \n and \t, other bytes < 0x20 \u00XX,
+    the rest (UTF-8 included) is copied. */
 void        gc_json_write_string (FILE *out, const char *s);
-/*  A finite number, or null (JSON has no NaN/Inf). */
+/*  A finite number as %.10g, or null (JSON has no NaN/Inf). */
 void        gc_json_write_number (FILE *out, double v);
+/*  A finite number with fmt (one double conversion, e.g. "%.3f"), or null. */
+void        gc_json_write_double (FILE *out, const char *fmt, double v);
+/*  gc_json_write_string appending to a buffer; -1 when it cannot grow. */
+int         gc_json_buf_string (gc_buf_t *out, const char *s, gc_err_t *err);
 
 #endif
