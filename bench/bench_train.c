@@ -136,6 +136,8 @@ s_bench_batch (const gc_bench_opts_t *opts, gc_model_t *model, const gc_dataset_
     return 0;
 }
 
+int gc_bench_train_cnn (const gc_bench_opts_t *opts);     /* bench_cnn.c */
+
 int
 gc_bench_train (const gc_bench_opts_t *opts)
 {
@@ -155,5 +157,5 @@ gc_bench_train (const gc_bench_opts_t *opts)
     gc_dataset_free (&train);
     gc_dataset_free (&test);
     gc_model_destroy (&model);
-    return rc;
+    return rc | gc_bench_train_cnn (opts);
 }

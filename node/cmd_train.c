@@ -25,6 +25,7 @@ typedef struct {
     long               train_samples;   /* 0 = all */
     unsigned long long seed;
     gc_optim_config_t  optim;
+    gc_augment_t       augment;
     int                quiet;
 } s_opts_t;
 
@@ -47,6 +48,8 @@ s_help (void)
         "  --weight-decay X      decoupled weight decay per unit lr (default 5e-3)\n"
         "  --schedule S          constant | cosine | step:EPOCHS:GAMMA (default cosine)\n"
         "  --warmup E            linear warm-up over E epochs (default 0)\n"
+        "  --augment SPEC        crop:P,flip | crop:P | flip | none: random crops of\n"
+        "                        the image padded by P pixels, mirror images (default none)\n"
         "  --train-samples N     use only the first N training samples (default all)\n"
         "  --seed N              seed for initialisation and sampling (default 1)\n"
         "  --threads N           OpenBLAS threads (default 1)\n"
@@ -75,6 +78,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
         { "schedule", required_argument, NULL, 's' },
         { "warmup", required_argument, NULL, 'W' },
         { "train-samples", required_argument, NULL, 'n' },
+        { "augment", required_argument, NULL, 'a' },
         { "seed", required_argument, NULL, 'S' },
         { "threads", required_argument, NULL, 't' },
         { "quiet", no_argument, NULL, 'q' },
@@ -100,6 +104,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
             case 'n': rc = gc_parse_long (optarg, 0, 1L << 30, &o->train_samples, "--train-samples", &err); break;
             case 'S': rc = gc_parse_u64 (optarg, &o->seed, "--seed", &err); break;
             case 't': rc = gc_parse_long (optarg, 1, 256, &o->threads, "--threads", &err); break;
+            case 'a': rc = gc_augment_parse (optarg, &o->augment, &err); break;
             case 'q': o->quiet = 1; break;
             case 'h': s_help (); return -1;
             default: return gc_cli_bad_option (S_CMD, c, argv);
@@ -133,6 +138,11 @@ s_load_data (const s_opts_t *o, const gc_model_t *model, gc_dataset_t *train, gc
         gc_dataset_free (test);
         return rc;
     }
+    if (gc_model_check_data (model, train, o->data ? o->data : GC_DEFAULT_DATA_DIR, &err)) {
+        gc_dataset_free (train);
+        gc_dataset_free (test);
+        return gc_cli_usage_error (S_CMD, "--model: %s", err.msg);
+    }
     gc_dataset_standardise (train, test);
     return 0;
 }
@@ -148,6 +158,9 @@ s_train (const s_opts_t *o, gc_model_t *model, const gc_dataset_t *train, const 
     int rc = GC_EXIT_OK;
     if (!params || !optim || !sampler)
         rc = gc_cli_failure (S_CMD, "%s", err.msg [0] ? err.msg : "out of memory");
+    else
+    if (gc_sampler_set_augment (sampler, &o->augment, o->seed, &err))
+        rc = gc_cli_usage_error (S_CMD, "--augment: %s", err.msg);
     double accuracy = 0, test_loss = 0;
     if (rc == GC_EXIT_OK) {
         gc_model_init_params (model, params, o->seed);

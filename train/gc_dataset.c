@@ -9,6 +9,7 @@
 
 #include "gc_idx.h"
 #include "gc_mem.h"
+#include "gc_npy.h"
 #include "gc_rng.h"
 
 static const char *s_mnist_files [4] = {
@@ -67,6 +68,9 @@ s_load_split (const char *dir, const char *images_name, const char *labels_name,
     if (rc == 0) {
         out->n = images.dims [0];
         out->dim = (size_t) images.dims [1] * images.dims [2];
+        out->channels = 1;
+        out->height = images.dims [1];
+        out->width = images.dims [2];
         out->n_classes = 10;
         out->x = gc_falloc (images.count);
         out->y = malloc (out->n);
@@ -96,9 +100,9 @@ gc_dataset_load_mnist (const char *dir, gc_dataset_t *train, gc_dataset_t *test,
         gc_dataset_free (train);
         return -1;
     }
-    if (train->dim != test->dim) {
-        gc_err_set (err, GC_E_FORMAT, "%s: train images have %zu pixels, test images %zu",
-                    dir, train->dim, test->dim);
+    if (train->height != test->height || train->width != test->width) {
+        gc_err_set (err, GC_E_FORMAT, "%s: train images are %zux%zu, test images %zux%zu",
+                    dir, train->height, train->width, test->height, test->width);
         gc_dataset_free (train);
         gc_dataset_free (test);
         return -1;
@@ -106,11 +110,111 @@ gc_dataset_load_mnist (const char *dir, gc_dataset_t *train, gc_dataset_t *test,
     return 0;
 }
 
+//  One split from DIR/PREFIX_x.npy and DIR/PREFIX_y.npy; *max_label gets
+//  the largest label (classes are decided over both splits).
+static int
+s_load_npy_split (const char *dir, const char *prefix, gc_dataset_t *out, int *max_label,
+                  gc_err_t *err)
+{
+    char xpath [1024], ypath [1024];
+    snprintf (xpath, sizeof xpath, "%s/%s_x.npy", dir, prefix);
+    snprintf (ypath, sizeof ypath, "%s/%s_y.npy", dir, prefix);
+    gc_npy_t x, y;
+    if (gc_npy_read (xpath, &x, err))
+        return -1;
+    if (gc_npy_read (ypath, &y, err)) {
+        gc_npy_free (&x);
+        return -1;
+    }
+    int rc = 0;
+    if (x.dtype == GC_NPY_I64)
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: images must be float32 or uint8, not int64", xpath);
+    else
+    if (x.ndim < 2)
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: images need the shape (N, D), (N, H, W) or (N, C, H, W), "
+                         "the file has %d dimension", xpath, x.ndim);
+    else
+    if (y.dtype == GC_NPY_F32 || y.ndim != 1)
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: labels must be uint8 or int64 of shape (N,)", ypath);
+    else
+    if (y.shape [0] != x.shape [0])
+        rc = gc_err_set (err, GC_E_FORMAT, "%s: %zu labels but %s has %zu images", ypath, y.shape [0],
+                         xpath, x.shape [0]);
+    *max_label = 0;
+    for (size_t i = 0; rc == 0 && i < y.count; i++) {
+        int64_t v = y.dtype == GC_NPY_U8 ? ((uint8_t *) y.data) [i] : ((int64_t *) y.data) [i];
+        if (v < 0 || v > 255)
+            rc = gc_err_set (err, GC_E_FORMAT, "%s: label %lld of sample %zu is outside 0..255", ypath,
+                             (long long) v, i);
+        else
+        if (v > *max_label)
+            *max_label = (int) v;
+    }
+    if (rc == 0) {
+        out->n = x.shape [0];
+        out->dim = x.count / x.shape [0];
+        out->channels = x.ndim == 4 ? x.shape [1] : x.ndim == 3 ? 1 : out->dim;
+        out->height = x.ndim >= 3 ? x.shape [x.ndim - 2] : 1;
+        out->width = x.ndim >= 3 ? x.shape [x.ndim - 1] : 1;
+        out->x = gc_falloc (x.count);
+        out->y = malloc (out->n);
+        if (!out->x || !out->y)
+            rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", xpath);
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < x.count; i++)
+            out->x [i] = x.dtype == GC_NPY_F32 ? ((float *) x.data) [i]
+                                               : (float) ((uint8_t *) x.data) [i] * (1.0f / 255.0f);
+        for (size_t i = 0; i < out->n; i++)
+            out->y [i] = (uint8_t) (y.dtype == GC_NPY_U8 ? ((uint8_t *) y.data) [i]
+                                                         : ((int64_t *) y.data) [i]);
+        for (size_t i = 0; rc == 0 && i < x.count; i++)
+            if (!isfinite (out->x [i]))
+                rc = gc_err_set (err, GC_E_FORMAT, "%s: value %zu is not a finite number", xpath, i);
+    }
+    if (rc)
+        gc_dataset_free (out);
+    gc_npy_free (&x);
+    gc_npy_free (&y);
+    return rc;
+}
+
+int
+gc_dataset_load_npy (const char *dir, gc_dataset_t *train, gc_dataset_t *test, gc_err_t *err)
+{
+    memset (train, 0, sizeof *train);
+    memset (test, 0, sizeof *test);
+    int max_train, max_test;
+    if (s_load_npy_split (dir, "train", train, &max_train, err))
+        return -1;
+    if (s_load_npy_split (dir, "test", test, &max_test, err)) {
+        gc_dataset_free (train);
+        return -1;
+    }
+    int classes = (max_train > max_test ? max_train : max_test) + 1;
+    if (train->channels != test->channels || train->height != test->height || train->width != test->width)
+        gc_err_set (err, GC_E_FORMAT, "%s: train images are %zux%zux%zu, test images %zux%zux%zu", dir,
+                    train->channels, train->height, train->width, test->channels, test->height,
+                    test->width);
+    else
+    if (classes < 2)
+        gc_err_set (err, GC_E_FORMAT, "%s: every label is 0; a classifier needs at least 2 classes", dir);
+    else {
+        train->n_classes = test->n_classes = classes;
+        return 0;
+    }
+    gc_dataset_free (train);
+    gc_dataset_free (test);
+    return -1;
+}
+
 int
 gc_dataset_open (const char *source, uint64_t seed, gc_dataset_t *train,
                  gc_dataset_t *test, bool *fell_back, gc_err_t *err)
 {
     *fell_back = false;
+    if (source && !strncmp (source, "npy:", 4))
+        return gc_dataset_load_npy (source + 4, train, test, err);
     //  synthetic[:TRAIN:TEST:FEATURES]
     if (source && !strncmp (source, "synthetic:", 10)) {
         unsigned long n_train, n_test, dim;
@@ -176,6 +280,9 @@ gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t dim,
     for (int s = 0; rc == 0 && s < 2; s++) {
         splits [s]->n = sizes [s];
         splits [s]->dim = dim;
+        splits [s]->channels = dim;
+        splits [s]->height = 1;
+        splits [s]->width = 1;
         splits [s]->n_classes = n_classes;
         splits [s]->x = gc_falloc (sizes [s] * dim);
         splits [s]->y = malloc (sizes [s]);
@@ -230,6 +337,9 @@ gc_dataset_subset (const gc_dataset_t *src, const uint32_t *idx, size_t count,
     memset (out, 0, sizeof *out);
     out->n = count;
     out->dim = src->dim;
+    out->channels = src->channels;
+    out->height = src->height;
+    out->width = src->width;
     out->n_classes = src->n_classes;
     out->x = gc_falloc ((count ? count : 1) * src->dim);
     out->y = malloc (count ? count : 1);

@@ -10,6 +10,7 @@
 #include "gc_model.h"
 #include "gc_parse.h"
 #include "gc_rng.h"
+#include "gc_xent.h"
 
 struct gc_mlp_t {
     int          n_layers;                      /* weight layers */
@@ -187,41 +188,6 @@ gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batc
     return in;
 }
 
-//  Turn logits into alpha * dL/dlogits in place, alpha (softmax - onehot) /
-//  batch; returns the summed loss and counts correct argmaxes. Every later
-//  gradient is linear in this delta, so alpha scales them all for free.
-static double
-s_softmax_xent (float *logits, const uint8_t *y, size_t batch, size_t classes,
-                float alpha, size_t *correct)
-{
-    double loss = 0;
-    size_t right = 0;
-    float inv = alpha / (float) batch;
-    for (size_t r = 0; r < batch; r++) {
-        float *z = logits + r * classes;
-        size_t arg = 0;
-        for (size_t c = 1; c < classes; c++)
-            if (z [c] > z [arg])
-                arg = c;
-        right += arg == y [r];
-        //  the loss in log space: exp of a very negative logit underflows to
-        //  0, and log(0) would make a confident mistake infinitely costly
-        float zmax = z [arg], sum = 0, zy = z [y [r]] - zmax;
-        for (size_t c = 0; c < classes; c++) {
-            z [c] = expf (z [c] - zmax);
-            sum += z [c];
-        }
-        loss += log ((double) sum) - (double) zy;
-        float scale = inv / sum;
-        for (size_t c = 0; c < classes; c++)
-            z [c] *= scale;
-        z [y [r]] -= inv;
-    }
-    if (correct)
-        *correct = right;
-    return loss;
-}
-
 double
 gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
                   const uint8_t *y, size_t batch, float *grad, float alpha, float beta,
@@ -230,7 +196,7 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
     int L = self->n_layers;
     gc_mlp_forward (self, params, x, batch);
     //  The logits buffer becomes the output delta.
-    double loss = s_softmax_xent (self->act [L], y, batch, self->dims [L], alpha, correct);
+    double loss = gc_softmax_xent (self->act [L], y, batch, self->dims [L], alpha, correct);
     if (!grad)
         return loss / (double) batch;
     float *dz = self->act [L];

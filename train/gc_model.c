@@ -10,9 +10,11 @@
     gc_model_ops_t, its declaration here and one entry in s_kinds. Order
     matters only for specs without "KIND:": the first that claims one wins. */
 extern const gc_model_ops_t gc_mlp_model;
+extern const gc_model_ops_t gc_cnn_model;
 
 static const gc_model_ops_t *const s_kinds [] = {
     &gc_mlp_model,
+    &gc_cnn_model,
 };
 #define S_NKINDS (sizeof s_kinds / sizeof s_kinds [0])
 
@@ -126,6 +128,14 @@ gc_model_check_data (const gc_model_t *self, const gc_dataset_t *data, const cha
     if (data->dim != gc_model_input_dim (self))
         return gc_err_set (err, GC_E_CONFIG, "model %s expects %zu features per sample, %s has %zu",
                            gc_model_spec (self), gc_model_input_dim (self), what, data->dim);
+    //  a spatial model needs the data's image shape too (the same number of
+    //  values as 3x32x32 could be 1x56x56); a flat one takes any shape
+    gc_shape_t in = gc_model_input (self);
+    if (in.height * in.width > 1 && data->channels
+    &&  (data->channels != in.channels || data->height != in.height || data->width != in.width))
+        return gc_err_set (err, GC_E_CONFIG, "model %s expects samples of %zux%zux%zu, %s has %zux%zux%zu",
+                           gc_model_spec (self), in.channels, in.height, in.width, what,
+                           data->channels, data->height, data->width);
     if (data->n_classes > gc_model_n_classes (self))
         return gc_err_set (err, GC_E_CONFIG, "model %s has %d classes, %s has %d",
                            gc_model_spec (self), gc_model_n_classes (self), what, data->n_classes);

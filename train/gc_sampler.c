@@ -15,6 +15,9 @@ struct gc_sampler_t {
     uint32_t  *perm;
     float     *x;               /* batch x dim */
     uint8_t   *y;
+    gc_augment_t aug;
+    gc_rng_t   aug_rng;
+    float     *scratch;         /* one image plane */
 };
 
 gc_sampler_t *
@@ -53,6 +56,7 @@ gc_sampler_destroy (gc_sampler_t **self_p)
     if (!self)
         return;
     free (self->perm);
+    gc_mem_free (self->scratch);
     gc_mem_free (self->x);
     free (self->y);
     free (self);
@@ -74,8 +78,30 @@ gc_sampler_next (gc_sampler_t *self, const float **x, const uint8_t **y)
         self->y [r] = d->y [i];
     }
     self->pos += self->batch;
+    if (self->scratch)
+        gc_augment_apply (&self->aug, self->x, self->batch, d->channels, d->height, d->width,
+                          &self->aug_rng, self->scratch);
     *x = self->x;
     *y = self->y;
+}
+
+int
+gc_sampler_set_augment (gc_sampler_t *self, const gc_augment_t *aug, uint64_t seed,
+                        gc_err_t *err)
+{
+    const gc_dataset_t *d = self->data;
+    if (!gc_augment_active (aug))
+        return 0;
+    if (d->height * d->width <= 1 || d->channels * d->height * d->width != d->dim)
+        return gc_err_set (err, GC_E_INPUT, "augmentation needs images; the data has %zu features "
+                           "without an image shape", d->dim);
+    gc_mem_free (self->scratch);
+    self->scratch = gc_falloc (d->height * d->width);
+    if (!self->scratch)
+        return gc_err_set (err, GC_E_NOMEM, "sampler: out of memory");
+    self->aug = *aug;
+    gc_rng_init (&self->aug_rng, seed, 0xA06);
+    return 0;
 }
 
 size_t gc_sampler_batch (const gc_sampler_t *self) { return self->batch; }

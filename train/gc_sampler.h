@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc_augment.h"
 #include "gc_dataset.h"
 #include "gc_err.h"
 
@@ -17,6 +18,10 @@ typedef struct gc_sampler_t gc_sampler_t;
 gc_sampler_t *gc_sampler_new (const gc_dataset_t *data, size_t batch, uint64_t seed,
                               gc_err_t *err);
 void          gc_sampler_destroy (gc_sampler_t **self_p);
+/*  Augment every batch from now on (gc_augment.h), from its own stream of
+    seed; -1 with err when the data has no image shape. */
+int           gc_sampler_set_augment (gc_sampler_t *self, const gc_augment_t *aug,
+                                      uint64_t seed, gc_err_t *err);
 /*  Gather the next batch; pointers valid until the next call. */
 void          gc_sampler_next (gc_sampler_t *self, const float **x, const uint8_t **y);
 size_t        gc_sampler_batch (const gc_sampler_t *self);

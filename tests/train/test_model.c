@@ -27,7 +27,8 @@ test_spec_resolution (void **state)
         { "mlp:",                NULL,  "model spec" },
         { "mlp:8-x-3",           NULL,  "size 2" },
         { "8-3-",                NULL,  "model spec" },
-        { "lenet",               NULL,  "mlp" },    /* the error lists the known kinds */
+        { "lenut",               NULL,  "mlp, cnn" },   /* the error lists the known kinds */
+        { "lenet",               "cnn", "cnn:1x28x28/c16k5s1p2,relu,mp2s2,c32k5s1p2,relu,mp2s2,f128,relu,f10" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         gc_err_t err = { 0 };
@@ -142,6 +143,20 @@ test_evaluate_and_check (void **state)
     assert_non_null (strstr (err.msg, "6-5-3"));
     assert_non_null (strstr (err.msg, "shard.npy has 5"));
     data.dim = 6;
+    //  a flat model takes any shape of the right size; a spatial one only its own
+    data.channels = 1;
+    data.height = 2;
+    data.width = 3;
+    assert_int_equal (gc_model_check_data (model, &data, "shard.npy", &err), 0);
+    gc_model_t *cnn = gc_model_new ("cnn:1x3x2/c2,gap,f3", &err);
+    assert_non_null (cnn);
+    assert_int_equal (gc_model_check_data (cnn, &data, "shard.npy", &err), -1);
+    assert_non_null (strstr (err.msg, "1x3x2"));
+    assert_non_null (strstr (err.msg, "shard.npy has 1x2x3"));
+    data.height = 3;
+    data.width = 2;
+    assert_int_equal (gc_model_check_data (cnn, &data, "shard.npy", &err), 0);
+    gc_model_destroy (&cnn);
     data.n_classes = 4;
     assert_int_equal (gc_model_evaluate (model, p, &data, &accuracy, NULL, &err), -1);
     assert_non_null (strstr (err.msg, "3 classes"));

@@ -48,6 +48,10 @@ test_bad_options_exit_2_with_one_line (void **state)
         { "train extra", "unexpected argument 'extra'" },
         { "train --data /nonexistent/dir", "/nonexistent/dir does not exist" },
         { "train --data synthetic --model 100-10", "--model 100-10 takes 100 features" },
+        { "train --data synthetic --model cnn:lenet", "expects samples of 1x28x28, synthetic has 784x1x1" },
+        { "train --model cnn:c16,relu", "cnn:c16,relu': the last layer must be linear" },
+        { "train --data synthetic --augment flip", "--augment: augmentation needs images" },
+        { "train --augment rotate", "'rotate' is not crop:P or flip" },
         { "fly", "unknown command 'fly'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++)
@@ -79,6 +83,8 @@ static void
 test_small_synthetic_run (void **state)
 {
     s_expect ("train --data synthetic --train-samples 3000 --epochs 2 --batch 32", 0, "test_accuracy=0.");
+    s_expect ("train --data synthetic:2000:500:16 --model cnn:16x1x1/c8k1,gn2,relu,f10 --epochs 2",
+              0, "test_accuracy=0.");
     s_expect ("train --help", 0, "usage: gcnode train");
     s_expect ("--help", 0, "commands:");
 }

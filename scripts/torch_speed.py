@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Training throughput of gcnode's CNN presets against Debian's PyTorch
+(python3-torch) on the same network, batch and one thread, in the same run.
+
+    scripts/torch_speed.py [--gcbench build/gcbench] [--batch 64] [--min-time 3]
+
+Builds each preset in PyTorch from gcnode's canonical spec (the JSON of
+`gcbench train` carries it), times a step (forward, cross-entropy, backward,
+plain SGD) the way bench/bench_cnn.c does, runs gcbench in the same run, and
+prints samples/s of both, the ratio and gcnode's sgemm fraction.
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    """rO[sS]: c3-gn-relu-c3-gn plus a shortcut (1x1 conv + gn when the shape changes), relu."""
+
+    def __init__(self, cin, out, stride, groups):
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, out, 3, stride, 1)
+        self.g1 = nn.GroupNorm(groups, out)
+        self.c2 = nn.Conv2d(out, out, 3, 1, 1)
+        self.g2 = nn.GroupNorm(groups, out)
+        self.short = None
+        if stride != 1 or cin != out:
+            self.short = nn.Sequential(nn.Conv2d(cin, out, 1, stride, 0), nn.GroupNorm(groups, out))
+
+    def forward(self, x):
+        y = self.g2(self.c2(F.relu(self.g1(self.c1(x)))))
+        return F.relu(y + (self.short(x) if self.short is not None else x))
+
+
+def build(spec):
+    """The network of a canonical spec, cnn:CxHxW/LAYER,... (docs/CONFIG.md)."""
+    m = re.fullmatch(r"cnn:(\d+)x(\d+)x(\d+)/(.*)", spec)
+    if not m:
+        sys.exit(f"torch_speed: not a canonical CNN spec: {spec}")
+    c, h, w = (int(m.group(i)) for i in (1, 2, 3))
+    shape = (c, h, w)
+    layers = []
+    for tok in m.group(4).split(","):
+        c, h, w = shape
+        if tok == "relu":
+            layers.append(nn.ReLU())
+        elif tok == "gap":
+            layers.append(nn.AdaptiveAvgPool2d(1))
+            shape = (c, 1, 1)
+        elif (g := re.fullmatch(r"gn(\d+)", tok)):
+            layers.append(nn.GroupNorm(int(g.group(1)), c))
+        elif (g := re.fullmatch(r"(mp|ap)(\d+)s(\d+)", tok)):
+            k, s = int(g.group(2)), int(g.group(3))
+            layers.append((nn.MaxPool2d if g.group(1) == "mp" else nn.AvgPool2d)(k, s))
+            shape = (c, (h - k) // s + 1, (w - k) // s + 1)
+        elif (g := re.fullmatch(r"c(\d+)k(\d+)s(\d+)p(\d+)", tok)):
+            o, k, s, p = (int(v) for v in g.groups())
+            layers.append(nn.Conv2d(c, o, k, s, p))
+            shape = (o, (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1)
+        elif (g := re.fullmatch(r"r(\d+)s(\d+)x(\d+)g(\d+)", tok)):
+            o, s, n, groups = (int(v) for v in g.groups())
+            for i in range(n):
+                layers.append(Block(c if i == 0 else o, o, s if i == 0 else 1, groups))
+            shape = (o, (h + 2 - 3) // s + 1, (w + 2 - 3) // s + 1)
+        elif (g := re.fullmatch(r"f(\d+)", tok)):
+            if not any(isinstance(l, nn.Flatten) for l in layers):
+                layers.append(nn.Flatten())
+            o = int(g.group(1))
+            layers.append(nn.Linear(c * h * w, o))
+            shape = (o, 1, 1)
+        else:
+            sys.exit(f"torch_speed: layer {tok} of {spec} unknown")
+    return nn.Sequential(*layers), (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+def torch_samples_per_s(spec, batch, min_time):
+    torch.manual_seed(1)
+    model, (c, h, w) = build(spec)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    xs = [torch.randn(batch, c, h, w) for _ in range(4)]
+    ys = [torch.randint(0, 10, (batch,)) for _ in range(4)]
+    n_params = sum(p.numel() for p in model.parameters())
+
+    def steps(k):
+        for i in range(k):
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(xs[i % 4]), ys[i % 4]).backward()
+            opt.step()
+
+    steps(2)
+    best, start = 1e300, time.perf_counter()
+    while time.perf_counter() - start < min_time or best == 1e300:
+        t0 = time.perf_counter()
+        steps(5)
+        best = min(best, time.perf_counter() - t0)
+    return 5 * batch / best, n_params
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gcbench", default="build/gcbench")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--min-time", type=float, default=3.0)
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    out = subprocess.run([a.gcbench, "train", "--json", "--min-time", str(a.min_time)],
+                         check=True, capture_output=True, text=True,
+                         env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}).stdout
+    figures = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            f = json.loads(line)
+            figures[f["name"]] = f
+    print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}")
+    print(f"{'preset':12} {'gcnode/s':>10} {'torch/s':>10} {'ratio':>6} {'sgemm':>6}  params")
+    for preset in ("lenet", "resnet8-gn"):
+        key = f"train_cnn_{preset}_bs{a.batch}"
+        if key + "_samples_per_s" not in figures:
+            sys.exit(f"torch_speed: gcbench train gave no {key}_samples_per_s")
+        ours = figures[key + "_samples_per_s"]
+        theirs, n_params = torch_samples_per_s(ours["model"], a.batch, a.min_time)
+        frac = figures[key + "_sgemm_fraction"]["value"]
+        print(f"{preset:12} {ours['value']:10.0f} {theirs:10.0f} {ours['value'] / theirs:6.2f} {frac:6.2f}  {n_params}")
+        print(f"ratio_{preset}={ours['value'] / theirs:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+/*  gc_cnn: every layer's gradient against finite differences (strides,
+    padding, pooling, GroupNorm, the residual join with and without a
+    projection), chunked lowering against one sample at a time, determinism,
+    the spec grammar and its errors. */
+#include "gc_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_cnn.h"
+#include "gc_mem.h"
+#include "gc_model.h"
+#include "gc_rng.h"
+
+//  Random parameters (GroupNorm scales around 1) and inputs, from seed.
+static void
+s_fill (gc_rng_t *rng, float *a, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        a [i] = scale * (2.0f * gc_rng_float (rng) - 1.0f);
+}
+
+static size_t
+s_input_dim (const gc_cnn_t *cnn)
+{
+    gc_shape_t s = gc_cnn_net (cnn)->input;
+    return s.channels * s.height * s.width;
+}
+
+//  Central differences of the loss at coordinates of every layer against
+//  the gradient. A ReLU or max-pool kink inside the step spoils a
+//  difference (GroupNorm over few values makes kinks frequent), so each
+//  coordinate is tried with three steps and passes when one agrees.
+static void
+s_check_gradient (const char *spec)
+{
+    gc_err_t err = { 0 };
+    gc_cnn_t *cnn = gc_cnn_new (spec, &err);
+    if (!cnn)
+        fail_msg ("%s: %s", spec, err.msg);
+    const gc_layout_t *layout = gc_cnn_layout (cnn);
+    size_t n = layout->n_params, dim = s_input_dim (cnn);
+    enum { B = 3, PER_LAYER = 6 };
+    gc_rng_t rng;
+    gc_rng_init (&rng, 7, 1);
+    float *p = gc_falloc (n), *g = gc_falloc (n), *x = gc_falloc (B * dim);
+    gc_cnn_init_params (cnn, p, 5);
+    //  perturb the initial values so that biases and shifts are not zero
+    for (size_t i = 0; i < n; i++)
+        p [i] += 0.1f * (2.0f * gc_rng_float (&rng) - 1.0f);
+    s_fill (&rng, x, B * dim, 1.0f);
+    uint8_t y [B];
+    for (int i = 0; i < B; i++)
+        y [i] = (uint8_t) gc_rng_below (&rng, (uint64_t) gc_cnn_net (cnn)->classes);
+    gc_cnn_loss_grad (cnn, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    static const float steps [3] = { 1e-3f, 3e-4f, 1e-4f };
+    for (size_t l = 0; l < layout->n_layers; l++) {
+        const gc_layer_t *layer = &layout->layers [l];
+        for (int t = 0; t < PER_LAYER; t++) {
+            size_t i = layer->offset + (size_t) gc_rng_below (&rng, layer->count);
+            float keep = p [i];
+            double worst = INFINITY, fd = 0;
+            for (int s = 0; s < 3; s++) {
+                p [i] = keep + steps [s];
+                double lp = gc_cnn_loss_grad (cnn, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+                p [i] = keep - steps [s];
+                double lm = gc_cnn_loss_grad (cnn, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+                p [i] = keep;
+                double d = (lp - lm) / (2.0 * steps [s]);
+                if (fabs (d - g [i]) < worst) {
+                    worst = fabs (d - g [i]);
+                    fd = d;
+                }
+            }
+            if (worst > 1.5e-3 + 3e-2 * fabs (g [i]))
+                fail_msg ("%s, %s [%zu]: finite difference %.6g, gradient %.6g",
+                          spec, layer->name, i - layer->offset, fd, g [i]);
+        }
+    }
+    gc_mem_free (p);
+    gc_mem_free (g);
+    gc_mem_free (x);
+    gc_cnn_destroy (&cnn);
+}
+
+static void
+test_gradients (void **state)
+{
+    static const char *specs [] = {
+        "2x7x7/c3k3s1p1,relu,f3",               /* padding */
+        "2x8x8/c3k3s2p1,f3",                    /* stride 2 with padding */
+        "1x9x9/c2k4s3p0,f3",                    /* stride 3, no padding, even kernel */
+        "2x5x6/c3k5s1p2,f3",                    /* wide padding, not square */
+        "2x6x6/c4k1,gn2,relu,f3",               /* GroupNorm, 1x1 convolution */
+        "2x6x6/c4,gn1,f3",                      /* GroupNorm, one group */
+        "2x6x6/c4,gn4,f3",                      /* GroupNorm, one channel a group */
+        "2x8x8/c3,mp2,f3",                      /* max pooling */
+        "2x7x7/c3,mp3s2,f3",                    /* overlapping max pooling */
+        "2x8x8/c3,ap2,f3",                      /* average pooling */
+        "2x7x7/c3,ap3s2,f3",                    /* overlapping average pooling */
+        "2x6x6/c4,gap,f3",                      /* global average pooling */
+        "2x8x8/c4,gn2,relu,r4g2,f3",            /* residual join, identity shortcut */
+        "2x8x8/c4,gn2,relu,r6s2g2,gap,f3",      /* projection shortcut, stride 2 */
+        "2x6x6/r4g2,f3",                        /* a block straight on the input */
+        "1x8x8/r4s2x2g2,gap,f2",                /* two blocks: projection then identity */
+        "1x5x5/f6,relu,f3",                     /* linear layers only */
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
+        s_check_gradient (specs [i]);
+}
+
+//  A batch spanning several lowered chunks gives the mean of its samples'
+//  gradients; the same seed gives the same bytes; the workspace grown by a
+//  larger batch gives the same answer for a smaller one.
+static void
+test_chunks_and_determinism (void **state)
+{
+    const char *spec = "1x28x28/c16k5,relu,mp2,c8,gn2,f10";
+    gc_cnn_t *a = gc_cnn_new (spec, NULL), *b = gc_cnn_new (spec, NULL);
+    assert_non_null (a);
+    assert_non_null (b);
+    size_t n = gc_cnn_layout (a)->n_params, dim = s_input_dim (a);
+    enum { B = 64 };
+    float *p = gc_falloc (n), *g = gc_falloc (n), *g1 = gc_falloc (n), *sum = gc_falloc (n);
+    float *x = gc_falloc (B * dim);
+    uint8_t y [B];
+    gc_rng_t rng;
+    gc_rng_init (&rng, 11, 2);
+    s_fill (&rng, x, B * dim, 1.0f);
+    for (int i = 0; i < B; i++)
+        y [i] = (uint8_t) (i % 10);
+    gc_cnn_init_params (a, p, 9);
+    double loss = gc_cnn_loss_grad (a, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    memset (sum, 0, n * sizeof (float));
+    double lsum = 0;
+    for (int i = 0; i < B; i++) {
+        lsum += gc_cnn_loss_grad (b, p, x + (size_t) i * dim, y + i, 1, g1, 1.0f, 0.0f, NULL);
+        for (size_t j = 0; j < n; j++)
+            sum [j] += g1 [j] / B;
+    }
+    assert_true (fabs (lsum / B - loss) < 1e-5);
+    double worst = 0, scale = 0;
+    for (size_t j = 0; j < n; j++) {
+        worst = fmax (worst, fabs (sum [j] - g [j]));
+        scale = fmax (scale, fabs (g [j]));
+    }
+    assert_true (worst <= 1e-4 * scale);
+    //  b has grown to 64 samples, a repeats: both give a's bytes
+    memcpy (g1, g, n * sizeof (float));
+    gc_cnn_loss_grad (b, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    assert_memory_equal (g, g1, n * sizeof (float));
+    gc_cnn_loss_grad (a, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    assert_memory_equal (g, g1, n * sizeof (float));
+    gc_mem_free (p);
+    gc_mem_free (g);
+    gc_mem_free (g1);
+    gc_mem_free (sum);
+    gc_mem_free (x);
+    gc_cnn_destroy (&a);
+    gc_cnn_destroy (&b);
+}
+
+static void
+test_specs (void **state)
+{
+    static const struct {
+        const char *spec;
+        const char *expect;     /* canonical, or the words the error holds */
+        bool ok;
+        size_t params;          /* 0: not checked */
+    } cases [] = {
+        { "cnn:lenet", "cnn:1x28x28/c16k5s1p2,relu,mp2s2,c32k5s1p2,relu,mp2s2,f128,relu,f10", true,
+          16 * 25 + 16 + 32 * 400 + 32 + 128 * 1568 + 128 + 10 * 128 + 10 },
+        { "lenet", "cnn:1x28x28/c16k5s1p2", true, 0 },
+        { "resnet8-gn", "r16s1x1g4,r32s2x1g4,r64s2x1g4,gap,f10", true, 0 },
+        { "cnn:3x32x32/resnet20-gn", "cnn:3x32x32/c16k3s1p1,gn4,relu,r16s1x3g4,r32s2x3g4,r64s2x3g4,gap,f10", true, 0 },
+        { "cnn:2x4x4/c3k3s2p0,ap1,f2", "cnn:2x4x4/c3k3s2p0,ap1s1,f2", true, 3 * 18 + 3 + 2 * 3 + 2 },
+        { "cnn:1x4x4/f2", "cnn:1x4x4/f2", true, 2 * 16 + 2 },
+        { "cnn:", "no layers", false, 0 },
+        { "cnn:lenett", "layer 'lenett'", false, 0 },
+        { "cnn:c16,relu", "the last layer must be linear", false, 0 },
+        { "cnn:c16,f1", "gives the classes", false, 0 },
+        { "cnn:c16,,f10", "empty layer", false, 0 },
+        { "cnn:c16k3k3,f10", "layer 'c16k3k3'", false, 0 },
+        { "cnn:c16q3,f10", "layer 'c16q3'", false, 0 },
+        { "cnn:c0,f10", "layer 'c0'", false, 0 },
+        { "cnn:c16k16,f10", "layer 'c16k16'", false, 0 },
+        { "cnn:c16s9,f10", "layer 'c16s9'", false, 0 },
+        { "cnn:1x4x4/c2k9p0,f10", "larger than its padded input", false, 0 },
+        { "cnn:1x4x4/mp5,f10", "larger than its input", false, 0 },
+        { "cnn:c6,gn4,f10", "groups must divide", false, 0 },
+        { "cnn:c6,r6g4,f10", "groups must divide", false, 0 },
+        { "cnn:f32,c8,f10", "follows a linear layer", false, 0 },
+        { "cnn:f32,relu,f10", "cnn:1x28x28/f32,relu,f10", true, 0 },
+        { "cnn:0x28x28/f10", "input shape", false, 0 },
+        { "cnn:1x28/f10", "input shape", false, 0 },
+        { "cnn:1x28x28x3/f10", "input shape", false, 0 },
+        { "cnn:1x1025x1/f10", "input shape", false, 0 },
+        { "cnn:4096x1024x1024/c4096,f10", "too many", false, 0 },
+        { "cnn:99999999999999999999x1x1/f10", "input shape", false, 0 },
+        { "cnn:c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,"
+          "c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,f10", "longer than", false, 0 },
+        { "cnn:r8x64,r8x64,r8x64,f10", "operations", false, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        gc_err_t err = { 0 };
+        gc_model_t *model = gc_model_new (cases [i].spec, &err);
+        if (cases [i].ok) {
+            if (!model)
+                fail_msg ("%s: %s", cases [i].spec, err.msg);
+            if (!strstr (gc_model_spec (model), cases [i].expect))
+                fail_msg ("%s: canonical %s", cases [i].spec, gc_model_spec (model));
+            if (cases [i].params)
+                assert_int_equal (gc_model_n_params (model), cases [i].params);
+            gc_model_t *again = gc_model_new (gc_model_spec (model), &err);
+            assert_non_null (again);
+            assert_string_equal (gc_model_spec (again), gc_model_spec (model));
+            gc_model_destroy (&again);
+        }
+        else {
+            if (model)
+                fail_msg ("%s: accepted as %s", cases [i].spec, gc_model_spec (model));
+            if (!strstr (err.msg, cases [i].expect))
+                fail_msg ("%s: error '%s' lacks '%s'", cases [i].spec, err.msg, cases [i].expect);
+            //  the error names the spec it refuses
+            if (strncmp (cases [i].spec, "cnn:c16,relu,c16", 16) && !strstr (err.msg, cases [i].spec))
+                fail_msg ("%s: error '%s' does not name the spec", cases [i].spec, err.msg);
+        }
+        gc_model_destroy (&model);
+    }
+}
+
+//  The layer table: kernels are out x (in k k) matrices, GroupNorm and
+//  biases are vectors, names say which layer.
+static void
+test_layout (void **state)
+{
+    gc_cnn_t *cnn = gc_cnn_new ("1x28x28/c8,gn2,relu,r16s2g4,gap,f10", NULL);
+    assert_non_null (cnn);
+    const gc_layout_t *l = gc_cnn_layout (cnn);
+    static const struct { const char *name; uint32_t rows, cols; gc_layer_kind_t kind; } want [] = {
+        { "conv1.weight", 8, 9, GC_LAYER_MATRIX }, { "conv1.bias", 8, 1, GC_LAYER_VECTOR },
+        { "gn1.weight", 8, 1, GC_LAYER_VECTOR },   { "gn1.bias", 8, 1, GC_LAYER_VECTOR },
+        { "conv2.weight", 16, 72, GC_LAYER_MATRIX }, { "conv2.bias", 16, 1, GC_LAYER_VECTOR },
+        { "gn2.weight", 16, 1, GC_LAYER_VECTOR },  { "gn2.bias", 16, 1, GC_LAYER_VECTOR },
+        { "conv3.weight", 16, 144, GC_LAYER_MATRIX }, { "conv3.bias", 16, 1, GC_LAYER_VECTOR },
+        { "gn3.weight", 16, 1, GC_LAYER_VECTOR },  { "gn3.bias", 16, 1, GC_LAYER_VECTOR },
+        { "conv4.weight", 16, 8, GC_LAYER_MATRIX }, { "conv4.bias", 16, 1, GC_LAYER_VECTOR },
+        { "gn4.weight", 16, 1, GC_LAYER_VECTOR },  { "gn4.bias", 16, 1, GC_LAYER_VECTOR },
+        { "fc1.weight", 10, 16, GC_LAYER_MATRIX }, { "fc1.bias", 10, 1, GC_LAYER_VECTOR },
+    };
+    assert_int_equal (l->n_layers, sizeof want / sizeof want [0]);
+    for (size_t i = 0; i < l->n_layers; i++) {
+        assert_string_equal (l->layers [i].name, want [i].name);
+        assert_int_equal (l->layers [i].rows, want [i].rows);
+        assert_int_equal (l->layers [i].cols, want [i].cols);
+        assert_int_equal (l->layers [i].kind, want [i].kind);
+    }
+    gc_cnn_destroy (&cnn);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_gradients),
+        cmocka_unit_test (test_chunks_and_determinism),
+        cmocka_unit_test (test_specs),
+        cmocka_unit_test (test_layout),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,521 @@
+#include "gc_cnn.h"
+
+#include <assert.h>
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_conv.h"
+#include "gc_mem.h"
+#include "gc_model.h"
+#include "gc_rng.h"
+#include "gc_time.h"
+#include "gc_xent.h"
+
+/*  Floats of one lowered chunk: small enough to stay near the cache, large
+    enough that each sgemm has thousands of columns. */
+#define S_CHUNK_FLOATS (1u << 19)
+
+struct gc_cnn_t {
+    gc_cnn_net_t net;
+    size_t   cap;                       /* batch the activations hold */
+    size_t   dcap;                      /* batch the gradients hold */
+    float   *act [GC_CNN_MAX_OPS];      /* output of each operation */
+    float   *dact [GC_CNN_MAX_OPS];     /* its gradient (not the last one's) */
+    bool     dset [GC_CNN_MAX_OPS];     /* gradient written this step */
+    int32_t *arg [GC_CNN_MAX_OPS];      /* max pooling: where each maximum was */
+    float   *stats [GC_CNN_MAX_OPS];    /* GroupNorm: mean, 1/std per sample, group */
+    float   *col, *tmp;                 /* one lowered chunk and its product */
+    size_t   col_floats, tmp_floats;
+    float   *vgrad;                     /* gradients of two vector layers */
+    size_t   max_vector;
+    bool     profile;
+    double   sgemm_s;
+};
+
+gc_cnn_t *
+gc_cnn_new (const char *spec, gc_err_t *err)
+{
+    gc_cnn_t *self = calloc (1, sizeof *self);
+    if (!self) {
+        gc_err_set (err, GC_E_NOMEM, "model cnn:%s: out of memory", spec);
+        return NULL;
+    }
+    if (gc_cnn_net_parse (&self->net, spec, err)) {
+        free (self);
+        return NULL;
+    }
+    for (size_t l = 0; l < self->net.layout.n_layers; l++)
+        if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
+        &&  self->net.layout.layers [l].count > self->max_vector)
+            self->max_vector = self->net.layout.layers [l].count;
+    self->vgrad = gc_falloc (2 * self->max_vector + 1);
+    if (!self->vgrad) {
+        gc_err_set (err, GC_E_NOMEM, "model cnn:%s: out of memory", spec);
+        gc_cnn_destroy (&self);
+    }
+    return self;
+}
+
+void
+gc_cnn_destroy (gc_cnn_t **self_p)
+{
+    gc_cnn_t *self = *self_p;
+    if (!self)
+        return;
+    for (int i = 0; i < GC_CNN_MAX_OPS; i++) {
+        gc_mem_free (self->act [i]);
+        gc_mem_free (self->dact [i]);
+        gc_mem_free (self->arg [i]);
+        gc_mem_free (self->stats [i]);
+    }
+    gc_mem_free (self->col);
+    gc_mem_free (self->tmp);
+    gc_mem_free (self->vgrad);
+    free (self);
+    *self_p = NULL;
+}
+
+const gc_cnn_net_t *gc_cnn_net (const gc_cnn_t *self) { return &self->net; }
+const gc_layout_t *gc_cnn_layout (const gc_cnn_t *self) { return &self->net.layout; }
+const char *gc_cnn_spec (const gc_cnn_t *self) { return self->net.spec; }
+void   gc_cnn_profile (gc_cnn_t *self, bool on) { self->profile = on; self->sgemm_s = 0; }
+double gc_cnn_sgemm_seconds (const gc_cnn_t *self) { return self->sgemm_s; }
+
+//  Multiply-adds x 2 per sample of an operation with weights.
+static double
+s_op_flops (const gc_cnn_op_t *op)
+{
+    if (op->kind == GC_CNN_CONV)
+        return 2.0 * (double) op->oc * (double) (op->c * op->k * op->k) * (double) (op->oh * op->ow);
+    if (op->kind == GC_CNN_FC)
+        return 2.0 * (double) op->oc * (double) (op->c * op->h * op->w);
+    return 0;
+}
+
+double
+gc_cnn_forward_flops (const gc_cnn_t *self)
+{
+    double f = 0;
+    for (int i = 0; i < self->net.n_ops; i++)
+        f += s_op_flops (&self->net.ops [i]);
+    return f;
+}
+
+//  forward, weight gradients, input gradients except where the input is the data
+double
+gc_cnn_train_flops (const gc_cnn_t *self)
+{
+    double f = 0;
+    for (int i = 0; i < self->net.n_ops; i++) {
+        const gc_cnn_op_t *op = &self->net.ops [i];
+        f += (op->in < 0 ? 2.0 : 3.0) * s_op_flops (op);
+    }
+    return f;
+}
+
+void
+gc_cnn_init_params (const gc_cnn_t *self, float *params, uint64_t seed)
+{
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, 0xC44);
+    for (int i = 0; i < self->net.n_ops; i++) {
+        const gc_cnn_op_t *op = &self->net.ops [i];
+        if (op->weight < 0)
+            continue;
+        const gc_layer_t *w = &self->net.layout.layers [op->weight];
+        const gc_layer_t *b = &self->net.layout.layers [op->bias];
+        if (op->kind == GC_CNN_GN) {
+            for (size_t j = 0; j < w->count; j++)
+                params [w->offset + j] = 1.0f;
+        }
+        else {
+            float bound = sqrtf (6.0f / (float) w->cols);
+            for (size_t j = 0; j < w->count; j++)
+                params [w->offset + j] = bound * (2.0f * gc_rng_float (&rng) - 1.0f);
+        }
+        memset (params + b->offset, 0, b->count * sizeof (float));
+    }
+}
+
+static void *
+s_alloc (size_t bytes)
+{
+    void *p = gc_aligned_alloc (bytes ? bytes : 1);
+    if (!p) {
+        fprintf (stderr, "gc_cnn: out of memory for %zu bytes of workspace\n", bytes);
+        abort ();
+    }
+    return p;
+}
+
+//  Samples per lowered chunk of a convolution.
+static size_t
+s_chunk (const gc_cnn_op_t *op, size_t batch)
+{
+    size_t rows = op->c * op->k * op->k > op->oc ? op->c * op->k * op->k : op->oc;
+    size_t per = rows * op->oh * op->ow;
+    size_t m = S_CHUNK_FLOATS / per;
+    m = m ? m : 1;
+    return m < batch ? m : batch;
+}
+
+//  Grow the workspace to `batch` samples (gradients too when `train`): only
+//  when a larger batch than ever before arrives, never on the steady path.
+static void
+s_reserve (gc_cnn_t *self, size_t batch, bool train)
+{
+    const gc_cnn_net_t *net = &self->net;
+    if (batch > self->cap) {
+        for (int i = 0; i < net->n_ops; i++) {
+            const gc_cnn_op_t *op = &net->ops [i];
+            gc_mem_free (self->act [i]);
+            self->act [i] = s_alloc (batch * gc_cnn_op_out_size (op) * sizeof (float));
+            if (op->kind == GC_CNN_MAXPOOL) {
+                gc_mem_free (self->arg [i]);
+                self->arg [i] = s_alloc (batch * gc_cnn_op_out_size (op) * sizeof (int32_t));
+            }
+            if (op->kind == GC_CNN_GN) {
+                gc_mem_free (self->stats [i]);
+                self->stats [i] = s_alloc (2 * batch * op->groups * sizeof (float));
+            }
+        }
+        size_t col = 1, tmp = 1;
+        for (int i = 0; i < net->n_ops; i++) {
+            const gc_cnn_op_t *op = &net->ops [i];
+            if (op->kind != GC_CNN_CONV)
+                continue;
+            size_t m = s_chunk (op, batch), P = op->oh * op->ow;
+            if (op->c * op->k * op->k * m * P > col)
+                col = op->c * op->k * op->k * m * P;
+            if (op->oc * m * P > tmp)
+                tmp = op->oc * m * P;
+        }
+        gc_mem_free (self->col);
+        gc_mem_free (self->tmp);
+        self->col = s_alloc (col * sizeof (float));
+        self->tmp = s_alloc (tmp * sizeof (float));
+        self->col_floats = col;
+        self->tmp_floats = tmp;
+        self->cap = batch;
+    }
+    if (train && batch > self->dcap) {
+        for (int i = 0; i + 1 < net->n_ops; i++) {
+            gc_mem_free (self->dact [i]);
+            self->dact [i] = s_alloc (batch * gc_cnn_op_out_size (&net->ops [i]) * sizeof (float));
+        }
+        self->dcap = batch;
+    }
+}
+
+static void
+s_gemm (gc_cnn_t *self, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t m, size_t n, size_t k,
+        const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc)
+{
+    double t0 = self->profile ? gc_now_s () : 0;
+    cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k, 1.0f, a, (int) lda,
+                 b, (int) ldb, beta, c, (int) ldc);
+    if (self->profile)
+        self->sgemm_s += gc_now_s () - t0;
+}
+
+static const float *
+s_tensor (const gc_cnn_t *self, const float *x, int i)
+{
+    return i < 0 ? x : self->act [i];
+}
+
+static void
+s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
+                size_t batch, float *out)
+{
+    const float *w = params + self->net.layout.layers [op->weight].offset;
+    const float *b = params + self->net.layout.layers [op->bias].offset;
+    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, step = s_chunk (op, batch);
+    size_t in_size = op->c * op->h * op->w, out_size = op->oc * P;
+    for (size_t n0 = 0; n0 < batch; n0 += step) {
+        size_t m = batch - n0 < step ? batch - n0 : step;
+        gc_conv_im2col (op, in + n0 * in_size, m, self->col);
+        s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col, m * P,
+                0.0f, self->tmp, m * P);
+        //  the product is channel-major over the chunk: back to NCHW, with the bias
+        for (size_t n = 0; n < m; n++)
+            for (size_t c = 0; c < op->oc; c++) {
+                const float *src = self->tmp + c * m * P + n * P;
+                float *dst = out + (n0 + n) * out_size + c * P;
+                for (size_t p = 0; p < P; p++)
+                    dst [p] = src [p] + b [c];
+            }
+    }
+}
+
+static void
+s_fc_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
+              size_t batch, float *out)
+{
+    const float *w = params + self->net.layout.layers [op->weight].offset;
+    const float *b = params + self->net.layout.layers [op->bias].offset;
+    size_t din = op->c * op->h * op->w, dout = op->oc;
+    for (size_t r = 0; r < batch; r++)
+        memcpy (out + r * dout, b, dout * sizeof (float));
+    s_gemm (self, CblasNoTrans, CblasTrans, batch, dout, din, in, din, w, din, 1.0f, out, dout);
+}
+
+const float *
+gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch)
+{
+    s_reserve (self, batch, false);
+    const gc_cnn_net_t *net = &self->net;
+    for (int i = 0; i < net->n_ops; i++) {
+        const gc_cnn_op_t *op = &net->ops [i];
+        const float *in = s_tensor (self, x, op->in);
+        float *out = self->act [i];
+        size_t n = batch * gc_cnn_op_out_size (op);
+        switch (op->kind) {
+            case GC_CNN_CONV: s_conv_forward (self, op, params, in, batch, out); break;
+            case GC_CNN_FC:   s_fc_forward (self, op, params, in, batch, out); break;
+            case GC_CNN_GN:
+                gc_conv_gn_forward (op, in, batch, params + net->layout.layers [op->weight].offset,
+                                    params + net->layout.layers [op->bias].offset, out,
+                                    self->stats [i]);
+                break;
+            case GC_CNN_RELU:
+                for (size_t j = 0; j < n; j++)
+                    out [j] = in [j] > 0.0f ? in [j] : 0.0f;
+                break;
+            case GC_CNN_MAXPOOL: gc_conv_maxpool_forward (op, in, batch, out, self->arg [i]); break;
+            case GC_CNN_AVGPOOL:
+            case GC_CNN_GAP:     gc_conv_avgpool_forward (op, in, batch, out); break;
+            case GC_CNN_ADD: {
+                const float *in2 = s_tensor (self, x, op->in2);
+                for (size_t j = 0; j < n; j++)
+                    out [j] = in [j] + in2 [j];
+                break;
+            }
+        }
+    }
+    return self->act [net->n_ops - 1];
+}
+
+//  grad = beta grad + v for a vector layer (v already carries alpha).
+static void
+s_vector_grad (float *grad, const float *v, size_t n, float beta)
+{
+    for (size_t j = 0; j < n; j++)
+        grad [j] = (beta == 0.0f ? 0.0f : beta * grad [j]) + v [j];
+}
+
+//  Write or add src into the gradient of tensor t, which then counts as set.
+static void
+s_give (gc_cnn_t *self, int t, const float *src, size_t n)
+{
+    if (t < 0)
+        return;
+    float *d = self->dact [t];
+    if (self->dset [t])
+        for (size_t j = 0; j < n; j++)
+            d [j] += src [j];
+    else
+        memcpy (d, src, n * sizeof (float));
+    self->dset [t] = true;
+}
+
+static void
+s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
+                 const float *dy, size_t batch, float *grad, float beta)
+{
+    const gc_layer_t *wl = &self->net.layout.layers [op->weight];
+    const gc_layer_t *bl = &self->net.layout.layers [op->bias];
+    const float *w = params + wl->offset;
+    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, step = s_chunk (op, batch);
+    size_t in_size = op->c * op->h * op->w, out_size = op->oc * P;
+    float *db = self->vgrad;
+    memset (db, 0, op->oc * sizeof (float));
+    bool need_dx = op->in >= 0;
+    float *dx = need_dx ? self->dact [op->in] : NULL;
+    bool add = need_dx && self->dset [op->in];
+    for (size_t n0 = 0; n0 < batch; n0 += step) {
+        size_t m = batch - n0 < step ? batch - n0 : step;
+        //  dy of the chunk, channel-major like the forward product
+        for (size_t n = 0; n < m; n++)
+            for (size_t c = 0; c < op->oc; c++) {
+                const float *src = dy + (n0 + n) * out_size + c * P;
+                float *dst = self->tmp + c * m * P + n * P;
+                float sum = 0;
+                for (size_t p = 0; p < P; p++) {
+                    dst [p] = src [p];
+                    sum += src [p];
+                }
+                db [c] += sum;
+            }
+        gc_conv_im2col (op, in + n0 * in_size, m, self->col);
+        s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, self->tmp, m * P,
+                self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
+        if (!need_dx)
+            continue;
+        s_gemm (self, CblasTrans, CblasNoTrans, ckk, m * P, op->oc, w, ckk, self->tmp, m * P,
+                0.0f, self->col, m * P);
+        float *dxc = dx + n0 * in_size;
+        if (!add)
+            memset (dxc, 0, m * in_size * sizeof (float));
+        gc_conv_col2im (op, self->col, m, dxc);
+    }
+    s_vector_grad (grad + bl->offset, db, op->oc, beta);
+    if (need_dx)
+        self->dset [op->in] = true;
+}
+
+static void
+s_fc_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
+               const float *dy, size_t batch, float *grad, float beta)
+{
+    const gc_layer_t *wl = &self->net.layout.layers [op->weight];
+    const gc_layer_t *bl = &self->net.layout.layers [op->bias];
+    size_t din = op->c * op->h * op->w, dout = op->oc;
+    s_gemm (self, CblasTrans, CblasNoTrans, dout, din, batch, dy, dout, in, din, beta,
+            grad + wl->offset, din);
+    float *db = self->vgrad;
+    memset (db, 0, dout * sizeof (float));
+    for (size_t r = 0; r < batch; r++)
+        for (size_t j = 0; j < dout; j++)
+            db [j] += dy [r * dout + j];
+    s_vector_grad (grad + bl->offset, db, dout, beta);
+    if (op->in < 0)
+        return;
+    bool add = self->dset [op->in];
+    s_gemm (self, CblasNoTrans, CblasNoTrans, batch, din, dout, dy, dout, params + wl->offset,
+            din, add ? 1.0f : 0.0f, self->dact [op->in], din);
+    self->dset [op->in] = true;
+}
+
+static void
+s_gn_backward (gc_cnn_t *self, int i, const float *params, const float *in, const float *dy,
+               size_t batch, float *grad, float beta)
+{
+    const gc_cnn_op_t *op = &self->net.ops [i];
+    const gc_layer_t *wl = &self->net.layout.layers [op->weight];
+    const gc_layer_t *bl = &self->net.layout.layers [op->bias];
+    float *dgamma = self->vgrad, *dbeta = self->vgrad + op->c;
+    memset (dgamma, 0, op->c * sizeof (float));
+    memset (dbeta, 0, op->c * sizeof (float));
+    bool need_dx = op->in >= 0;
+    gc_conv_gn_backward (op, in, dy, self->stats [i], batch, params + wl->offset, dgamma, dbeta,
+                         need_dx ? self->dact [op->in] : NULL, need_dx && self->dset [op->in]);
+    s_vector_grad (grad + wl->offset, dgamma, op->c, beta);
+    s_vector_grad (grad + bl->offset, dbeta, op->c, beta);
+    if (need_dx)
+        self->dset [op->in] = true;
+}
+
+double
+gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uint8_t *y,
+                  size_t batch, float *grad, float alpha, float beta, size_t *correct)
+{
+    const gc_cnn_net_t *net = &self->net;
+    s_reserve (self, batch, grad != NULL);
+    gc_cnn_forward (self, params, x, batch);
+    int last = net->n_ops - 1;
+    //  the logits become their own gradient
+    double loss = gc_softmax_xent (self->act [last], y, batch, (size_t) net->classes, alpha, correct);
+    if (!grad)
+        return loss / (double) batch;
+    memset (self->dset, 0, sizeof self->dset);
+    for (int i = last; i >= 0; i--) {
+        const gc_cnn_op_t *op = &net->ops [i];
+        const float *in = s_tensor (self, x, op->in);
+        const float *dy = i == last ? self->act [last] : self->dact [i];
+        size_t n = batch * gc_cnn_op_out_size (op);
+        assert (i == last || self->dset [i]);
+        switch (op->kind) {
+            case GC_CNN_CONV: s_conv_backward (self, op, params, in, dy, batch, grad, beta); break;
+            case GC_CNN_FC:   s_fc_backward (self, op, params, in, dy, batch, grad, beta); break;
+            case GC_CNN_GN:   s_gn_backward (self, i, params, in, dy, batch, grad, beta); break;
+            case GC_CNN_RELU: {
+                if (op->in < 0)
+                    break;
+                //  mask by the output: the same as the input's sign, and it
+                //  lets the gradient overwrite or add in one pass
+                const float *out = self->act [i];
+                float *dx = self->dact [op->in];
+                if (self->dset [op->in])
+                    for (size_t j = 0; j < n; j++)
+                        dx [j] += out [j] > 0.0f ? dy [j] : 0.0f;
+                else
+                    for (size_t j = 0; j < n; j++)
+                        dx [j] = out [j] > 0.0f ? dy [j] : 0.0f;
+                self->dset [op->in] = true;
+                break;
+            }
+            case GC_CNN_MAXPOOL:
+                if (op->in >= 0) {
+                    gc_conv_maxpool_backward (op, dy, self->arg [i], batch, self->dact [op->in],
+                                              self->dset [op->in]);
+                    self->dset [op->in] = true;
+                }
+                break;
+            case GC_CNN_AVGPOOL:
+            case GC_CNN_GAP:
+                if (op->in >= 0) {
+                    gc_conv_avgpool_backward (op, dy, batch, self->dact [op->in], self->dset [op->in]);
+                    self->dset [op->in] = true;
+                }
+                break;
+            case GC_CNN_ADD:
+                s_give (self, op->in, dy, n);
+                s_give (self, op->in2, dy, n);
+                break;
+        }
+    }
+    return loss / (double) batch;
+}
+
+/*  The CNN as a model kind (gc_model.h): "cnn:lenet", "cnn:1x28x28/c16,relu,gap,f10",
+    or a preset name alone. */
+
+static bool
+s_claims (const char *spec)
+{
+    return gc_cnn_net_is_preset (spec);
+}
+
+static void *s_create (const char *args, gc_err_t *err) { return gc_cnn_new (args, err); }
+static void  s_destroy (void *impl) { gc_cnn_t *self = impl; gc_cnn_destroy (&self); }
+static const gc_layout_t *s_layout (const void *impl) { return gc_cnn_layout (impl); }
+static const char *s_spec (const void *impl) { return gc_cnn_spec (impl); }
+static int   s_n_classes (const void *impl) { return gc_cnn_net (impl)->classes; }
+static gc_shape_t s_input (const void *impl) { return gc_cnn_net (impl)->input; }
+static double s_forward_flops (const void *impl) { return gc_cnn_forward_flops (impl); }
+static double s_train_flops (const void *impl) { return gc_cnn_train_flops (impl); }
+
+static void
+s_init (const void *impl, float *params, uint64_t seed)
+{
+    gc_cnn_init_params (impl, params, seed);
+}
+
+static double
+s_loss_grad (void *impl, const float *params, const float *x, const uint8_t *y, size_t batch,
+             float *grad, float alpha, float beta, size_t *correct)
+{
+    return gc_cnn_loss_grad (impl, params, x, y, batch, grad, alpha, beta, correct);
+}
+
+static const float *
+s_forward (void *impl, const float *params, const float *x, size_t batch)
+{
+    return gc_cnn_forward (impl, params, x, batch);
+}
+
+const gc_model_ops_t gc_cnn_model = {
+    .kind = "cnn",
+    .help = "cnn:PRESET or cnn:[CxHxW/]LAYER,...: convolutional networks; presets lenet, "
+            "resnet8-gn, resnet20-gn (also as bare names); layers cO[kK][sS][pP] gnG relu "
+            "mpK[sS] apK[sS] gap fO rO[sS][xN][gG] (docs/CONFIG.md)",
+    .example = "cnn:lenet",
+    .claims = s_claims, .create = s_create, .destroy = s_destroy, .layout = s_layout,
+    .spec = s_spec, .input = s_input, .n_classes = s_n_classes,
+    .forward_flops = s_forward_flops, .train_flops = s_train_flops, .init = s_init,
+    .loss_grad = s_loss_grad, .forward = s_forward,
+};

@@ -1,0 +1,48 @@
+/*  gc_cnn — a convolutional network over a flat parameter buffer.
+
+    The spec (gc_cnn_spec.c, docs/CONFIG.md "Model specs") is a preset name
+    ("lenet", "resnet8-gn", "resnet20-gn") or a list of layers
+    ("1x28x28/c16k5,relu,mp2,f10"); the canonical spec spells out every
+    layer. Like the MLP the model owns only workspace, grown to the largest
+    batch seen and reused after that (no allocation per step), so one
+    gc_cnn_t belongs to one thread.
+
+    Everything outside train/ uses it through the model seam (gc_model.h,
+    kind "cnn"); this header is for its tests and gcbench. */
+#ifndef GC_CNN_H
+#define GC_CNN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_cnn_net.h"
+#include "gc_err.h"
+#include "gc_layout.h"
+
+typedef struct gc_cnn_t gc_cnn_t;
+
+gc_cnn_t          *gc_cnn_new (const char *spec, gc_err_t *err);
+void               gc_cnn_destroy (gc_cnn_t **self_p);
+const gc_cnn_net_t *gc_cnn_net (const gc_cnn_t *self);
+const gc_layout_t *gc_cnn_layout (const gc_cnn_t *self);
+const char        *gc_cnn_spec (const gc_cnn_t *self);
+double             gc_cnn_forward_flops (const gc_cnn_t *self);
+double             gc_cnn_train_flops (const gc_cnn_t *self);
+
+/*  He-uniform kernels and linear weights, zero biases, GroupNorm scale 1 and
+    shift 0, from seed. */
+void   gc_cnn_init_params (const gc_cnn_t *self, float *params, uint64_t seed);
+
+/*  As gc_model_loss_grad. */
+double gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x,
+                         const uint8_t *y, size_t batch, float *grad, float alpha,
+                         float beta, size_t *correct);
+const float *gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch);
+
+/*  Time spent inside sgemm since profiling was switched on (gcbench's
+    "sgemm fraction"); off by default, as timing every call costs. */
+void   gc_cnn_profile (gc_cnn_t *self, bool on);
+double gc_cnn_sgemm_seconds (const gc_cnn_t *self);
+
+#endif

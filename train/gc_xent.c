@@ -1,0 +1,35 @@
+#include "gc_xent.h"
+
+#include <math.h>
+
+double
+gc_softmax_xent (float *logits, const uint8_t *y, size_t batch, size_t classes,
+                 float alpha, size_t *correct)
+{
+    double loss = 0;
+    size_t right = 0;
+    float inv = alpha / (float) batch;
+    for (size_t r = 0; r < batch; r++) {
+        float *z = logits + r * classes;
+        size_t arg = 0;
+        for (size_t c = 1; c < classes; c++)
+            if (z [c] > z [arg])
+                arg = c;
+        right += arg == y [r];
+        //  the loss in log space: exp of a very negative logit underflows to
+        //  0, and log(0) would make a confident mistake infinitely costly
+        float zmax = z [arg], sum = 0, zy = z [y [r]] - zmax;
+        for (size_t c = 0; c < classes; c++) {
+            z [c] = expf (z [c] - zmax);
+            sum += z [c];
+        }
+        loss += log ((double) sum) - (double) zy;
+        float scale = inv / sum;
+        for (size_t c = 0; c < classes; c++)
+            z [c] *= scale;
+        z [y [r]] -= inv;
+    }
+    if (correct)
+        *correct = right;
+    return loss;
+}
