@@ -135,6 +135,7 @@ static const struct {
     { "scclip", "scclip" },
     { "nnm+cwtm:1", "nnm_cwtm1" },
     { "bucket:2+cwmed", "bucket2_cwmed" },
+    { "guard", "guard" },
 };
 #define S_NRULES (sizeof s_rules / sizeof s_rules [0])
 

@@ -28,6 +28,8 @@ static const struct {
     { "flood", GC_ATTACK_FLOOD, 0, false },
     { "nan", GC_ATTACK_NAN, 0, false },
     { "silent", GC_ATTACK_SILENT, 0, false },
+    { "minmax", GC_ATTACK_MINMAX, 0, false },
+    { "minsum", GC_ATTACK_MINSUM, 0, false },
 };
 #define S_N (sizeof s_attacks / sizeof s_attacks [0])
 
@@ -40,6 +42,21 @@ gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
     gc_spec_t s;
     if (gc_spec_split (&s, spec, ':', "attack", err))
         return -1;
+    if (!strcmp (s.tok [0], "late")) {
+        //  late:R:ATTACK: the inner spec is the text after the second ':'
+        const char *inner = strchr (spec, ':');
+        inner = inner ? strchr (inner + 1, ':') : NULL;
+        double start;
+        if (s.n < 3 || !inner)
+            return gc_err_set (err, GC_E_SPEC, "attack '%s': late takes ROUNDS:ATTACK", spec);
+        if (gc_parse_double (s.tok [1], 0, 1e9, &start, "attack late rounds", err)
+        ||  gc_attack_parse (inner + 1, out, err))
+            return -1;
+        if (!gc_attack_is_model (out->kind) || out->start > 0)
+            return gc_err_set (err, GC_E_SPEC, "attack '%s': late wraps one model attack", spec);
+        out->start = floor (start);
+        return 0;
+    }
     for (size_t i = 0; i < S_N; i++) {
         if (strcmp (s.tok [0], s_attacks [i].name))
             continue;
@@ -54,7 +71,8 @@ gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
         return gc_parse_double (s.tok [1], 0, 1e6, &out->param, "attack parameter", err);
     }
     return gc_err_set (err, GC_E_SPEC, "attack '%s': unknown (signflip, noise, alie, ipm, labelflip, dissensus, "
-                       "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent)", spec);
+                       "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent, minmax, minsum, "
+                       "late:R:ATTACK)", spec);
 }
 
 const char *
@@ -71,7 +89,7 @@ gc_attack_is_model (gc_attack_kind_t kind)
 {
     return kind == GC_ATTACK_SIGNFLIP || kind == GC_ATTACK_NOISE || kind == GC_ATTACK_ALIE
         || kind == GC_ATTACK_IPM || kind == GC_ATTACK_DISSENSUS || kind == GC_ATTACK_MIMIC
-        || kind == GC_ATTACK_EQUIVOCATE;
+        || kind == GC_ATTACK_EQUIVOCATE || kind == GC_ATTACK_MINMAX || kind == GC_ATTACK_MINSUM;
 }
 
 //  Phi^-1 by bisection on Phi(x) = erfc(-x / sqrt 2) / 2: slow but plainly

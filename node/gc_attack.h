@@ -25,6 +25,11 @@
       nan              payloads with NaN, and finite values that overflow to Inf
                        in the replica
       silent           sends nothing, not even HELLO
+      minmax, minsum   z = mu - g sigma/||sigma||, the largest g that keeps z as close
+                       to the observed models as they are to each other (max, sum of
+                       squared distances; Shejwalkar & Houmansadr 2021; gc_attack_adaptive.h)
+      late:R:ATTACK    honest (trains and sends updates) before round R, then ATTACK
+                       (a model attack)
     mu, sigma: coordinate-wise mean and standard deviation of the observed
     models (own + synced replicas); mu_prev: mu of the previous round. */
 #ifndef GC_ATTACK_H
@@ -51,13 +56,16 @@ typedef enum {
     GC_ATTACK_MALFORMED,
     GC_ATTACK_FLOOD,
     GC_ATTACK_NAN,
-    GC_ATTACK_SILENT
+    GC_ATTACK_SILENT,
+    GC_ATTACK_MINMAX,
+    GC_ATTACK_MINSUM
 } gc_attack_kind_t;
 
 typedef struct {
     gc_attack_kind_t kind;
     double           param;         /* S, SIGMA, Z, EPS; NAN-free */
     bool             param_given;   /* alie: false = z from the formula */
+    double           start;         /* late:R: first round of the attack (0: from the start) */
 } gc_attack_t;
 
 /*  "" or "none" parse to GC_ATTACK_NONE. */

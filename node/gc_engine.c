@@ -590,6 +590,11 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     int rc = -1;
     while (k >= need && k > 0) {
         gc_err_t aerr = { 0 };
+        uint64_t keys [k];              /* who each input is: guard keeps a history per peer */
+        for (size_t j = 0; j < k; j++)
+            keys [j] = self->input_replica [j] < 0 ? self->cfg.self
+                     : self->replicas [self->input_replica [j]].peer;
+        gc_robust_set_keys (self->gossip.robust, keys, k);
         rc = gc_robust_aggregate (self->gossip.robust, self->inputs, self->weights, k, self->learn.n, 0,
                                   self->learn.agg, &aerr);
         if (rc == 0 || aerr.code != GC_E_NONFINITE)

@@ -20,6 +20,8 @@ static const gc_role_ops_t *const s_roles [] = {
     [GC_ATTACK_FLOOD]      = &gc_role_flood,
     [GC_ATTACK_NAN]        = &gc_role_nan,
     [GC_ATTACK_SILENT]     = &gc_role_silent,
+    [GC_ATTACK_MINMAX]     = &gc_role_model,
+    [GC_ATTACK_MINSUM]     = &gc_role_model,
 };
 
 int

@@ -1,5 +1,6 @@
 //  Byzantine roles that send crafted models (gc_attack.h has the math):
-//  signflip, noise, alie, ipm, dissensus, mimic, equivocate. Each round the
+//  signflip, noise, alie, ipm, dissensus, mimic, equivocate, minmax, minsum
+//  (late:R: honest before round R). Each round the
 //  role observes (its own model and synced replicas, or the simulator's
 //  omniscient view), picks a target and sends it as a keyframe of a fresh
 //  state, so the victims' replicas of this peer become exactly the target.
@@ -7,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "gc_attack_adaptive.h"
 #include "gc_mem.h"
 #include "gc_rng.h"
 #include "gc_vec.h"
@@ -162,16 +164,46 @@ s_mimic (gc_engine_t *self, s_model_t *st)
     return st->z;
 }
 
+//  minmax / minsum over the models the attacker sees: its victims' when
+//  omniscient, else its own and its replicas (gc_attack_adaptive.h).
+static int
+s_minmax (gc_engine_t *self, const gc_attack_t *a, s_model_t *st, gc_err_t *err)
+{
+    const gc_engine_observer_t *oracle = self->cfg.observer;
+    size_t k = 0;
+    self->inputs [k++] = self->learn.x;
+    for (size_t i = 0; i < self->n_in; i++)
+        pthread_mutex_lock (&self->replicas [i].lock);
+    for (size_t i = 0; i < self->n_in; i++) {
+        const float *m = oracle ? oracle->model (oracle->ctx, self->replicas [i].peer) : NULL;
+        if (!m && self->replicas [i].synced)
+            m = self->replicas [i].x;
+        if (m && gc_vec_all_finite (m, self->learn.n))
+            self->inputs [k++] = m;
+    }
+    gc_attack_minmax (self->inputs, k, self->learn.n, st->mean, st->std,
+                      a->kind == GC_ATTACK_MINSUM, st->z);
+    for (size_t i = 0; i < self->n_in; i++)
+        pthread_mutex_unlock (&self->replicas [i].lock);
+    return gc_keyframe_send_model (self, self->out_peers, self->n_out, st->z, err);
+}
+
 static int
 s_publish (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
 {
-    (void) now;
+    const gc_attack_t *a = &role->attack;
+    //  late:R: an honest peer (trains, sends its updates) until round R,
+    //  so that histories built on its past behaviour vouch for it.
+    if ((double) self->round < a->start)
+        return gc_role_honest.publish (self, role, now, err);
     s_model_t *st = role->state;
     s_observe (self, role, st);
-    const gc_attack_t *a = &role->attack;
     int rc;
     if (a->kind == GC_ATTACK_DISSENSUS)
         rc = s_dissensus (self, a, st, err);
+    else
+    if (a->kind == GC_ATTACK_MINMAX || a->kind == GC_ATTACK_MINSUM)
+        rc = s_minmax (self, a, st, err);
     else
     if (a->kind == GC_ATTACK_EQUIVOCATE)
         rc = s_equivocate (self, a, st, err);

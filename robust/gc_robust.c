@@ -163,6 +163,8 @@ gc_robust_destroy (gc_robust_t **self_p)
         return;
     gc_robust_t *self = *self_p;
     gc_robust_ws_free (&self->ws);
+    if (self->state && self->rule.desc->fini)
+        self->rule.desc->fini (self->state);
     free (self->bad);
     free (self);
     *self_p = NULL;
@@ -557,11 +559,15 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
     self->info.tau = 0;
     self->info.n_clipped = 0;
     self->info.gram_passes = 0;
-    if (s_validate (self, inputs, weights, k, d, self_index, centre, out, err))
+    if (s_validate (self, inputs, weights, k, d, self_index, centre, out, err)) {
+        gc_robust_set_keys (self, NULL, 0);
         return -1;
+    }
     gc_robust_ws_t *ws = &self->ws;
-    if (gc_robust_ws_reserve_k (ws, k))
+    if (gc_robust_ws_reserve_k (ws, k)) {
+        gc_robust_set_keys (self, NULL, 0);
         return gc_err_set (err, GC_E_NOMEM, "%s: out of memory for k = %zu", self->name, k);
+    }
     for (size_t i = 0; i < k; i++)
         ws->vw [i] = weights ? weights [i] : 1.0;
     gc_robust_run_t st = {
@@ -569,6 +575,7 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
         .own = centre ? centre : self_index >= 0 ? inputs [self_index] : NULL
     };
     int rc = s_run (self, &st, out);
+    gc_robust_set_keys (self, NULL, 0);
     if (rc == 1)
         return s_report_nonfinite (self, inputs, k, d, err);
     if (rc == 2)
@@ -587,4 +594,11 @@ gc_robust_aggregate (gc_robust_t *self, const float *const *inputs, const double
                      size_t k, size_t d, int self_index, float *out, gc_err_t *err)
 {
     return gc_robust_aggregate_centered (self, inputs, weights, k, d, self_index, NULL, out, err);
+}
+
+void
+gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, size_t k)
+{
+    self->keys = keys;
+    self->n_keys = keys ? k : 0;
 }

@@ -3,7 +3,8 @@
     A gc_robust_t holds one rule, parsed from a spec string, and a workspace
     that grows to the largest (k, d) seen, so that the hot path never
     allocates in steady state. Each call is a pure function of its arguments
-    (plus the bucketing seed): no I/O, no global state. Single-threaded: use
+    (plus the bucketing seed), except guard's, which keeps a per-neighbour
+    history in the object: no I/O, no global state. Single-threaded: use
     one gc_robust_t per thread.
 
     Specs (exact definitions and breakdown points in docs/ALGORITHMS.md; the
@@ -18,6 +19,8 @@
         cclip[:TAU[:L]]       centered clipping
         scclip[:TAU]          self-centered clipping (ClippedGossip), fixed tau
         scclip:auto[:DELTA]   ... with the adaptive tau for Byzantine weight DELTA
+        guard[:C[:H[:LO[:HI]]]] self-centred clipping at C x the own step, with a
+                              per-neighbour consistency history over H calls (stateful)
     Pre-aggregations, composable in front of any rule with '+':
         nnm[:F]+RULE          nearest-neighbour mixing (F defaults to RULE's f)
         bucket:S+RULE         random buckets of S inputs averaged first
@@ -110,5 +113,11 @@ void gc_robust_set_seed (gc_robust_t *self, uint64_t seed);
     compare both). The coordinate-wise rules give identical bits; distance
     sums (gm, cclip, scclip) may differ in their last bits. */
 void gc_robust_set_portable (gc_robust_t *self, bool portable);
+
+/*  Who each input of the next aggregate call is (k keys, e.g. peer ids;
+    the array must stay valid until that call returns). Rules with a
+    per-neighbour history (guard) key it on them; without keys an input's
+    position is its key. Other rules ignore them. */
+void gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, size_t k);
 
 #endif

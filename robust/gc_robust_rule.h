@@ -18,6 +18,7 @@
 #include "gc_parse.h"
 #include "gc_rng.h"
 #include "gc_robust.h"
+#include "gc_robust_guard.h"
 #include "gc_robust_internal.h"
 
 typedef struct gc_robust_rule_t gc_robust_rule_t;
@@ -34,6 +35,7 @@ typedef struct {
     double   tau;           /* cclip, scclip (fixed) */
     bool     adaptive;      /* scclip */
     double   delta;         /* scclip adaptive: Byzantine weight bound */
+    gc_robust_guard_cfg_t guard;
 } gc_robust_params_t;
 
 /*  A parsed pre-aggregation stage. */
@@ -55,6 +57,11 @@ struct gc_robust_t {
     gc_robust_info_t info;
     size_t   *bad;          /* inputs found non-finite by the last call */
     size_t    n_bad, bad_cap;
+    /*  A stateful rule's state across calls (guard): created by its run on
+        first use, released by its fini in gc_robust_destroy. */
+    void     *state;
+    const uint64_t *keys;   /* gc_robust_set_keys, for the next call only (else NULL) */
+    size_t    n_keys;
 };
 
 /*  What the pipeline knows about its current (virtual) inputs. Pre-
@@ -94,6 +101,8 @@ struct gc_robust_rule_t {
         weights; for the others NULL (they read ws.vdist and ws.mix). */
     int    (*run) (gc_robust_t *self, gc_robust_run_t *st, const float *const *x,
                    const double *w, float *out);
+    /*  Stateful rules only (NULL: stateless): release self->state. */
+    void   (*fini) (void *state);
 };
 
 struct gc_robust_pre_t {
@@ -119,7 +128,7 @@ extern const gc_robust_rule_t *const gc_robust_rules [];
 extern const gc_robust_pre_t *const gc_robust_pres [];
 extern const gc_robust_rule_t gc_robust_rule_mean, gc_robust_rule_cwmed, gc_robust_rule_cwtm,
        gc_robust_rule_krum, gc_robust_rule_mkrum, gc_robust_rule_bulyan, gc_robust_rule_gm,
-       gc_robust_rule_cclip, gc_robust_rule_scclip;
+       gc_robust_rule_cclip, gc_robust_rule_scclip, gc_robust_rule_guard;
 extern const gc_robust_pre_t gc_robust_pre_nnm, gc_robust_pre_bucket;
 
 /*  By keyword, or NULL. */

@@ -16,6 +16,7 @@ const gc_robust_rule_t *const gc_robust_rules [] = {
     &gc_robust_rule_gm,
     &gc_robust_rule_cclip,
     &gc_robust_rule_scclip,
+    &gc_robust_rule_guard,
     NULL
 };
 

@@ -166,7 +166,7 @@ def gnuplot(script, name):
 
 # --- table 1: aggregators x attacks ------------------------------------------------
 
-AGGREGATORS = ["mean", "cwmed", "cwtm:1", "krum:1", "gm", "cclip", "scclip", "nnm+cwtm:1"]
+AGGREGATORS = ["mean", "cwmed", "cwtm:1", "krum:1", "gm", "cclip", "scclip", "nnm+cwtm:1", "guard"]
 ATTACKS = [("none", ""), ("sign flip", "signflip"), ("Gaussian", "noise"), ("ALIE z=1", "alie:1"),
            ("ALIE z formula", "alie"), ("IPM ε=0.1", "ipm:0.1"), ("IPM ε=0.5", "ipm:0.5"),
            ("dissensus", "dissensus"), ("label flip", "labelflip"), ("mimic", "mimic")]

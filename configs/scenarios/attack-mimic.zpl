@@ -1,7 +1,7 @@
 #   Attack (role/attack = mimic): each Byzantine peer copies one honest neighbour, over-
 #   representing it.
 #   4 of 16 peers (0, 1, 10, 11) are Byzantine on the 4x4 torus: every honest peer
-#   has at most one Byzantine in-neighbour, which nnm+cwtm:1 (5 inputs) tolerates.
+#   has at most one Byzantine in-neighbour, which guard (the default rule) tolerates.
 #   The honest peers must keep learning.
 #   Data: Dirichlet(0.5) split, so that copying one peer is a bias.
 #   Acceptance: honest mean accuracy within 2 points and honest min within 4 points
@@ -9,7 +9,7 @@
 #   the development machine, hence 0.825 and 0.805).
 scenario
     name = "attack-mimic"
-    description = "4 of 16 Byzantine (mimic) on a 4x4 torus; nnm+cwtm:1"
+    description = "4 of 16 Byzantine (mimic) on a 4x4 torus; guard"
     peers = 16
     timeout_s = 900
 node
@@ -22,7 +22,7 @@ train
 gossip
     compress = "topk:0.01:fp16"
     ec = "liec:100"
-    aggregator = "nnm+cwtm:1"
+    aggregator = "guard"
     wait = "adaptive"
 group
     attackers

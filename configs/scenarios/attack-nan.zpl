@@ -1,14 +1,14 @@
 #   Attack (role/attack = nan): each Byzantine peer sends NaN payloads and values that
 #   overflow to Inf in the replica.
 #   4 of 16 peers (0, 1, 10, 11) are Byzantine on the 4x4 torus: every honest peer
-#   has at most one Byzantine in-neighbour, which nnm+cwtm:1 (5 inputs) tolerates.
+#   has at most one Byzantine in-neighbour, which guard (the default rule) tolerates.
 #   The honest peers must keep learning.
 #   Acceptance: honest mean accuracy within 2 points and honest min within 4 points
 #   of the no-attack run with the same settings (baseline.zpl: 0.8525 on the
 #   development machine, hence 0.83 and 0.81).
 scenario
     name = "attack-nan"
-    description = "4 of 16 Byzantine (nan) on a 4x4 torus; nnm+cwtm:1"
+    description = "4 of 16 Byzantine (nan) on a 4x4 torus; guard"
     peers = 16
     timeout_s = 900
 node
@@ -21,7 +21,7 @@ train
 gossip
     compress = "topk:0.01:fp16"
     ec = "liec:100"
-    aggregator = "nnm+cwtm:1"
+    aggregator = "guard"
     wait = "adaptive"
 group
     attackers

@@ -2,7 +2,7 @@
 #   Dirichlet(0.5) label-skewed split.
 scenario
     name = "baseline-dirichlet"
-    description = "16 honest peers, 4x4 torus, Fashion-MNIST (Dirichlet 0.5 split), top-k 1 % + LIEC, nnm+cwtm:1, adaptive wait"
+    description = "16 honest peers, 4x4 torus, Fashion-MNIST (Dirichlet 0.5 split), top-k 1 % + LIEC, guard, adaptive wait"
     peers = 16
     timeout_s = 900
 node
@@ -15,7 +15,7 @@ train
 gossip
     compress = "topk:0.01:fp16"
     ec = "liec:100"
-    aggregator = "nnm+cwtm:1"
+    aggregator = "guard"
     wait = "adaptive"
 assert
     honest_mean_accuracy = ">= 0.78"

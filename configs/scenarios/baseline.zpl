@@ -3,7 +3,7 @@
 #   default algorithms. The other scenarios of the library change one thing.
 scenario
     name = "baseline"
-    description = "16 honest peers, 4x4 torus, Fashion-MNIST, top-k 1 % + LIEC, nnm+cwtm:1, adaptive wait"
+    description = "16 honest peers, 4x4 torus, Fashion-MNIST, top-k 1 % + LIEC, guard, adaptive wait"
     peers = 16
     timeout_s = 900
 node
@@ -16,7 +16,7 @@ train
 gossip
     compress = "topk:0.01:fp16"
     ec = "liec:100"
-    aggregator = "nnm+cwtm:1"
+    aggregator = "guard"
     wait = "adaptive"
 assert
     honest_mean_accuracy = ">= 0.84"

@@ -20,7 +20,7 @@ train
 gossip
     compress = "topk:0.01:fp16"
     ec = "liec:100"
-    aggregator = "nnm+cwtm:1"
+    aggregator = "guard"
     wait = "adaptive"
 group
     attackers

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gc_attack.h"
+#include "gc_attack_adaptive.h"
 #include "gc_wire_reason.h"
 #include "net_fixture.h"
 
@@ -123,12 +124,19 @@ test_attack_specs (void **state)
     static const struct { const char *spec; int ok; } cases [] = {
         { "alie", 1 }, { "alie:1.5", 1 }, { "noise:0.1", 1 }, { "labelflip", 1 },
         { "labelflip:2", 0 }, { "alie:x", 0 }, { "sybil", 0 }, { "noise:1:2", 0 },
+        { "minmax", 1 }, { "minsum", 1 }, { "minmax:1", 0 }, { "late:100:alie:1", 1 },
+        { "late:0:minsum", 1 }, { "late:100", 0 }, { "late:x:alie", 0 }, { "late:5:labelflip", 0 },
+        { "late:5:late:6:alie", 0 }, { "late:5:silent", 0 }, { "late:-1:alie", 0 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         gc_attack_t a;
         gc_err_t err = { 0 };
         assert_int_equal (gc_attack_parse (cases [c].spec, &a, &err), cases [c].ok ? 0 : -1);
     }
+    gc_attack_t late;
+    assert_int_equal (gc_attack_parse ("late:150:alie:1.5", &late, NULL), 0);
+    assert_int_equal (late.kind, GC_ATTACK_ALIE);
+    assert_true (late.start == 150 && late.param == 1.5 && late.param_given);
     //  ALIE's z for the usual example: n = 50, f = 24 -> s = 2, Phi^-1(48/50) = 1.75
     double z = gc_attack_alie_z (50, 24);
     assert_true (z > 1.74 && z < 1.76);
@@ -202,11 +210,62 @@ test_moments_match_reference (void **state)
         }
 }
 
+//  minmax / minsum: the chosen z meets its condition with equality (up to
+//  the bisection's resolution), and minsum's bound is looser than minmax's
+//  only in the direction the paper says (sum of distances).
+static void
+test_minmax_meets_its_bound (void **state)
+{
+    (void) state;
+    enum { K = 6, D = 40 };
+    static float buf [K][D];
+    const float *in [K];
+    float mean [D], stdv [D], z [D];
+    gc_rng_t rng;
+    gc_rng_init (&rng, 7, 1);
+    for (size_t j = 0; j < K; j++) {
+        for (size_t i = 0; i < D; i++)
+            buf [j][i] = (float) (0.5 * i + gc_rng_normal (&rng));
+        in [j] = buf [j];
+    }
+    gc_attack_moments (in, K, D, mean, stdv);
+    for (int sum = 0; sum < 2; sum++) {
+        double g = gc_attack_minmax (in, K, D, mean, stdv, sum, z);
+        assert_true (g > 0);
+        double bound = 0, got = 0;
+        for (size_t a = 0; a < K; a++) {
+            double row = 0, dz = 0;
+            for (size_t b = 0; b < K; b++) {
+                double dd = 0;
+                for (size_t i = 0; i < D; i++)
+                    dd += (buf [a][i] - buf [b][i]) * (buf [a][i] - buf [b][i]);
+                row += dd;
+                bound = sum ? bound : fmax (bound, dd);
+            }
+            bound = sum ? fmax (bound, row) : bound;
+            for (size_t i = 0; i < D; i++)
+                dz += (z [i] - buf [a][i]) * (z [i] - buf [a][i]);
+            got = sum ? got + dz : fmax (got, dz);
+        }
+        if (got > bound * (1 + 1e-5) || got < bound * (1 - 1e-3))
+            fail_msg ("%s: condition %g against bound %g", sum ? "minsum" : "minmax", got, bound);
+        //  z moves against the spread: mean - g sigma/||sigma||
+        double off = 0;
+        for (size_t i = 0; i < D; i++)
+            off += (mean [i] - z [i]) * (mean [i] - z [i]);
+        assert_true (fabs (sqrt (off) - g) < 1e-3 * g);
+    }
+    //  one model, or no spread: z is the mean
+    assert_true (gc_attack_minmax (in, 1, D, mean, stdv, false, z) == 0);
+    assert_memory_equal (z, mean, sizeof z);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_attack_specs),
+        cmocka_unit_test (test_minmax_meets_its_bound),
         cmocka_unit_test (test_moments_match_reference),
         cmocka_unit_test (test_noise_scale_ignores_a_colluder),
         cmocka_unit_test (test_protocol_attacks_are_refused),

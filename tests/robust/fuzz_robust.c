@@ -16,7 +16,7 @@
 static const char *s_specs [] = {
     "mean", "cwmed", "cwtm:1", "cwtm:2", "krum:1", "mkrum:1:2", "bulyan:1", "gm:1e-6:8",
     "cclip:1:2", "scclip", "scclip:0.5", "nnm+cwtm:1", "bucket:2+cwmed", "nnm:1+krum:0",
-    "cwtm:0", "bucket:3+nnm:1+mean"
+    "cwtm:0", "bucket:3+nnm:1+mean", "guard", "nnm:1+guard:1:4"
 };
 #define S_NSPECS (sizeof s_specs / sizeof s_specs [0])
 

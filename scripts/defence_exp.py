@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Issue 22 experiments: one gcsim run per call, appended to docs/research/defence-log.md.
+
+    scripts/defence_exp.py GRAPH SPLIT AGG ATTACK OMN ROUNDS SCHEDULE SEED [GAMMA]
+
+GRAPH: torus (4x4, Byzantine 0,1,10,11), ring (the honest-minority malicious ring:
+honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
+(exponential graph of 16, no attackers only). ATTACK '' or none = no attack.
+Dense gossip, wait sync, one local step of 32 per round, as table 1."""
+import json, os, subprocess, sys, time
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from gcsim_tables import zpl  # noqa: E402
+
+RING_HONEST = 5
+def ring_edges():
+    e = [f"{i}-{(i + 1) % RING_HONEST}" for i in range(RING_HONEST)]
+    for i in range(RING_HONEST):                 # two Byzantine leaves per honest peer
+        e += [f"{i}-{5 + 2 * i}", f"{i}-{6 + 2 * i}"]
+    e += ["15-5", "15-14"]                       # the 11th Byzantine, among Byzantines only
+    return ",".join(e)
+
+def main():
+    graph, split, agg, attack, omn, rounds, sched, seed = sys.argv[1:9]
+    gamma = sys.argv[9] if len(sys.argv) > 9 else "1"
+    attack = "" if attack in ("", "none") else attack
+    topo = {"torus": "torus:4x4", "ring": "edges:" + ring_edges(), "expo": "exponential"}[graph]
+    byz = {"torus": "0,1,10,11", "ring": ",".join(str(i) for i in range(5, 16)), "expo": ""}[graph]
+    sections = {"node": {"eval_every": 0}, "topology": {"kind": topo},
+                "train": {"split": split, "rounds": rounds, "local_steps": 1, "batch": 32,
+                          "schedule": sched},
+                "gossip": {"compress": "none", "ec": "none", "aggregator": agg, "wait": "sync",
+                           "gamma": gamma}}
+    groups = None
+    if attack:
+        keys = {"role/attack": attack}
+        if omn == "1":
+            keys["sim/omniscient"] = 1
+        groups = {"attackers": (byz, keys)}
+    key = "-".join([graph, split.replace(":", ""), agg.replace(":", "").replace("+", "_"),
+                    (attack or "none").replace(":", ""), "omn" if omn == "1" else "real",
+                    rounds, sched.replace(":", ""), "s" + seed, "g" + gamma] + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
+    out = os.path.join(ROOT, "runs", "i22", key)
+    os.makedirs(out, exist_ok=True)
+    scen = os.path.join(out, "scenario.zpl")
+    with open(scen, "w") as f:
+        f.write(zpl("i22", 16, sections, groups, {"skip_crypto": 1}))
+    t0 = time.time()
+    cmd = [os.environ.get("GCSIM", os.path.join(ROOT, "build", "gcsim")), scen, "--out", out, "--quiet", "--threads", "1",
+           "--seed", seed]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    with open(os.path.join(out, "stderr.txt"), "w") as f:
+        f.write(p.stderr)
+    rep = json.load(open(os.path.join(out, "report.json")))
+    h = rep["honest"]
+    five = [q["final_accuracy"] for q in rep["peers"][:RING_HONEST] if q.get("final_accuracy") is not None]
+    ring5 = sum(five) / len(five) if graph == "ring" and five else float("nan")
+    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}` | {attack or 'none'} | "
+            f"{'omn' if omn == '1' else 'real'} | {rounds} | {sched} | {seed} | {gamma} | "
+            f"{h.get('mean_accuracy', float('nan')):.4f} | {h.get('min_accuracy', float('nan')):.4f} | "
+            f"{h.get('consensus_distance', float('nan')):.4g} | {ring5:.4f} | {time.time() - t0:.0f}s rc={p.returncode} {os.path.basename(cmd[0])} |")
+    with open(os.path.join(ROOT, "docs", "research", "defence-log.md"), "a") as f:
+        f.write(line + "\n")
+    print(line)
+
+def table(binary):
+    """Summarise the log rows run with BINARY: per (graph, split, rule, attack, view, rounds,
+    schedule) the mean over seeds and the spread (max - min), and the difference to the same
+    rule's no-attack mean (ring: peers 0-4 against the no-attack run's peers 0-4)."""
+    import collections
+    import statistics
+    rows = collections.defaultdict(dict)
+    with open(os.path.join(ROOT, "docs", "research", "defence-log.md")) as f:
+        for line in f:
+            c = [x.strip() for x in line.strip().strip("|").split("|")]
+            if len(c) < 15 or not c[14].endswith(binary) or c[0] == "time":
+                continue
+            acc = float(c[13]) if c[1] == "ring" else float(c[10])
+            rows[(c[1], c[2], c[3].strip("`"), c[4], c[5], c[6], c[7])][c[8]] = acc
+    print("| graph | split | rule | attack | view | rounds | schedule | seeds | mean | spread | vs no attack |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for key in sorted(rows):
+        seeds = rows[key]
+        m = statistics.mean(seeds.values())
+        base = rows.get(key[:3] + ("none", "real") + key[5:])
+        common = [x for x in seeds if base and x in base]
+        d = (statistics.mean(seeds[x] for x in common) - statistics.mean(base[x] for x in common)) * 100 \
+            if common and key[3] != "none" else float("nan")
+        print(f"| {' | '.join(key)} | {','.join(sorted(seeds))} | {m:.4f} | "
+              f"{(max(seeds.values()) - min(seeds.values())) * 100:.1f} | {d:+.1f} |")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "table":
+        table(sys.argv[2])
+    else:
+        main()

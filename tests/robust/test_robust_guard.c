@@ -1,0 +1,228 @@
+/*  robust/ guard: the stateful rule. First-call radius, the own-step radius
+    of later calls, the history that silences a neighbour pushing the same
+    way round after round but not one whose deviations change direction,
+    the sign balance, the direction test and its majority condition,
+    histories that follow keys rather than positions, and the spec. */
+#include "gc_test.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "gc_rng.h"
+#include "gc_robust.h"
+
+enum { D = 8 };
+
+static gc_robust_t *
+s_rule (const char *spec)
+{
+    gc_robust_t *r = gc_robust_new (spec, NULL);
+    assert_non_null (r);
+    return r;
+}
+
+static double
+s_dist (const float *a, const float *b)
+{
+    double s = 0;
+    for (size_t i = 0; i < D; i++)
+        s += ((double) a [i] - b [i]) * ((double) a [i] - b [i]);
+    return sqrt (s);
+}
+
+//  Call 1: no own step yet, so tau is the median distance to the peer of
+//  the inputs (own at 0). Call 2: tau = C x ||own_2 - out_1||.
+static void
+test_radius (void **state)
+{
+    (void) state;
+    gc_robust_t *r = s_rule ("guard:2:10:1:1");       /* history off */
+    float own [D] = { 0 }, a [D] = { 0 }, b [D] = { 0 }, out [D];
+    a [0] = 1;          /* distance 1 */
+    b [1] = 10;         /* distance 10 */
+    const float *in [3] = { own, a, b };
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 3, D, 0, out, NULL), 0);
+    //  sorted distances 0, 1, 10: the median is 1; b is clipped to 1
+    assert_true (fabs (gc_robust_info (r)->tau - 1.0) < 1e-9);
+    assert_int_equal (gc_robust_info (r)->n_clipped, 1);
+    assert_true (fabs (out [0] - 1.0f / 3) < 1e-6 && fabs (out [1] - 1.0f / 3) < 1e-6);
+    float own2 [D];
+    memcpy (own2, out, sizeof own2);
+    own2 [2] += 0.25f;  /* the peer's own step after the mix */
+    const float *in2 [3] = { own2, a, b };
+    assert_int_equal (gc_robust_aggregate (r, in2, NULL, 3, D, 0, out, NULL), 0);
+    assert_true (fabs (gc_robust_info (r)->tau - 0.5) < 1e-6);
+    //  both neighbours are farther than 0.5: each moves the peer by 0.5 / 3
+    float expect [D];
+    memcpy (expect, own2, sizeof expect);
+    for (size_t j = 1; j < 3; j++) {
+        double dist = s_dist (in2 [j], own2);
+        for (size_t i = 0; i < D; i++)
+            expect [i] += (float) ((in2 [j][i] - own2 [i]) * 0.5 / dist / 3);
+    }
+    for (size_t i = 0; i < D; i++)
+        assert_true (fabs (out [i] - expect [i]) < 1e-5);
+    gc_robust_destroy (&r);
+}
+
+//  Three honest neighbours whose deviations are fresh noise each round and
+//  one that sits at the same point every round (inside the radius, with as
+//  many coordinates above the peer as below, so that only its consistency
+//  gives it away): after the warm-up it has lost all its weight, the others
+//  none.
+static void
+test_history_silences_a_constant_push (void **state)
+{
+    (void) state;
+    gc_robust_t *r = s_rule ("guard:100:100");        /* large radius: history alone */
+    gc_rng_t rng;
+    gc_rng_init (&rng, 3, 0);
+    float x [5][D], out [D];
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    uint64_t keys [5] = { 7, 11, 12, 13, 99 };
+    for (int round = 0; round < 60; round++) {
+        memset (x [0], 0, sizeof x [0]);
+        for (size_t j = 1; j < 4; j++)
+            for (size_t i = 0; i < D; i++)
+                x [j][i] = (float) gc_rng_normal (&rng);
+        for (size_t i = 0; i < D; i++)        /* as many coordinates up as down */
+            x [4][i] = i % 2 ? -1.5f : 1.5f;
+        gc_robust_set_keys (r, keys, 5);
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
+    }
+    //  out = (1/5) sum of the honest deviations only: the pusher's weight is 0
+    float expect [D] = { 0 };
+    for (size_t j = 1; j < 4; j++)
+        for (size_t i = 0; i < D; i++)
+            expect [i] += x [j][i] / 5;
+    for (size_t i = 0; i < D; i++)
+        if (fabs (out [i] - expect [i]) > 1e-5)
+            fail_msg ("coordinate %zu: %g, expected %g (the pusher still counts)", i,
+                      (double) out [i], (double) expect [i]);
+    //  the same pusher under a new key starts over with its full weight
+    keys [4] = 100;
+    gc_robust_set_keys (r, keys, 5);
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
+    assert_true (out [0] > expect [0] + 0.2f);
+    gc_robust_destroy (&r);
+}
+
+//  Histories follow keys, not positions: the same neighbours in a different
+//  order give the same output.
+static void
+test_history_follows_keys (void **state)
+{
+    (void) state;
+    gc_robust_t *a = s_rule ("guard"), *b = s_rule ("guard");
+    //  sign balance: a neighbour whose deviation is mostly positive loses
+    //  its weight at once, without any history
+    gc_robust_t *r = s_rule ("guard:100:100");
+    float own [D] = { 0 }, up [D], out [D];
+    for (size_t i = 0; i < D; i++)
+        up [i] = i < 7 ? 0.1f : -0.1f;      /* 7 of 8 coordinates above: skew 0.375 */
+    const float *pair [2] = { own, up };
+    assert_int_equal (gc_robust_aggregate (r, pair, NULL, 2, D, 0, out, NULL), 0);
+    assert_memory_equal (out, own, sizeof out);
+    gc_robust_destroy (&r);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 0);
+    float x [4][D], out_a [D], out_b [D];
+    for (int round = 0; round < 40; round++) {
+        for (size_t j = 0; j < 4; j++)
+            for (size_t i = 0; i < D; i++)
+                x [j][i] = (float) (j == 3 ? 0.5 : 0) + 0.1f * (float) gc_rng_normal (&rng);
+        const float *in_a [4] = { x [0], x [1], x [2], x [3] };
+        const float *in_b [4] = { x [0], x [3], x [1], x [2] };
+        uint64_t ka [4] = { 0, 1, 2, 3 }, kb [4] = { 0, 3, 1, 2 };
+        gc_robust_set_keys (a, ka, 4);
+        gc_robust_set_keys (b, kb, 4);
+        assert_int_equal (gc_robust_aggregate (a, in_a, NULL, 4, D, 0, out_a, NULL), 0);
+        assert_int_equal (gc_robust_aggregate (b, in_b, NULL, 4, D, 0, out_b, NULL), 0);
+        for (size_t i = 0; i < D; i++)
+            assert_true (fabs (out_a [i] - out_b [i]) < 1e-5);
+    }
+    gc_robust_destroy (&a);
+    gc_robust_destroy (&b);
+}
+
+//  Direction: a neighbour pointing against the other three (dissensus) loses
+//  its weight at once; two against two is no majority, and no one loses any.
+static void
+test_direction_needs_a_majority (void **state)
+{
+    (void) state;
+    float x [5][D], out [D];
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    //  all at the same distance, so that the first call's radius (their
+    //  median distance) clips no one
+    for (int against = 1; against <= 2; against++) {
+        gc_robust_t *r = s_rule ("guard:100:100");
+        memset (x [0], 0, sizeof x [0]);
+        for (size_t j = 1; j < 5; j++)
+            for (size_t i = 0; i < D; i++) {
+                float e = i % 2 ? -1.0f : 1.0f;         /* balanced signs */
+                x [j][i] = j + against > 4 ? -e : e;
+            }
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
+        float expect [D] = { 0 };
+        for (size_t j = 1; j < 5; j++)
+            if (against == 2 || j < 4)
+                for (size_t i = 0; i < D; i++)
+                    expect [i] += x [j][i] / 5;
+        for (size_t i = 0; i < D; i++)
+            if (fabs (out [i] - expect [i]) > 1e-5)
+                fail_msg ("%d against: coordinate %zu is %g, expected %g", against, i,
+                          (double) out [i], (double) expect [i]);
+        gc_robust_destroy (&r);
+    }
+}
+
+static void
+test_spec (void **state)
+{
+    (void) state;
+    static const struct { const char *spec, *name; } ok [] = {
+        { "guard", "guard:2:200:0.15:0.3" },
+        { "guard:3", "guard:3:200:0.15:0.3" },
+        { "guard:3:50:0.1", "guard:3:50:0.1:0.3" },
+        { "guard:3:50:0.4", "guard:3:50:0.4:0.4" },
+        { "guard:1:10:1:1", "guard:1:10:1:1" },
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
+        gc_robust_t *r = s_rule (ok [i].spec);
+        assert_string_equal (gc_robust_name (r), ok [i].name);
+        assert_int_equal (gc_robust_min_inputs (r), 1);
+        gc_robust_t *again = s_rule (gc_robust_name (r));
+        assert_string_equal (gc_robust_name (again), ok [i].name);
+        gc_robust_destroy (&again);
+        gc_robust_destroy (&r);
+    }
+    static const char *bad [] = { "guard:0", "guard:x", "guard:1:0.5", "guard:1:10:2",
+                                  "guard:1:10:0.3:0.2", "guard:1:2:0.1:0.2:3", "nnm:1+guard:1:2:3:4:5", NULL };
+    for (size_t i = 0; bad [i]; i++) {
+        gc_err_t err = { 0 };
+        assert_null (gc_robust_new (bad [i], &err));
+        assert_int_equal (err.code, GC_E_SPEC);
+    }
+    //  it needs the peer's own vector
+    gc_robust_t *r = s_rule ("guard");
+    float v [D] = { 0 }, out [D];
+    const float *in [1] = { v };
+    gc_err_t err = { 0 };
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 1, D, -1, out, &err), -1);
+    assert_int_equal (err.code, GC_E_INPUT);
+    gc_robust_destroy (&r);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_spec),
+        cmocka_unit_test (test_radius),
+        cmocka_unit_test (test_history_silences_a_constant_push),
+        cmocka_unit_test (test_history_follows_keys),
+        cmocka_unit_test (test_direction_needs_a_majority),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
