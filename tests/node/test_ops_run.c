@@ -50,11 +50,11 @@ s_check_metrics_file (const ops_net_t *net, int i, int min_lines, int final_roun
 {
     char cmd [1024], *out = NULL;
     char *script = gc_test_source_path ("tests/node/check_metrics.py");
-    snprintf (cmd, sizeof cmd, GC_PYTHON " %s --min-lines %d --final-round %d %s/p%d.jsonl", script,
-              min_lines, final_round, net->dir, i);
-    if (final_round <= 0)
-        snprintf (cmd, sizeof cmd, GC_PYTHON " %s --min-lines %d %s/p%d.jsonl", script, min_lines,
-                  net->dir, i);
+    char final [32] = "";
+    if (final_round > 0)
+        snprintf (final, sizeof final, " --final-round %d", final_round);
+    snprintf (cmd, sizeof cmd, GC_PYTHON " %s --min-lines %d%s %s/p%d.jsonl", script, min_lines,
+              final, net->dir, i);
     if (gc_test_run (cmd, &out) != 0)
         fail_msg ("metrics file of peer %d:\n%s", i, out);
     free (out);
