@@ -8,12 +8,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-import netkit  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples"))
+import localnet  # noqa: E402
 
-TOY = os.path.join(netkit.BUILD, "toy_peer")
+TOY = os.path.join(localnet.BUILD, "toy_peer")
 ROUNDS = 40
 
-net = netkit.Net("toy", 3, {"topology/kind": "complete", "train/rounds": ROUNDS,
+net = localnet.Net("toy", 3, {"topology/kind": "complete", "train/rounds": ROUNDS,
                             "gossip/compress": "topk:0.5", "gossip/ec": "liec:100",
                             "gossip/aggregator": "cwmed",
                             "gossip/wait": "sync",
@@ -24,22 +25,22 @@ try:
     codes = net.wait_all(60)
     for i, c in codes.items():
         if c != 0:
-            netkit.fail("toy_peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
+            localnet.fail("toy_peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
     xs = []
     for i in range(3):
-        f = netkit.fields(net.last_line(i, "peer="))
+        f = localnet.fields(net.last_line(i, "peer="))
         if int(f["rounds"]) != ROUNDS:
-            netkit.fail("peer %d did %s rounds, not %d" % (i, f["rounds"], ROUNDS))
+            localnet.fail("peer %d did %s rounds, not %d" % (i, f["rounds"], ROUNDS))
         if not 0 < int(f["sent"]) < int(f["dense"]):
-            netkit.fail("peer %d sent %s bytes, dense would be %s" % (i, f["sent"], f["dense"]))
+            localnet.fail("peer %d sent %s bytes, dense would be %s" % (i, f["sent"], f["dense"]))
         xs.append([float(v) for v in f["x"].split(",")])
     spread = max(abs(a - b) for k in range(len(xs[0])) for a in (x[k] for x in xs) for b in (x[k] for x in xs))
     mean = sum(sum(x) for x in xs) / (3 * len(xs[0]))
     print("spread=%.4f mean=%.4f (targets 0, 1, 2)" % (spread, mean))
     if spread > 0.3:
-        netkit.fail("peers disagree by %.4f > 0.3" % spread)
+        localnet.fail("peers disagree by %.4f > 0.3" % spread)
     if abs(mean - 1.0) > 0.5:
-        netkit.fail("mean %.4f is not between the targets' middle +- 0.5" % mean)
+        localnet.fail("mean %.4f is not between the targets' middle +- 0.5" % mean)
     print("ok")
 finally:
     net.close()

@@ -9,11 +9,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-import netkit  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples"))
+import localnet  # noqa: E402
 import torchnet  # noqa: E402
 
 ROUNDS, FLOOR = 30, 0.72
-net = netkit.Net("torch-byz", 4, dict(torchnet.COMMON, **{"train/rounds": ROUNDS}))
+net = localnet.Net("torch-byz", 4, dict(torchnet.COMMON, **{"train/rounds": ROUNDS}))
 net.write_config(3, dict(torchnet.COMMON, **{"train/rounds": ROUNDS, "role/kind": "byzantine",
                                              "role/attack": "nan"}))
 try:
@@ -23,20 +24,20 @@ try:
     codes = net.wait_all(120)
     for i, c in codes.items():
         if c != 0:
-            netkit.fail("peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
+            localnet.fail("peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
     for i in range(3):
         rounds, acc, _ = torchnet.result(net, i)
         rej = dict(kv.split(":") for kv in
-                   netkit.fields(net.last_line(i, "rejections="))["rejections"].split(","))
+                   localnet.fields(net.last_line(i, "rejections="))["rejections"].split(","))
         print("peer %d: rounds %d accuracy %.4f rejections by sender %s" % (i, rounds, acc, rej))
         if rounds != ROUNDS:
-            netkit.fail("peer %d did %d rounds" % (i, rounds))
+            localnet.fail("peer %d did %d rounds" % (i, rounds))
         if acc < FLOOR:
-            netkit.fail("peer %d: accuracy %.4f < %.2f" % (i, acc, FLOOR))
+            localnet.fail("peer %d: accuracy %.4f < %.2f" % (i, acc, FLOOR))
         if int(rej["3"]) == 0:
-            netkit.fail("peer %d counted no rejection of the attacker" % i)
+            localnet.fail("peer %d counted no rejection of the attacker" % i)
         if any(int(rej[j]) for j in rej if j != "3"):
-            netkit.fail("peer %d rejected an honest peer: %s" % (i, rej))
+            localnet.fail("peer %d rejected an honest peer: %s" % (i, rej))
     print("ok")
 finally:
     net.close()

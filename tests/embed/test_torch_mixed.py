@@ -12,13 +12,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-import netkit  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples"))
+import localnet  # noqa: E402
 import torchnet  # noqa: E402
 
 ROUNDS, FLOOR, BOUND = 30, 0.72, 0.03
 settings = dict(torchnet.COMMON, **{"train/rounds": ROUNDS})
-mixed = netkit.Net("mixed", 4, settings)
-native = netkit.Net("native", 4, settings)
+mixed = localnet.Net("mixed", 4, settings)
+native = localnet.Net("native", 4, settings)
 try:
     for i in range(2):
         torchnet.start_torch(mixed, i, 4)
@@ -31,23 +32,23 @@ try:
     for name, c in codes.items():
         if c != 0:
             net, i = (mixed, int(name[6:])) if name.startswith("mixed") else (native, int(name[7:]))
-            netkit.fail("%s exited %d:\n%s" % (name, c, net.log(i)[-3000:]))
+            localnet.fail("%s exited %d:\n%s" % (name, c, net.log(i)[-3000:]))
     means = {}
     for name, net in (("mixed", mixed), ("native", native)):
         accs = []
         for i in range(4):
-            f = netkit.fields(net.last_line(i, "peer="))
+            f = localnet.fields(net.last_line(i, "peer="))
             if int(f["rounds"]) != ROUNDS:
-                netkit.fail("%s peer %d did %s rounds" % (name, i, f["rounds"]))
+                localnet.fail("%s peer %d did %s rounds" % (name, i, f["rounds"]))
             accs.append(float(f["test_accuracy"]))
         means[name] = sum(accs) / 4
         print("%s: accuracies %s mean %.4f" % (name, " ".join("%.4f" % a for a in accs), means[name]))
         if min(accs) < FLOOR:
-            netkit.fail("%s: a peer below %.2f" % (name, FLOOR))
+            localnet.fail("%s: a peer below %.2f" % (name, FLOOR))
     gap = abs(means["mixed"] - means["native"])
     print("mean accuracy gap %.4f (bound %.2f)" % (gap, BOUND))
     if gap > BOUND:
-        netkit.fail("mixed and native networks differ by %.4f > %.2f" % (gap, BOUND))
+        localnet.fail("mixed and native networks differ by %.4f > %.2f" % (gap, BOUND))
     print("ok")
 finally:
     mixed.close()

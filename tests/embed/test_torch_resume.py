@@ -11,11 +11,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-import netkit  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples"))
+import localnet  # noqa: E402
 import torchnet  # noqa: E402
 
 ROUNDS, FLOOR, KILL_AT = 30, 0.72, 8
-net = netkit.Net("torch-resume", 3, dict(torchnet.COMMON, **{"train/rounds": ROUNDS}))
+net = localnet.Net("torch-resume", 3, dict(torchnet.COMMON, **{"train/rounds": ROUNDS}))
 for i in range(3):
     os.makedirs(net.path("ck%d" % i))
     net.write_config(i, dict(torchnet.COMMON, **{"train/rounds": ROUNDS,
@@ -44,7 +45,7 @@ try:
         time.sleep(0.05)
     at = status_round(2)
     if at < KILL_AT:
-        netkit.fail("peer 2 never reached round %d:\n%s" % (KILL_AT, net.log(2)[-3000:]))
+        localnet.fail("peer 2 never reached round %d:\n%s" % (KILL_AT, net.log(2)[-3000:]))
     net.procs[2].send_signal(signal.SIGKILL)
     net.procs[2].wait()
     print("killed peer 2 at round %d" % at)
@@ -52,17 +53,17 @@ try:
     codes = net.wait_all(120)
     for i, c in codes.items():
         if c != 0:
-            netkit.fail("peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
+            localnet.fail("peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
     for i in range(3):
         rounds, acc, start = torchnet.result(net, i)
         print("peer %d: rounds %d accuracy %.4f started at round %d" % (i, rounds, acc, start))
         if rounds != ROUNDS:
-            netkit.fail("peer %d did %d rounds" % (i, rounds))
+            localnet.fail("peer %d did %d rounds" % (i, rounds))
         if acc < FLOOR:
-            netkit.fail("peer %d: accuracy %.4f < %.2f" % (i, acc, FLOOR))
+            localnet.fail("peer %d: accuracy %.4f < %.2f" % (i, acc, FLOOR))
     _, _, start = torchnet.result(net, 2)
     if start < KILL_AT - 2 or start == 0:
-        netkit.fail("peer 2 resumed at round %d, not from a checkpoint >= %d" % (start, KILL_AT - 2))
+        localnet.fail("peer 2 resumed at round %d, not from a checkpoint >= %d" % (start, KILL_AT - 2))
     print("ok")
 finally:
     net.close()

@@ -4,9 +4,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-import netkit  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples"))
+import localnet  # noqa: E402
 
-PEER = os.path.join(netkit.SOURCE, "python", "examples", "fashion_torch.py")
+PEER = os.path.join(localnet.SOURCE, "python", "examples", "fashion_torch.py")
 PYTHON = "/usr/bin/python3"
 
 SAMPLES, TEST = 4000, 1000
@@ -27,5 +28,5 @@ def start_torch(net, i, n_peers, extra=None):
 
 
 def result(net, i):
-    f = netkit.fields(net.last_line(i, "peer="))
+    f = localnet.fields(net.last_line(i, "peer="))
     return int(f["rounds"]), float(f["test_accuracy"]), int(f.get("start_round", 0))

@@ -1,9 +1,9 @@
-"""Small loopback networks for the embedding tests: keys made by
+"""Small loopback networks (the embedding tests, the examples): keys made by
 `gcnode keygen`, one ZPL file per peer on free ports, processes started with
 their output in a log file and waited for with a deadline (killed past it).
 
-Each test runs with /usr/bin/python3 from ctest, which passes GC_BUILD_DIR
-and GC_SOURCE_DIR."""
+GC_BUILD_DIR and GC_SOURCE_DIR (ctest sets them) say where the build and
+the repository are; by default the repository this file is in."""
 from __future__ import annotations
 
 import os
@@ -15,8 +15,9 @@ import tempfile
 import time
 from typing import Dict, List, Optional
 
-BUILD = os.environ.get("GC_BUILD_DIR", os.path.join(os.path.dirname(__file__), "../../build"))
-SOURCE = os.environ.get("GC_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "../.."))
+_REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BUILD = os.environ.get("GC_BUILD_DIR", os.path.join(_REPO, "build"))
+SOURCE = os.environ.get("GC_SOURCE_DIR", _REPO)
 GCNODE = os.path.join(BUILD, "gcnode")
 
 
@@ -34,8 +35,11 @@ def fail(msg: str) -> None:
 class Net:
     """n peers with keys in DIR/keys and configs DIR/pI.zpl."""
 
-    def __init__(self, tag: str, n: int, settings: Dict[str, object]):
-        self.dir = tempfile.mkdtemp(prefix="gc-%s-" % tag)
+    def __init__(self, tag: str, n: int, settings: Dict[str, object], where: Optional[str] = None):
+        if where:
+            os.makedirs(where, exist_ok=True)
+        self.dir = where or tempfile.mkdtemp(prefix="gc-%s-" % tag)
+        self.keep = bool(where)
         self.n = n
         self.ports = [free_port() for _ in range(n)]
         self.procs: Dict[int, subprocess.Popen] = {}
@@ -104,7 +108,7 @@ class Net:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        if os.environ.get("GC_KEEP_TMP"):
+        if self.keep or os.environ.get("GC_KEEP_TMP"):
             print("kept " + self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
