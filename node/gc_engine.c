@@ -156,6 +156,10 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     self->learn.model = gc_model_new (cfg->model, err);
     if (!self->learn.model)
         return gc_err_prefix (err, "train/model: ");
+    if (cfg->train && !gc_model_trains (self->learn.model))
+        return gc_err_set (err, GC_E_CONFIG, "train/model %s is trained by its embedder "
+                           "(libgcnode, docs/EMBEDDING.md), not by gcnode",
+                           gc_model_spec (self->learn.model));
     if (cfg->train && gc_model_check_data (self->learn.model, cfg->train, "the training data", err))
         return -1;
     self->learn.n = gc_model_n_params (self->learn.model);
