@@ -10,7 +10,10 @@ run the training is its SGD step (`time.train` in the metrics); for Python
 there is no training, the round's cost includes the Python loop and a NumPy
 update of the buffer (x += 1e-4 * noise, in place) standing in for the
 embedder's optimiser step. Ratio = Python / native; near 1 means the
-binding adds little to what gcnode itself costs per round.
+binding adds little to what gcnode itself costs per round. The engine's own
+work per round (compress + sign + aggregate, from the metrics) is printed
+beside it: the rest is waiting for the other peer, the transport and the
+driver loop.
 
     /usr/bin/python3 scripts/embed_overhead.py [--rounds 300] [--model 784-256-128-10]
 """
@@ -46,7 +49,8 @@ def per_round(metrics_path, first):
     rounds = b["round"] - a["round"]
     wall = b["t"] - a["t"]
     train = b["time"]["train"] - a["time"]["train"]
-    return (wall - train) / rounds, rounds, wall, train
+    work = sum(b["time"][k] - a["time"][k] for k in ("compress", "sign", "aggregate"))
+    return (wall - train) / rounds, rounds, wall, train, work / rounds
 
 
 def main():
@@ -55,6 +59,7 @@ def main():
     ap.add_argument("--model", default="784-256-128-10")
     ap.add_argument("--compress", default="topk:0.01:fp16")
     ap.add_argument("--first", type=int, default=20, help="rounds skipped at the start")
+    ap.add_argument("--order", default="native,python", help="which network runs first")
     args = ap.parse_args()
     dims = [int(d) for d in args.model.split("-")]
     n = sum(dims[i] * dims[i + 1] + dims[i + 1] for i in range(len(dims) - 1))
@@ -64,7 +69,7 @@ def main():
                 "gossip/compress": args.compress, "gossip/ec": "liec:100",
                 "gossip/aggregator": "guard", "gossip/timeout_ms": 5000}
     results = {}
-    for kind in ("native", "python"):
+    for kind in args.order.split(","):
         net = localnet.Net("overhead-" + kind, 2, settings)
         try:
             driver = net.path("driver.py")
@@ -85,9 +90,10 @@ def main():
     print("model %s (%d floats), %s + liec:100, guard, wait sync, 2 peers on loopback, rounds %d-%d"
           % (args.model, n, args.compress, args.first, args.rounds))
     for kind, rs in results.items():
-        for i, (pr, rounds, wall, train) in enumerate(rs):
-            print("%-6s peer %d: %.3f ms per round besides training (wall %.2f s, training %.2f s, %d rounds)"
-                  % (kind, i, pr * 1e3, wall, train, rounds))
+        for i, (pr, rounds, wall, train, work) in enumerate(rs):
+            print("%-6s peer %d: %.3f ms per round besides training (wall %.2f s, training %.2f s, "
+                  "%d rounds; of it compress + sign + aggregate %.3f ms)"
+                  % (kind, i, pr * 1e3, wall, train, rounds, work * 1e3))
     nat = sum(r[0] for r in results["native"]) / 2
     py = sum(r[0] for r in results["python"]) / 2
     print("native_ms_per_round=%.3f python_ms_per_round=%.3f ratio=%.2f" % (nat * 1e3, py * 1e3, py / nat))
