@@ -46,11 +46,9 @@ def main() -> int:
                           str(n), "--model", "cnn", "--samples", str(args.samples), "--test",
                           str(args.test), "--lr", "0.05", "--momentum", "0.9", "--batch", "32",
                           "--local-steps", "4", "--eval-every", "20"])
-        codes = net.wait_all(1800)
+        net.wait_success(1800)
         honest = []
         for i in range(n):
-            if codes[i] != 0:
-                localnet.fail("peer %d exited %d:\n%s" % (i, codes[i], net.log(i)[-3000:]))
             f = localnet.fields(net.last_line(i, "peer="))
             role = "byzantine (%s)" % args.attack if i == n - 1 else "honest"
             print("peer %d %-16s rounds %s test_accuracy %s  %s" % (

@@ -93,6 +93,12 @@ class Net:
         end = time.time() + timeout
         return {i: self.wait(i, end - time.time()) for i in list(self.procs)}
 
+    def wait_success(self, timeout: float, what: str = "peer") -> None:
+        """wait_all, and fail with the log of the first peer that did not exit 0."""
+        for i, c in self.wait_all(timeout).items():
+            if c != 0:
+                fail("%s %d exited %d:\n%s" % (what, i, c, self.log(i)[-3000:]))
+
     def log(self, i: int) -> str:
         with open(self.path("p%d.log" % i), errors="replace") as f:
             return f.read()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from ._lib import GcnodeError, LayerC, Stats, check, error, lib
 
@@ -121,7 +121,7 @@ class Peer:
             raise GcnodeError("params must be a writable, C-contiguous float32 buffer "
                               "(got %s, contiguous=%s, writeable=%s)"
                               % (arr.dtype, arr.flags.c_contiguous, arr.flags.writeable), 15, "arg")
-        if not np.shares_memory(arr, params) if isinstance(params, np.ndarray) else False:
+        if isinstance(params, np.ndarray) and not np.shares_memory(arr, params):
             raise GcnodeError("params would be copied", 15, "arg")
         self._params = params
         self._array = arr

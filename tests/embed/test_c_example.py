@@ -22,10 +22,7 @@ net = localnet.Net("toy", 3, {"topology/kind": "complete", "train/rounds": ROUND
 try:
     for i in range(3):
         net.start(i, [TOY, net.path("p%d.zpl" % i), str(i)])
-    codes = net.wait_all(60)
-    for i, c in codes.items():
-        if c != 0:
-            localnet.fail("toy_peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
+    net.wait_success(60, "toy_peer")
     xs = []
     for i in range(3):
         f = localnet.fields(net.last_line(i, "peer="))

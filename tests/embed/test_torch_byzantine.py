@@ -21,10 +21,7 @@ try:
     for i in range(3):
         torchnet.start_torch(net, i, 4)
     net.start_native(3)
-    codes = net.wait_all(120)
-    for i, c in codes.items():
-        if c != 0:
-            localnet.fail("peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
+    net.wait_success(120, "peer")
     for i in range(3):
         rounds, acc, _ = torchnet.result(net, i)
         rej = dict(kv.split(":") for kv in

@@ -27,12 +27,8 @@ try:
         mixed.start_native(i)
     for i in range(4):
         native.start_native(i)
-    codes = dict(("mixed %d" % i, c) for i, c in mixed.wait_all(150).items())
-    codes.update(("native %d" % i, c) for i, c in native.wait_all(60).items())
-    for name, c in codes.items():
-        if c != 0:
-            net, i = (mixed, int(name[6:])) if name.startswith("mixed") else (native, int(name[7:]))
-            localnet.fail("%s exited %d:\n%s" % (name, c, net.log(i)[-3000:]))
+    mixed.wait_success(150, "mixed-network peer")
+    native.wait_success(60, "native-network peer")
     means = {}
     for name, net in (("mixed", mixed), ("native", native)):
         accs = []

@@ -50,10 +50,7 @@ try:
     net.procs[2].wait()
     print("killed peer 2 at round %d" % at)
     torchnet.start_torch(net, 2, 3, ["--resume"])
-    codes = net.wait_all(120)
-    for i, c in codes.items():
-        if c != 0:
-            localnet.fail("peer %d exited %d:\n%s" % (i, c, net.log(i)[-3000:]))
+    net.wait_success(120, "peer")
     for i in range(3):
         rounds, acc, start = torchnet.result(net, i)
         print("peer %d: rounds %d accuracy %.4f started at round %d" % (i, rounds, acc, start))

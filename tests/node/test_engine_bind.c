@@ -9,18 +9,30 @@
 #include "gc_mem.h"
 #include "net_fixture.h"
 
+//  A 4-peer network of cfg's defaults for `rounds` rounds and a buffer of
+//  its model's size for peer 0.
+static net_t *
+s_net (uint64_t rounds, float **buf, size_t *n)
+{
+    gc_engine_config_t cfg;
+    net_config_defaults (&cfg);
+    cfg.rounds = rounds;
+    net_t *net = net_new (4, "complete", &cfg, NULL);
+    *n = gc_engine_n_params (net->engines [0]);
+    *buf = gc_falloc (*n);
+    assert_non_null (*buf);
+    return net;
+}
+
 //  Not adopted: the seeded initial model is written into the buffer, the
 //  engine's model is the buffer from then on (every mix lands in it), and
 //  the network learns as it does without binding.
 static void
 test_bind_seeded (void **state)
 {
-    gc_engine_config_t cfg;
-    net_config_defaults (&cfg);
-    cfg.rounds = 30;
-    net_t *net = net_new (4, "complete", &cfg, NULL);
-    size_t n = gc_engine_n_params (net->engines [0]);
-    float *buf = gc_falloc (n);
+    float *buf;
+    size_t n;
+    net_t *net = s_net (30, &buf, &n);
     for (size_t i = 0; i < n; i++)
         buf [i] = 7.0f;
     gc_engine_bind_params (net->engines [0], buf, false);
@@ -44,12 +56,9 @@ test_bind_seeded (void **state)
 static void
 test_bind_adopted (void **state)
 {
-    gc_engine_config_t cfg;
-    net_config_defaults (&cfg);
-    cfg.rounds = 40;
-    net_t *net = net_new (4, "complete", &cfg, NULL);
-    size_t n = gc_engine_n_params (net->engines [0]);
-    float *buf = gc_falloc (n);
+    float *buf;
+    size_t n;
+    net_t *net = s_net (40, &buf, &n);
     memcpy (buf, gc_engine_params (net->engines [0]), n * sizeof (float));
     for (size_t i = 0; i < n; i++)
         buf [i] += 0.05f * ((float) (i % 7) - 3.0f);
