@@ -4,6 +4,7 @@
 //  table into a registered spec, errors into the calling thread's last error.
 #include "gcnode.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -224,10 +225,22 @@ s_model_spec (gc_config_t *cfg, const gcnode_layer_t *layers, size_t n_layers, s
     return gc_config_set (cfg, "train/model", spec, err);
 }
 
+//  CZMQ installs SIGINT / SIGTERM handlers when it starts unless told not to:
+//  the embedder's (Python's KeyboardInterrupt) must stay. Before the first
+//  socket; a value the embedder set wins.
+static pthread_once_t s_signals_once = PTHREAD_ONCE_INIT;
+
+static void
+s_keep_signals (void)
+{
+    setenv ("ZSYS_SIGHANDLER", "false", 0);
+}
+
 gcnode_peer_t *
 gcnode_peer_open (const gcnode_config_t *config, float *params, size_t n_params,
                   const gcnode_layer_t *layers, size_t n_layers, unsigned flags)
 {
+    pthread_once (&s_signals_once, s_keep_signals);
     if (!config || !params || !n_params || (layers && !n_layers)) {
         s_failf (GC_E_ARG, "gcnode_peer_open: NULL or empty argument");
         return NULL;
