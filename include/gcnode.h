@@ -42,7 +42,8 @@
     gcnode_peer_rejections may be called from any thread. Configurations are
     not shared between threads while being changed. Several peers may live
     in one process (each its own threads); the log tag is the last opened
-    peer's. The library installs no signal handlers.
+    peer's. The library installs no signal handlers and keeps CZMQ from
+    installing its own (ZSYS_SIGHANDLER=false unless already set).
 
     ABI: opaque handles; gcnode_stats_t is filled up to the size passed, so
     a program built against an older header keeps working. */
