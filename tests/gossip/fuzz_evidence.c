@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_vectors.h"
 #include "gc_wire.h"
 
 #define H GC_WIRE_HEADER_SIZE
@@ -35,19 +36,6 @@ static gc_key_t   *s_keys [3];
 static gc_trust_t *s_trust;
 static uint8_t     s_net [GC_WIRE_NETWORK_ID_SIZE];
 
-static gc_key_t *
-s_vector_key (const char *name)
-{
-    char text [64];
-    uint8_t seed [32];
-    snprintf (text, sizeof text, "gcnode test vector key %s", name);
-    gc_sha256 (text, strlen (text), seed);
-    gc_key_t *key = gc_key_from_seed (seed, NULL);
-    if (!key)
-        abort ();
-    return key;
-}
-
 static void
 s_init (void)
 {
@@ -56,23 +44,11 @@ s_init (void)
     s_trust = gc_trust_new ();
     const char *names [3] = { "A", "B", "U" };
     for (int i = 0; i < 3; i++) {
-        s_keys [i] = s_vector_key (names [i]);
+        s_keys [i] = fuzz_vector_key (names [i]);
         if (i < 2 && gc_trust_add_raw (s_trust, gc_key_public_raw (s_keys [i]), names [i], NULL))
             abort ();
     }
-    if (gc_wire_network_id ("gcnode-test-vectors", s_net, NULL))
-        abort ();
-}
-
-static void
-s_sign (gc_key_t *key, uint8_t h [H])
-{
-    uint8_t input [GC_WIRE_DOMAIN_SIZE + GC_WIRE_NETWORK_ID_SIZE + SIGNED];
-    memcpy (input, GC_WIRE_DOMAIN, GC_WIRE_DOMAIN_SIZE);
-    memcpy (input + GC_WIRE_DOMAIN_SIZE, s_net, GC_WIRE_NETWORK_ID_SIZE);
-    memcpy (input + GC_WIRE_DOMAIN_SIZE + GC_WIRE_NETWORK_ID_SIZE, h, SIGNED);
-    if (gc_key_sign (key, input, sizeof input, h + SIGNED, NULL))
-        abort ();
+    fuzz_vector_network (s_net);
 }
 
 //  Verify, check the invariants; the result.
@@ -110,7 +86,7 @@ s_header (const uint8_t *chunk, size_t n, uint8_t ctl, uint8_t h [H])
         memcpy (h + 8, s_net, GC_WIRE_NETWORK_ID_SIZE);
     if (ctl & 8)
         memcpy (h + 24, gc_key_peer_id (s_keys [signer]), GC_PEER_ID_SIZE);
-    s_sign (s_keys [signer], h);
+    fuzz_sign_header (s_keys [signer], s_net, h);
     return signer;
 }
 
