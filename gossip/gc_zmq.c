@@ -386,10 +386,14 @@ s_address_muted (gc_zmq_t *self, const char *addr, int64_t now)
 }
 
 //  Cut a connection: libzmq sees the end of the stream, drops the
-//  connection and rolls back its half-received message.
+//  connection and rolls back its half-received message; its close then
+//  resets the connection (linger 0), so the sender learns at once instead
+//  of pushing into a window that never opens.
 static void
 s_cut (int fd)
 {
+    struct linger abort = { .l_onoff = 1, .l_linger = 0 };
+    setsockopt (fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
     shutdown (fd, SHUT_RDWR);
 }
 
