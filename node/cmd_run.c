@@ -4,7 +4,9 @@
     transport's network actor thread receives, verifies, decodes and applies
     messages to the replicas while the trainer computes (gc_zmq.h,
     docs/ARCHITECTURE.md). SIGINT / SIGTERM end the run cleanly (exit 0). */
+#include <arpa/inet.h>
 #include <czmq.h>
+#include <netdb.h>
 #include <getopt.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -361,8 +363,63 @@ s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
     const char *colon = strrchr (endpoint, ':');
     if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
         return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
-    snprintf (out, size, "tcp://*%s", colon);
+    //  The interface of the configured address, never every interface
+    //  (tcp://*): a name is resolved here, as libzmq binds addresses only.
+    char host [256];
+    size_t len = (size_t) (colon - endpoint - 6);
+    if (len == 0 || len >= sizeof host)
+        return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
+    memcpy (host, endpoint + 6, len);
+    host [len] = '\0';
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (*host == '*' || *host == '[' || inet_pton (AF_INET, host, &v4) == 1 || inet_pton (AF_INET6, host, &v6) == 1) {
+        snprintf (out, size, "%s", endpoint);
+        return 0;
+    }
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    char addr [INET_ADDRSTRLEN];
+    int rc = getaddrinfo (host, NULL, &hints, &res);
+    if (rc != 0 || !res || !inet_ntop (AF_INET, &((struct sockaddr_in *) res->ai_addr)->sin_addr, addr, sizeof addr)) {
+        if (res)
+            freeaddrinfo (res);
+        return gc_err_set (err, GC_E_CONFIG, "cannot resolve '%s' of '%s' to bind to (%s; set node/bind)", host, endpoint,
+                           rc ? gai_strerror (rc) : "no address");
+    }
+    freeaddrinfo (res);
+    snprintf (out, size, "tcp://%s%s", addr, colon);
     return 0;
+}
+
+//  Is this endpoint reachable only from this machine?
+static bool
+s_local_endpoint (const char *endpoint)
+{
+    if (!strncmp (endpoint, "ipc://", 6) || !strncmp (endpoint, "inproc://", 9))
+        return true;
+    if (strncmp (endpoint, "tcp://", 6))
+        return false;
+    const char *host = endpoint + 6;
+    return !strncmp (host, "127.", 4) || !strncmp (host, "[::1]", 5) || !strncmp (host, "localhost:", 10);
+}
+
+//  CURVE off: silent on loopback, else name what anyone can reach.
+static void
+s_warn_exposure (const s_peer_t *p, const char *bind)
+{
+    const gc_config_t *cfg = p->cfg;
+    if (cfg->curve)
+        return;
+    if (!s_local_endpoint (bind))
+        gc_log_warning ("SECURITY: node/curve = 0 and the inbox listens on %s: anyone who reaches it can connect "
+                        "and send (signatures are still checked; the memory guard bounds each connection); "
+                        "set node/curve = 1", bind);
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (p->engine, &peers);
+    for (size_t i = 0; i < n; i++)
+        if (!s_local_endpoint (cfg->peers [peers [i]].endpoint))
+            gc_log_warning ("SECURITY: node/curve = 0: the link to peer %u at %s is neither encrypted nor "
+                            "bound to the peer's key", peers [i], cfg->peers [peers [i]].endpoint);
 }
 
 static int
@@ -397,6 +454,7 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
                            .control_fn = s_control,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
     gc_ops_transport (p->ops, &zc);
+    s_warn_exposure (p, bind);
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
         return -1;

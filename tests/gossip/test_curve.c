@@ -2,10 +2,16 @@
     damaged or misplaced keys), and the socket hook: a ROUTER secured as an
     inbox admits a DEALER with an allowed key, refuses one with another key
     and one without CURVE, and counts both refusals. No timing assertion:
-    the refusals are awaited through their counters (bounded). */
+    the refusals are awaited through their counters (bounded).
+
+    The reconnect flood (issue 19): an allowed key that reconnects after
+    every 19 forged messages is muted by its key, not by the connection:
+    the deliver callback (which verifies each message's signature) runs
+    at most S_VERIFY_BUDGET times for S_CYCLES * 19 forgeries. */
 #include "gc_test.h"
 
 #include <czmq.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,12 +227,93 @@ test_inbox_admits_only_allowed_keys (void **state)
     free (bad_sec);
 }
 
+#define S_CYCLES        50
+#define S_PER_CYCLE     19
+#define S_VERIFY_BUDGET 20      /* gc_zmq mutes after 20 failures in 10 s */
+
+static atomic_int s_verifies;
+
+//  Every message is a forgery: the signature check fails, which the
+//  engine reports as not the author's fault (counted on the connection).
+static gc_deliver_t
+s_forged (void *ctx, const uint8_t *header, size_t header_len, const uint8_t *payload,
+          size_t payload_len, int64_t now_ns)
+{
+    (void) ctx; (void) header; (void) header_len; (void) payload; (void) payload_len; (void) now_ns;
+    atomic_fetch_add (&s_verifies, 1);
+    return GC_DELIVER_UNAUTHENTICATED;
+}
+
+static void
+test_reconnect_flood_muted_by_key (void **state)
+{
+    (void) state;
+    if (!gc_curve_available ())
+        skip ();
+    char *server_sec = s_path ("fserver"), *server_pub = s_path ("fserver.pub");
+    char *byz_sec = s_path ("fbyz"), *byz_pub = s_path ("fbyz.pub");
+    assert_int_equal (gc_curve_keygen (server_sec, NULL, NULL), 0);
+    assert_int_equal (gc_curve_keygen (byz_sec, NULL, NULL), 0);
+    gc_err_t err = { 0 };
+    gc_curve_t *server = gc_curve_new (server_sec, &err), *byz = gc_curve_new (byz_sec, &err);
+    assert_non_null (server);
+    assert_non_null (byz);
+    assert_int_equal (gc_curve_add_peer (server, 1, byz_pub, &err), 0);     /* a trusted key */
+    assert_int_equal (gc_curve_start (server, &err), 0);
+    assert_int_equal (gc_curve_add_peer (byz, 0, server_pub, &err), 0);
+    gc_zmq_config_t zc = { .bind = "tcp://127.0.0.1:*", .max_frame = 4096, .deliver = s_forged,
+                           .secure = gc_curve_apply, .secure_ctx = server, .secure_event = gc_curve_event };
+    gc_zmq_t *inbox = gc_zmq_new (&zc, &err);
+    assert_non_null (inbox);
+    if (gc_zmq_start (inbox, &err))
+        fail_msg ("%s", err.msg);
+    int port = gc_zmq_port (inbox);
+    atomic_store (&s_verifies, 0);
+
+    gc_zmq_stats_t st = { 0 };
+    uint64_t sent = 0;
+    for (int c = 0; c < S_CYCLES; c++) {
+        zsock_t *d = zsock_new (ZMQ_DEALER);
+        assert_non_null (d);
+        assert_int_equal (gc_curve_apply (byz, d, 0, &err), 0);
+        assert_int_equal (zsock_connect (d, "tcp://127.0.0.1:%d", port), 0);
+        for (int i = 0; i < S_PER_CYCLE; i++) {
+            zstr_sendm (d, "forged header");
+            zstr_send (d, "payload");
+        }
+        sent += S_PER_CYCLE;
+        //  All of this connection's messages are in before it goes.
+        for (int w = 0; w < 1000; w++) {
+            gc_zmq_stats (inbox, &st);
+            if (st.recv_messages + st.recv_muted >= sent)
+                break;
+            zclock_sleep (5);
+        }
+        assert_int_equal (st.recv_messages + st.recv_muted, sent);
+        zsock_destroy (&d);
+    }
+    printf ("reconnect flood: %llu forged messages over %d connections, %d verified, %llu muted\n",
+            (unsigned long long) sent, S_CYCLES, atomic_load (&s_verifies), (unsigned long long) st.recv_muted);
+    assert_true (atomic_load (&s_verifies) <= S_VERIFY_BUDGET);
+    assert_int_equal (st.recv_muted, sent - (uint64_t) atomic_load (&s_verifies));
+    assert_true (st.connections_muted >= 1);
+
+    gc_zmq_destroy (&inbox);
+    gc_curve_destroy (&byz);
+    gc_curve_destroy (&server);
+    free (server_sec);
+    free (server_pub);
+    free (byz_sec);
+    free (byz_pub);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_key_files),
         cmocka_unit_test (test_inbox_admits_only_allowed_keys),
+        cmocka_unit_test (test_reconnect_flood_muted_by_key),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
