@@ -12,8 +12,11 @@ node
     checkpoint_dir = "/var/lib/gcnode/checkpoints"
     metrics_http = "127.0.0.1:9100"             #   Prometheus /metrics, /status; empty: off
     log_to = "syslog"                           #   or stderr (the journal reads both)
-    curve = 1                                   #   encrypt links (in addition to signatures)
-    bind = "tcp://*:7100"
+    curve = 1                                   #   the default: encrypt links, admit only trusted keys
+    #   node/bind: empty binds this peer's own peers/0/endpoint. A peer found by
+    #   discovery has no endpoint to derive it from: name its LAN address, e.g.
+    #   tcp://192.168.1.11:7100; tcp://*:7100 listens on every interface.
+    bind = "tcp://192.168.1.10:7100"
 peers
     0
         endpoint = "tcp://192.168.1.10:7100"

@@ -6,7 +6,9 @@
     docs/ARCHITECTURE.md). SIGINT / SIGTERM end the run cleanly (exit 0). */
 #include <arpa/inet.h>
 #include <czmq.h>
+#include <errno.h>
 #include <netdb.h>
+#include <sys/stat.h>
 #include <getopt.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include "gc_config.h"
 #include "gc_cpu.h"
 #include "gc_dataset.h"
+#include "gc_fs.h"
 #include "gc_engine.h"
 #include "gc_key.h"
 #include "gc_log.h"
@@ -122,6 +125,45 @@ s_set (gc_config_t *cfg, const char *assignment, gc_err_t *err)
 }
 
 //  Returns 0 to run, -1 when done (help printed), or an exit code > 0.
+//  The control channel can stop or partition this peer and has no
+//  authentication of its own, so it is only ipc:// in a directory nobody
+//  else may enter (created 0700 when missing): the file system is the
+//  authentication. Never tcp, where anyone who reaches the port could.
+static int
+s_check_control (const char *control, gc_err_t *err)
+{
+    if (!*control)
+        return 0;
+    if (strncmp (control, "ipc://", 6) || control [6] == '@' || !control [6])
+        return gc_err_set (err, GC_E_CONFIG, "node/control: '%s' is refused: the control channel can stop or "
+                           "partition this peer and is not authenticated; use ipc://PATH in a private "
+                           "directory (mode 0700)", control);
+    char dir [4096];
+    const char *path = control + 6, *slash = strrchr (path, '/');
+    size_t len = slash ? (size_t) (slash - path) : 1;
+    if (len >= sizeof dir)
+        return gc_err_set (err, GC_E_CONFIG, "node/control: '%s': path too long", control);
+    memcpy (dir, slash ? path : ".", len);
+    dir [len] = '\0';
+    if (len == 0)
+        snprintf (dir, sizeof dir, "/");
+    struct stat st;
+    if (stat (dir, &st) != 0) {
+        if (errno != ENOENT)
+            return gc_err_set (err, GC_E_CONFIG, "node/control: '%s': directory %s: %s", control, dir, strerror (errno));
+        if (gc_fs_mkdirs (dir, 0700, err))
+            return gc_err_prefix (err, "node/control: '%s': ", control);
+        if (stat (dir, &st) != 0)
+            return gc_err_set (err, GC_E_CONFIG, "node/control: '%s': directory %s: %s", control, dir, strerror (errno));
+    }
+    if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077))
+        return gc_err_set (err, GC_E_CONFIG, "node/control: '%s' is refused: directory %s (mode %04o, owner uid %u) "
+                           "is not private to this user (uid %u); the control channel is authenticated by that "
+                           "directory only: use one of mode 0700", control, dir, (unsigned) (st.st_mode & 07777),
+                           (unsigned) st.st_uid, (unsigned) geteuid ());
+    return 0;
+}
+
 static int
 s_parse (int argc, char **argv, gc_config_t *cfg, bool *resume)
 {
@@ -187,6 +229,8 @@ s_parse (int argc, char **argv, gc_config_t *cfg, bool *resume)
         return gc_cli_usage_error (S_CMD, "%s", err.msg);
     if (*resume && !*cfg->checkpoint_dir)
         return gc_cli_usage_error (S_CMD, "--resume needs node/checkpoint_dir");
+    if (s_check_control (cfg->control, &err))
+        return gc_cli_usage_error (S_CMD, "%s", err.msg);
     if (print) {
         gc_config_print (cfg, stdout);
         return -1;

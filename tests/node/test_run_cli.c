@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char *s_gcnode, *s_dir;
 
@@ -97,6 +98,47 @@ test_config_mistakes (void **state)
     s_expect (args, 2, "peers/0/key: missing");
 }
 
+//  The control channel (issue 19): tcp (any host) and ipc where others can
+//  enter are refused naming the key and the value; a private directory is
+//  accepted, and created 0700 when missing.
+static void
+test_control_channel (void **state)
+{
+    (void) state;
+    char shared [1024], private_dir [1024], made [1024];
+    snprintf (shared, sizeof shared, "%s/shared", s_dir);
+    snprintf (private_dir, sizeof private_dir, "%s/private", s_dir);
+    snprintf (made, sizeof made, "%s/made/here", s_dir);
+    assert_int_equal (mkdir (shared, 0755), 0);
+    assert_int_equal (chmod (shared, 0755), 0);
+    assert_int_equal (mkdir (private_dir, 0700), 0);
+    static const struct {
+        const char *fmt;        /* node/control; %s: s_dir */
+        int         code;
+        const char *needle;
+    } cases [] = {
+        { "tcp://127.0.0.1:7999",   2, "node/control: 'tcp://127.0.0.1:7999' is refused" },
+        { "tcp://*:7999",           2, "node/control: 'tcp://*:7999' is refused" },
+        { "ipc://@abstract",        2, "node/control: 'ipc://@abstract' is refused" },
+        { "ipc:///tmp/gc-ctl",      2, "is not private to this user" },
+        { "ipc://%s/shared/ctl",    2, "(mode 0755" },
+        { "ipc://%s/private/ctl",   0, "control = \"ipc://" },
+        { "ipc://%s/made/here/ctl", 0, "control = \"ipc://" },
+    };
+    char path [1024];
+    snprintf (path, sizeof path, "%s/ctl.zpl", s_dir);
+    s_write_config (path, "", NULL, "");
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        char control [1200], args [3000];
+        snprintf (control, sizeof control, cases [c].fmt, s_dir);
+        snprintf (args, sizeof args, "--config %s --set node/control=%s --print-config", path, control);
+        s_expect (args, cases [c].code, cases [c].needle);
+    }
+    struct stat st;
+    assert_int_equal (stat (made, &st), 0);
+    assert_int_equal (st.st_mode & 0777, 0700);
+}
+
 static void
 test_print_config_and_reference (void **state)
 {
@@ -116,6 +158,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_config_mistakes),
         cmocka_unit_test (test_print_config_and_reference),
+        cmocka_unit_test (test_control_channel),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
