@@ -7,10 +7,16 @@
     The reconnect flood (issue 19): an allowed key that reconnects after
     every 19 forged messages is muted by its key, not by the connection:
     the deliver callback (which verifies each message's signature) runs
-    at most S_VERIFY_BUDGET times for S_CYCLES * 19 forgeries. */
+    at most S_VERIFY_BUDGET times for S_CYCLES * 19 forgeries. Without
+    CURVE the same holds by remote address (off loopback), and the muted
+    address's new connections are refused. */
 #include "gc_test.h"
 
+#include <arpa/inet.h>
 #include <czmq.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +250,78 @@ s_forged (void *ctx, const uint8_t *header, size_t header_len, const uint8_t *pa
     return GC_DELIVER_UNAUTHENTICATED;
 }
 
+//  S_CYCLES connections (a CURVE client of byz's key, or plain), each
+//  sending S_PER_CYCLE forgeries and waiting until the inbox took them (or
+//  refused the connection) before it goes. Returns the forgeries sent.
+static uint64_t
+s_reconnect_flood (gc_zmq_t *inbox, gc_curve_t *byz, const char *host, int port, gc_zmq_stats_t *st)
+{
+    uint64_t sent = 0;
+    gc_err_t err = { 0 };
+    for (int c = 0; c < S_CYCLES; c++) {
+        gc_zmq_stats (inbox, st);
+        uint64_t refused = st->connections_refused;
+        zsock_t *d = zsock_new (ZMQ_DEALER);
+        assert_non_null (d);
+        if (byz)
+            assert_int_equal (gc_curve_apply (byz, d, 0, &err), 0);
+        assert_int_equal (zsock_connect (d, "tcp://%s:%d", host, port), 0);
+        for (int i = 0; i < S_PER_CYCLE; i++) {
+            zstr_sendm (d, "forged header");
+            zstr_send (d, "payload");
+        }
+        sent += S_PER_CYCLE;
+        for (int w = 0; w < 1000; w++) {
+            gc_zmq_stats (inbox, st);
+            if (st->recv_messages + st->recv_muted >= sent || st->connections_refused > refused)
+                break;
+            zclock_sleep (5);
+        }
+        zsock_destroy (&d);
+    }
+    gc_zmq_stats (inbox, st);
+    return sent;
+}
+
+//  Without CURVE, off loopback: muted by the remote address, and new
+//  connections from it refused. Needs a non-loopback address of this
+//  machine to connect from and to (a host with only lo cannot run it).
+static void
+test_reconnect_flood_muted_by_address (void **state)
+{
+    (void) state;
+    char host [INET_ADDRSTRLEN] = "";
+    struct ifaddrs *ifs = NULL, *i;
+    if (getifaddrs (&ifs) == 0)
+        for (i = ifs; i && !*host; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP)
+            &&  !(i->ifa_flags & IFF_LOOPBACK))
+                inet_ntop (AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, host, sizeof host);
+    freeifaddrs (ifs);
+    if (!*host) {
+        printf ("SKIPPED: test_reconnect_flood_muted_by_address: no non-loopback IPv4 address here\n");
+        skip ();
+    }
+    char bind [64];
+    snprintf (bind, sizeof bind, "tcp://%s:*", host);
+    gc_zmq_config_t zc = { .bind = bind, .max_frame = 4096, .deliver = s_forged };
+    gc_err_t err = { 0 };
+    gc_zmq_t *inbox = gc_zmq_new (&zc, &err);
+    assert_non_null (inbox);
+    if (gc_zmq_start (inbox, &err))
+        fail_msg ("%s", err.msg);
+    atomic_store (&s_verifies, 0);
+    gc_zmq_stats_t st = { 0 };
+    uint64_t sent = s_reconnect_flood (inbox, NULL, host, gc_zmq_port (inbox), &st);
+    printf ("reconnect flood from %s: %llu forged messages over %d connections, %d verified, %llu muted, "
+            "%llu connections refused\n", host, (unsigned long long) sent, S_CYCLES, atomic_load (&s_verifies),
+            (unsigned long long) st.recv_muted, (unsigned long long) st.connections_refused);
+    assert_true (atomic_load (&s_verifies) <= S_VERIFY_BUDGET);
+    assert_true (st.connections_refused >= 1);
+    assert_true (st.connections_muted >= 1);
+    gc_zmq_destroy (&inbox);
+}
+
 static void
 test_reconnect_flood_muted_by_key (void **state)
 {
@@ -271,28 +349,8 @@ test_reconnect_flood_muted_by_key (void **state)
     atomic_store (&s_verifies, 0);
 
     gc_zmq_stats_t st = { 0 };
-    uint64_t sent = 0;
-    for (int c = 0; c < S_CYCLES; c++) {
-        zsock_t *d = zsock_new (ZMQ_DEALER);
-        assert_non_null (d);
-        assert_int_equal (gc_curve_apply (byz, d, 0, &err), 0);
-        assert_int_equal (zsock_connect (d, "tcp://127.0.0.1:%d", port), 0);
-        for (int i = 0; i < S_PER_CYCLE; i++) {
-            zstr_sendm (d, "forged header");
-            zstr_send (d, "payload");
-        }
-        sent += S_PER_CYCLE;
-        //  All of this connection's messages are in before it goes.
-        for (int w = 0; w < 1000; w++) {
-            gc_zmq_stats (inbox, &st);
-            if (st.recv_messages + st.recv_muted >= sent)
-                break;
-            zclock_sleep (5);
-        }
-        assert_int_equal (st.recv_messages + st.recv_muted, sent);
-        zsock_destroy (&d);
-    }
-    printf ("reconnect flood: %llu forged messages over %d connections, %d verified, %llu muted\n",
+    uint64_t sent = s_reconnect_flood (inbox, byz, "127.0.0.1", port, &st);
+    printf ("reconnect flood, CURVE: %llu forged messages over %d connections, %d verified, %llu muted\n",
             (unsigned long long) sent, S_CYCLES, atomic_load (&s_verifies), (unsigned long long) st.recv_muted);
     assert_true (atomic_load (&s_verifies) <= S_VERIFY_BUDGET);
     assert_int_equal (st.recv_muted, sent - (uint64_t) atomic_load (&s_verifies));
@@ -314,6 +372,7 @@ main (void)
         cmocka_unit_test (test_key_files),
         cmocka_unit_test (test_inbox_admits_only_allowed_keys),
         cmocka_unit_test (test_reconnect_flood_muted_by_key),
+        cmocka_unit_test (test_reconnect_flood_muted_by_address),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
