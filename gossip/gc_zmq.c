@@ -476,7 +476,7 @@ s_guard (gc_zmq_t *self, int64_t now)
 
 //  One monitor event: [event u16, value u32][endpoint].
 static void
-s_handle_monitor (gc_zmq_t *self, zsock_t *monitor, uint32_t link)
+s_handle_event (gc_zmq_t *self, zsock_t *monitor, uint32_t link)
 {
     zmsg_t *msg = zmsg_recv (monitor);
     zframe_t *f = msg ? zmsg_first (msg) : NULL;
@@ -499,6 +499,21 @@ s_handle_monitor (gc_zmq_t *self, zsock_t *monitor, uint32_t link)
             self->cfg.secure_event (self->cfg.secure_ctx, event);
     }
     zmsg_destroy (&msg);
+}
+
+//  A batch of monitor events: libzmq's I/O thread blocks on sending them
+//  once the monitor's queue is full, so they are read faster than a
+//  client can make them by connecting and hanging up.
+static void
+s_handle_monitor (gc_zmq_t *self, zsock_t *monitor, uint32_t link)
+{
+    for (int i = 0; i < 256; i++) {
+        s_handle_event (self, monitor, link);
+        int events;
+        size_t len = sizeof events;
+        if (zmq_getsockopt (zsock_resolve (monitor), ZMQ_EVENTS, &events, &len) || !(events & ZMQ_POLLIN))
+            break;
+    }
 }
 
 //  Receive the rest of a multipart message into parts[]; returns the number of
