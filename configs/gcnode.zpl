@@ -13,10 +13,11 @@ node
     metrics_http = "127.0.0.1:9100"             #   Prometheus /metrics, /status; empty: off
     log_to = "syslog"                           #   or stderr (the journal reads both)
     curve = 1                                   #   the default: encrypt links, admit only trusted keys
-    #   node/bind: empty binds this peer's own peers/0/endpoint. A peer found by
-    #   discovery has no endpoint to derive it from: name its LAN address, e.g.
-    #   tcp://192.168.1.11:7100; tcp://*:7100 listens on every interface.
-    bind = "tcp://192.168.1.10:7100"
+    #   node/bind: empty binds this peer's own peers/N/endpoint address. A peer
+    #   found by discovery has none to derive it from, so this file names one
+    #   for every machine: every interface, which CURVE (on) guards; a single
+    #   LAN address (e.g. tcp://192.168.1.11:7100) is narrower.
+    bind = "tcp://*:7100"
 peers
     0
         endpoint = "tcp://192.168.1.10:7100"
