@@ -12,7 +12,11 @@ node
     checkpoint_dir = "/var/lib/gcnode/checkpoints"
     metrics_http = "127.0.0.1:9100"             #   Prometheus /metrics, /status; empty: off
     log_to = "syslog"                           #   or stderr (the journal reads both)
-    curve = 1                                   #   encrypt links (in addition to signatures)
+    curve = 1                                   #   the default: encrypt links, admit only trusted keys
+    #   node/bind: empty binds this peer's own peers/N/endpoint address. A peer
+    #   found by discovery has none to derive it from, so this file names one
+    #   for every machine: every interface, which CURVE (on) guards; a single
+    #   LAN address (e.g. tcp://192.168.1.11:7100) is narrower.
     bind = "tcp://*:7100"
 peers
     0

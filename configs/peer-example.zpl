@@ -5,6 +5,9 @@ node
     index = 0
     network = "example"
     key = "keys/peer0.key"
+    #   node/curve defaults to 1 (keys/peer0.curve, written by gcnode keygen);
+    #   all on loopback here, so curve = 0 would be silent. The inbox binds
+    #   this peer's own endpoint (127.0.0.1:7100), not every interface.
     metrics = "peer0.jsonl"
     eval_every = 10
 peers

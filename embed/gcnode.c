@@ -263,6 +263,7 @@ gcnode_peer_open (const gcnode_config_t *config, float *params, size_t n_params,
     ||  gc_config_check (self->cfg, &err)
     ||  (opt.resume && !*self->cfg->checkpoint_dir
          && gc_err_set (&err, GC_E_CONFIG, "GCNODE_RESUME needs node/checkpoint_dir"))
+    ||  gc_peer_check_control (self->cfg->control, &err)
     ||  !(self->peer = gc_peer_new (self->cfg, &opt, NULL, &err))) {
         gc_config_destroy (&self->cfg);
         free (self);

@@ -24,10 +24,13 @@ struct gc_curve_t {
     s_peer_key_t  *peers;
     size_t         n_peers;
     zactor_t      *auth;
-    zactor_t      *monitor;
-    char           monitor_endpoint [64];
+    bool           inbox;
     atomic_uint_fast64_t failed_auth, failed_protocol, failed_other, succeeded;
 };
+
+//  zauth binds the ZAP endpoint of CZMQ's global context and aborts when it
+//  is taken: a second CURVE peer in one process (libgcnode) gets an error.
+static atomic_bool s_zap_taken;
 
 bool
 gc_curve_available (void)
@@ -253,63 +256,41 @@ gc_curve_start (gc_curve_t *self, gc_err_t *err)
         }
         zcertstore_insert (store, &cert);
     }
+    bool free_handler = false;
+    if (!atomic_compare_exchange_strong (&s_zap_taken, &free_handler, true)) {
+        zcertstore_destroy (&store);
+        return gc_err_set (err, GC_E_CONFIG, "CURVE: another peer of this process has CURVE on, and a "
+                           "process has one ZAP handler: one peer per process, or node/curve = 0 on loopback");
+    }
     self->auth = zactor_new (zauth, store);
     if (!self->auth) {
+        atomic_store (&s_zap_taken, false);
         zcertstore_destroy (&store);
         return gc_err_set (err, GC_E_SYS, "CURVE: cannot start the ZAP handler");
     }
     return 0;
 }
 
-//  Reads the inbox monitor: [event u16, value u32][endpoint] per event.
-static void
-s_monitor (zsock_t *pipe, void *arg)
+void
+gc_curve_event (void *vself, int event)
 {
-    gc_curve_t *self = arg;
-    zsock_t *pair = zsock_new (ZMQ_PAIR);
-    if (!pair || zsock_connect (pair, "%s", self->monitor_endpoint) != 0) {
-        zsock_destroy (&pair);
-        zsock_signal (pipe, 1);
-        return;
-    }
-    zsock_signal (pipe, 0);
-    zmq_pollitem_t items [2] = { { zsock_resolve (pipe), 0, ZMQ_POLLIN, 0 },
-                                 { zsock_resolve (pair), 0, ZMQ_POLLIN, 0 } };
-    while (true) {
-        if (zmq_poll (items, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        if (items [0].revents & ZMQ_POLLIN) {
-            zmsg_t *cmd = zmsg_recv (pipe);
-            zmsg_destroy (&cmd);
-            break;                      /* $TERM is the only command */
-        }
-        if (items [1].revents & ZMQ_POLLIN) {
-            zmsg_t *msg = zmsg_recv (pair);
-            zframe_t *f = msg ? zmsg_first (msg) : NULL;
-            if (f && zframe_size (f) >= 2) {
-                uint16_t event;
-                memcpy (&event, zframe_data (f), 2);
+    gc_curve_t *self = vself;
 #ifdef ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-                if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
-                    atomic_fetch_add (&self->failed_auth, 1);
-                else
-                if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
-                    atomic_fetch_add (&self->failed_protocol, 1);
-                else
-                if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
-                    atomic_fetch_add (&self->failed_other, 1);
-                else
-                if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-                    atomic_fetch_add (&self->succeeded, 1);
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        atomic_fetch_add (&self->failed_auth, 1);
+    else
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        atomic_fetch_add (&self->failed_protocol, 1);
+    else
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+        atomic_fetch_add (&self->failed_other, 1);
+    else
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+        atomic_fetch_add (&self->succeeded, 1);
+#else
+    (void) self;
+    (void) event;
 #endif
-            }
-            zmsg_destroy (&msg);
-        }
-    }
-    zsock_destroy (&pair);
 }
 
 static int
@@ -317,21 +298,11 @@ s_secure_inbox (gc_curve_t *self, zsock_t *sock, gc_err_t *err)
 {
     if (!self->auth)
         return gc_err_set (err, GC_E_ARG, "CURVE: the ZAP handler is not started (gc_curve_start)");
-    if (self->monitor)
+    if (self->inbox)
         return gc_err_set (err, GC_E_ARG, "CURVE: one inbox per process");
+    self->inbox = true;
     zsock_set_curve_server (sock, 1);
     zsock_set_zap_domain (sock, "gcnode");
-#ifdef ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-    snprintf (self->monitor_endpoint, sizeof self->monitor_endpoint, "inproc://gc-curve-monitor-%p",
-              (void *) self);
-    int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
-               | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
-    if (zmq_socket_monitor (zsock_resolve (sock), self->monitor_endpoint, events) != 0)
-        return gc_err_set (err, GC_E_SYS, "CURVE: cannot monitor the inbox (%s)", zmq_strerror (zmq_errno ()));
-    self->monitor = zactor_new (s_monitor, self);
-    if (!self->monitor)
-        return gc_err_set (err, GC_E_SYS, "CURVE: cannot start the inbox monitor");
-#endif
     return 0;
 }
 
@@ -371,8 +342,10 @@ gc_curve_destroy (gc_curve_t **self_p)
     gc_curve_t *self = *self_p;
     if (!self)
         return;
-    zactor_destroy (&self->monitor);
-    zactor_destroy (&self->auth);
+    if (self->auth) {
+        zactor_destroy (&self->auth);
+        atomic_store (&s_zap_taken, false);
+    }
     zcert_destroy (&self->own);
     free (self->peers);
     free (self);

@@ -11,12 +11,14 @@
     DEALER a CURVE client that knows the neighbour's public key (so it talks
     only to the holder of that key). A zauth actor with an in-memory
     certificate store answers ZAP requests: a client is admitted only if its
-    public key is one of the neighbours' keys. A socket monitor on the inbox
-    counts failed handshakes (wrong key, CURVE off on the other side), so an
-    operator sees who is knocking.
+    public key is one of the neighbours' keys, so an unknown client cannot
+    send a single frame. The inbox's socket monitor (gc_zmq's) reports each
+    handshake to gc_curve_event, which counts failed ones (wrong key, CURVE
+    off on the other side), so an operator sees who is knocking.
 
-    One gc_curve_t per process: the ZAP handler endpoint is per ZeroMQ
-    context, and gcnode uses CZMQ's global one. */
+    One started gc_curve_t per process: the ZAP handler endpoint is per
+    ZeroMQ context, and gcnode uses CZMQ's global one (a second
+    gc_curve_start fails until the first is destroyed). */
 #ifndef GC_CURVE_H
 #define GC_CURVE_H
 
@@ -60,6 +62,8 @@ int  gc_curve_start (gc_curve_t *self, gc_err_t *err);
     inbox (peer == GC_CURVE_INBOX) becomes a CURVE server with a monitor;
     a DEALER to `peer` a CURVE client of that peer's key. */
 int  gc_curve_apply (void *self, void *zsock, uint32_t peer, gc_err_t *err);
+/*  A handshake event of the inbox (gc_zmq_config_t.secure_event). */
+void gc_curve_event (void *self, int event);
 void gc_curve_stats (gc_curve_t *self, gc_curve_stats_t *out);
 const char *gc_curve_public_txt (const gc_curve_t *self);
 /*  After the sockets it secured are closed. */

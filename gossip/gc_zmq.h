@@ -16,7 +16,40 @@
 
     Inbound messages are [routing id][header][payload]. The actor calls the
     deliver callback (in its own thread) with header and payload; the callback
-    verifies, decodes and applies, and returns a verdict. */
+    verifies, decodes and applies, and returns a verdict.
+
+    Memory per connection. libzmq applies ZMQ_MAXMSGSIZE to each frame and
+    the HWMs to complete messages only, and keeps the frames of a message
+    that is not complete yet where the application cannot see them: a
+    client sending frames that all carry MORE grows the receiver without
+    bound. So the actor follows every TCP connection of its sockets (a
+    socket monitor gives their file descriptors) and, every GC_ZMQ_GUARD_MS,
+    compares what the kernel says the connection has read (TCP_INFO bytes
+    received minus what waits in the kernel's queue) with what the actor
+    was handed from it (ZMQ_SRCFD of each frame, 64 bytes charged per frame
+    for framing). A connection holding more than its limit in libzmq is shut
+    down (shutdown(2); libzmq then drops it and its half-received message)
+    and blamed:
+      inbox     limit (recv_hwm + 2) * (2 * max_frame + 128) + 64 KiB
+                (gc_zmq_inbox_limit): the queue of complete messages the HWM
+                allows, one being decoded, the handshake
+      links     limit 64 KiB: a neighbour's ROUTER never sends anything after
+                the handshake; ZMQ_MAXMSGSIZE 4096 on every DEALER
+    Beyond the limit, at most what one connection can push in one guard
+    period arrives before the cut. Inbound connections beyond
+    GC_ZMQ_MAX_CONNECTIONS are refused (shut down at once). The accounting
+    is in bytes on the wire: libzmq keeps at least 64 bytes per frame, so
+    without CURVE a flood of empty frames costs up to 32x its bytes before
+    the cut (with CURVE a frame is at least 35 wire bytes). tcp only: an ipc
+    inbox is local and not guarded.
+
+    Blame and muting ("who" a connection is): its CURVE key (ZAP User-Id)
+    when authenticated; else its remote address ("Peer-Address"), except
+    loopback, where every local process shares one address and the
+    connection (routing id) is all there is. A muted key or address stays
+    muted across reconnects: its messages are dropped before the deliver
+    callback (no signature is checked) and a new connection from a muted
+    address is refused at once. */
 #ifndef GC_ZMQ_H
 #define GC_ZMQ_H
 
@@ -44,6 +77,11 @@ typedef gc_deliver_t (*gc_zmq_deliver_fn) (void *ctx, const uint8_t *header, siz
     gc_zmq_fault_* setters below. */
 typedef void (*gc_zmq_control_fn) (void *ctx, const char *request, char *reply, size_t size);
 
+#define GC_ZMQ_GUARD_MS         10
+#define GC_ZMQ_MAX_CONNECTIONS  1024
+#define GC_ZMQ_LINK_LIMIT       (64 * 1024)
+#define GC_ZMQ_LINK_MAXMSG      4096
+
 typedef struct {
     const char        *bind;            /* e.g. tcp://127.0.0.1:7100 */
     size_t             max_frame;       /* ZMQ_MAXMSGSIZE of the inbox */
@@ -56,6 +94,9 @@ typedef struct {
         DEALER, or UINT32_MAX for the inbox. Nonzero fails the bind/connect. */
     int              (*secure) (void *secure_ctx, void *zsock, uint32_t peer, gc_err_t *err);
     void              *secure_ctx;
+    /*  Optional: every handshake event of the inbox (ZMQ_EVENT_HANDSHAKE_*),
+        with secure_ctx, in the actor thread (gc_curve_event counts them). */
+    void             (*secure_event) (void *secure_ctx, int event);
     const char        *control;         /* REP endpoint for the control channel, or NULL */
     gc_zmq_control_fn  control_fn;      /* called with ctx */
     uint64_t           seed;            /* for the fault layer's random drops */
@@ -71,11 +112,16 @@ typedef struct {
     uint64_t connections_muted;
     uint64_t fault_dropped;     /* dropped by the fault layer (drop, full delay queue) */
     uint64_t fault_delayed;     /* held back by the fault layer (delay, rate cap) */
+    uint64_t connections_cut;   /* shut down by the memory guard (held over the limit) */
+    uint64_t connections_refused; /* from a muted address, or beyond GC_ZMQ_MAX_CONNECTIONS */
+    uint64_t held_max;          /* the most bytes one connection held in libzmq, seen by the guard */
 } gc_zmq_stats_t;
 
 typedef struct gc_zmq_t gc_zmq_t;
 
 gc_zmq_t *gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err);
+/*  The guard's limit for one inbound connection, in bytes (see above). */
+uint64_t  gc_zmq_inbox_limit (size_t max_frame, int recv_hwm);
 /*  Before gc_zmq_start: an outgoing link to peer index `peer`. */
 int       gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint, gc_err_t *err);
 /*  Bind the inbox and start the network actor. */
@@ -88,6 +134,9 @@ int       gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
 /*  How many neighbour links are connected (can take a message now). From
     the trainer thread; a startup wait polls it, bounded. */
 int       gc_zmq_connected (gc_zmq_t *self);
+/*  After start: the inbox's port for a tcp bind (the one chosen for
+    tcp://HOST:*), 0 for other transports. */
+int       gc_zmq_port (gc_zmq_t *self);
 /*  The fault layer on outgoing messages (gc_fault.h; for tests and the
     harness; off by default). Only from the control callback (the actor
     thread).

@@ -438,7 +438,10 @@ s_write_configs (s_run_t *run, gc_err_t *err)
             .private_key = key, .bind = bind, .metrics = p->metrics,
             .control = run->has_control ? p->control : NULL,
             .final_model = run->has_final_model ? p->model : NULL,
-            .checkpoint_dir = run->has_checkpoint && run->sc->uses_resume ? p->ckpt : NULL
+            .checkpoint_dir = run->has_checkpoint && run->sc->uses_resume ? p->ckpt : NULL,
+            //  On loopback only this machine reaches the peers: CURVE off
+            //  (silently, as gcnode does there); namespaces keep the default.
+            .curve = run->netns ? NULL : "0"
         };
         FILE *f = fopen (p->config, "w");
         int rc = f ? gc_scenario_write_config (run->sc, i, &env, f, err)

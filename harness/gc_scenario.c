@@ -871,6 +871,8 @@ gc_scenario_write_config (const gc_scenario_t *self, uint32_t peer, const gc_pee
     zconfig_put (root, "node/index", buf);
     zconfig_put (root, "node/key", env->private_key);
     zconfig_put (root, "node/progress", "off");
+    if (env->curve)
+        zconfig_put (root, "node/curve", env->curve);
     s_apply (self->settings, self->n_settings, root);
     for (size_t g = 0; g < self->n_groups; g++)
         if (gc_peerset_has (&self->groups [g].peers, peer))

@@ -131,6 +131,7 @@ typedef struct {
     const char *control;            /* node/control (ipc://...) */
     const char *final_model;        /* node/final_model */
     const char *checkpoint_dir;     /* node/checkpoint_dir */
+    const char *curve;              /* node/curve unless the scenario sets it */
 } gc_peer_env_t;
 
 /*  Write peer's complete gcnode configuration (ZPL) to out. */

@@ -191,13 +191,18 @@ s_write_config (const gc_scenario_t *sc, const s_opts_t *o, uint32_t peer, gc_er
             snprintf (pubs [i], 64, "/etc/gcnode/trust/peer%u.pub", i);
         }
     }
-    char key [64], metrics [96], path [S_PATH_MAX];
+    char key [64], metrics [96], path [S_PATH_MAX], bind [64];
     snprintf (key, sizeof key, "/etc/gcnode/keys/peer%u.key", peer);
+    //  Every interface of the container (its own network only); CURVE off
+    //  as the key files are the host user's, unreadable by the container's
+    //  (gcnode warns about both, naming the endpoints).
+    snprintf (bind, sizeof bind, "tcp://*:%ld", o->port);
     snprintf (metrics, sizeof metrics, "/var/lib/gcnode/metrics/peer%u.jsonl", peer);
     snprintf (path, sizeof path, "%s/peer%u/gcnode.zpl", o->out, peer);
     gc_peer_env_t env = {
         .endpoints = (const char *const *) endpoints, .public_keys = (const char *const *) pubs,
-        .private_key = key, .metrics = metrics, .checkpoint_dir = "/var/lib/gcnode/checkpoints"
+        .private_key = key, .metrics = metrics, .checkpoint_dir = "/var/lib/gcnode/checkpoints",
+        .bind = bind, .curve = "0"
     };
     FILE *f = rc == 0 ? fopen (path, "w") : NULL;
     if (rc == 0 && !f)

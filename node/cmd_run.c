@@ -118,6 +118,8 @@ s_parse (int argc, char **argv, gc_config_t *cfg, bool *resume)
         return gc_cli_usage_error (S_CMD, "%s", err.msg);
     if (*resume && !*cfg->checkpoint_dir)
         return gc_cli_usage_error (S_CMD, "--resume needs node/checkpoint_dir");
+    if (gc_peer_check_control (cfg->control, &err))
+        return gc_cli_usage_error (S_CMD, "%s", err.msg);
     if (print) {
         gc_config_print (cfg, stdout);
         return -1;

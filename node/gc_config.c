@@ -30,7 +30,8 @@ static const s_key_t s_keys [] = {
     S_K ("node/network", S_STR, network, "gcnode", 0, 0,
          "network name; signed into every message, peers of other networks are refused"),
     S_K ("node/bind", S_STR, bind, "", 0, 0,
-         "endpoint to bind (empty: tcp://*:PORT with the port of this peer's endpoint)"),
+         "endpoint to bind (empty: this peer's endpoint, its host name resolved to an address; "
+         "tcp://*:PORT listens on every interface)"),
     S_K ("node/key", S_STR, key, "", 0, 0, "own Ed25519 private key file (PEM, mode 0600; required)"),
     S_K ("node/trust", S_STR, trust, "", 0, 0,
          "directory of further trusted *.pub keys (the peers' keys are always trusted)"),
@@ -46,8 +47,9 @@ static const s_key_t s_keys [] = {
          "rounds between test-set evaluations (0: only at the end)"),
     S_K ("node/metrics_http", S_STR, metrics_http, "", 0, 0,
          "HOST:PORT of the Prometheus /metrics and /status endpoint, e.g. 127.0.0.1:9100 (empty: off)"),
-    S_K ("node/curve", S_BOOL, curve, "0", 0, 0,
-         "encrypt and allowlist links with ZeroMQ CURVE (in addition to signatures)"),
+    S_K ("node/curve", S_BOOL, curve, "1", 0, 0,
+         "encrypt and allowlist links with ZeroMQ CURVE (in addition to signatures); 0 only on loopback "
+         "or with a warning naming the exposed endpoints"),
     S_K ("node/curve_key", S_STR, curve_key, "", 0, 0,
          "own CURVE secret certificate (empty: node/key with .key replaced by .curve)"),
     S_K ("node/status_file", S_STR, status_file, "", 0, 0,
@@ -299,6 +301,11 @@ gc_config_check (const gc_config_t *self, gc_err_t *err)
             return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: '%s' needs discovery/enabled = 1", i,
                                GC_CONFIG_DISCOVER);
     }
+    //  A beacon is not authenticated: only CURVE binds the endpoint it names
+    //  to the key the DEALER then insists on.
+    if (self->discovery && !self->curve)
+        return gc_err_set (err, GC_E_CONFIG, "discovery/enabled = 1 needs node/curve = 1 (a forged beacon "
+                           "could point this peer at any endpoint; CURVE admits only the neighbour's key)");
     if (!strcmp (self->peers [self->index].endpoint, GC_CONFIG_DISCOVER) && !*self->bind)
         return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: this peer's own endpoint is '%s': "
                            "set node/bind (e.g. tcp://*:7100); its port is announced", self->index,

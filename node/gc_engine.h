@@ -40,6 +40,7 @@
 #include "gc_optim.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
+#include "gc_wire.h"
 #include "gc_zmq.h"
 
 typedef struct {
@@ -129,6 +130,7 @@ enum {
     GC_REJECT_RATE_LIMITED,         /* keyframe requests too often */
     GC_REJECT_MUTED,                /* dropped: the sender is muted */
     GC_REJECT_BAD_ROUND,            /* signed round beyond the run's last (node/rounds) */
+    GC_REJECT_EQUIVOCATED,          /* the author is excluded: proven equivocation */
     GC_REJECT_LAST
 };
 #define GC_ENGINE_NREASONS (GC_REJECT_LAST - GC_REJECT_NOT_NEIGHBOUR + 32)
@@ -147,6 +149,10 @@ typedef struct {
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
     uint64_t verifies;                          /* header signatures checked (Ed25519) */
+    uint64_t equivocators;                      /* authors excluded on proof of equivocation */
+    uint64_t evidence_found;                    /* proofs found here: two headers, one seq */
+    uint64_t evidence_recv;                     /* valid EVIDENCE messages (new or not) */
+    uint64_t evidence_sent;                     /* EVIDENCE messages sent, per destination */
     double   last_loss;
     double   last_wait_s, total_wait_s;
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
@@ -275,6 +281,13 @@ void         gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out);
 /*  Rejections of peer (by index) for reason, and of unattributable senders
     (peer = UINT32_MAX). */
 uint64_t     gc_engine_rejections (gc_engine_t *self, uint32_t peer, int reason);
+/*  peer (by index) is excluded: it was proven to equivocate (its replica is
+    no longer mixed, its messages are rejected as equivocated). Either thread. */
+bool         gc_engine_excluded (gc_engine_t *self, uint32_t peer);
+/*  The i-th proof this peer holds (i < stats.equivocators, in the order the
+    authors were excluded): an EVIDENCE payload (gc_wire_evidence_verify).
+    false when there is no i-th. Either thread. */
+bool         gc_engine_evidence (gc_engine_t *self, size_t i, uint8_t out [GC_WIRE_EVIDENCE_SIZE]);
 /*  Everyone this peer has an edge with (in ∪ out), sorted by index. */
 size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **peers);
 /*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */

@@ -256,6 +256,7 @@ gc_ops_transport (gc_ops_t *self, gc_zmq_config_t *zc)
     if (self && self->curve) {
         zc->secure = gc_curve_apply;
         zc->secure_ctx = self->curve;
+        zc->secure_event = gc_curve_event;
     }
 }
 

@@ -3,11 +3,14 @@
     Threads: see gc_peer.h. */
 #include "gc_peer.h"
 
+#include <arpa/inet.h>
 #include <czmq.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gc_checkpoint.h"
@@ -15,6 +18,7 @@
 #include "gc_config.h"
 #include "gc_cpu.h"
 #include "gc_dataset.h"
+#include "gc_fs.h"
 #include "gc_key.h"
 #include "gc_log.h"
 #include "gc_metrics.h"
@@ -248,7 +252,7 @@ s_control (void *ctx, const char *request, char *reply, size_t size)
     snprintf (reply, size, "ok");
 }
 
-//  tcp://host:port -> tcp://*:port; ipc:// endpoints bind as they are
+//  tcp://host:port -> tcp://ADDRESS:port; ipc:// endpoints bind as they are
 static int
 s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
 {
@@ -259,8 +263,63 @@ s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
     const char *colon = strrchr (endpoint, ':');
     if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
         return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
-    snprintf (out, size, "tcp://*%s", colon);
+    //  The interface of the configured address, never every interface
+    //  (tcp://*): a name is resolved here, as libzmq binds addresses only.
+    char host [256];
+    size_t len = (size_t) (colon - endpoint - 6);
+    if (len == 0 || len >= sizeof host)
+        return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
+    memcpy (host, endpoint + 6, len);
+    host [len] = '\0';
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (*host == '*' || *host == '[' || inet_pton (AF_INET, host, &v4) == 1 || inet_pton (AF_INET6, host, &v6) == 1) {
+        snprintf (out, size, "%s", endpoint);
+        return 0;
+    }
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    char addr [INET_ADDRSTRLEN];
+    int rc = getaddrinfo (host, NULL, &hints, &res);
+    if (rc != 0 || !res || !inet_ntop (AF_INET, &((struct sockaddr_in *) res->ai_addr)->sin_addr, addr, sizeof addr)) {
+        if (res)
+            freeaddrinfo (res);
+        return gc_err_set (err, GC_E_CONFIG, "cannot resolve '%s' of '%s' to bind to (%s; set node/bind)", host, endpoint,
+                           rc ? gai_strerror (rc) : "no address");
+    }
+    freeaddrinfo (res);
+    snprintf (out, size, "tcp://%s%s", addr, colon);
     return 0;
+}
+
+//  Is this endpoint reachable only from this machine?
+static bool
+s_local_endpoint (const char *endpoint)
+{
+    if (!strncmp (endpoint, "ipc://", 6) || !strncmp (endpoint, "inproc://", 9))
+        return true;
+    if (strncmp (endpoint, "tcp://", 6))
+        return false;
+    const char *host = endpoint + 6;
+    return !strncmp (host, "127.", 4) || !strncmp (host, "[::1]", 5) || !strncmp (host, "localhost:", 10);
+}
+
+//  CURVE off: silent on loopback, else name what anyone can reach.
+static void
+s_warn_exposure (const gc_peer_t *p, const char *bind)
+{
+    const gc_config_t *cfg = p->cfg;
+    if (cfg->curve)
+        return;
+    if (!s_local_endpoint (bind))
+        gc_log_warning ("SECURITY: node/curve = 0 and the inbox listens on %s: anyone who reaches it can connect "
+                        "and send (signatures are still checked; the memory guard bounds each connection); "
+                        "set node/curve = 1", bind);
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (p->engine, &peers);
+    for (size_t i = 0; i < n; i++)
+        if (!s_local_endpoint (cfg->peers [peers [i]].endpoint))
+            gc_log_warning ("SECURITY: node/curve = 0: the link to peer %u at %s is neither encrypted nor "
+                            "bound to the peer's key", peers [i], cfg->peers [peers [i]].endpoint);
 }
 
 static int
@@ -296,6 +355,7 @@ s_setup_transport (gc_peer_t *p, gc_err_t *err)
                            .control_fn = s_control,
                            .max_frame = gc_engine_max_payload (p->engine) + 4096 };
     gc_ops_transport (p->ops, &zc);
+    s_warn_exposure (p, bind);
     p->zmq = gc_zmq_new (&zc, err);
     if (!p->zmq)
         return -1;
@@ -412,6 +472,45 @@ s_checkpoint (gc_peer_t *p)
         gc_log_error ("checkpoint: %s", err.msg);
 }
 
+
+//  The control channel can stop or partition this peer and has no
+//  authentication of its own, so it is only ipc:// in a directory nobody
+//  else may enter (created 0700 when missing): the file system is the
+//  authentication. Never tcp, where anyone who reaches the port could.
+int
+gc_peer_check_control (const char *control, gc_err_t *err)
+{
+    if (!*control)
+        return 0;
+    if (strncmp (control, "ipc://", 6) || control [6] == '@' || !control [6])
+        return gc_err_set (err, GC_E_CONFIG, "node/control: '%s' is refused: the control channel can stop or "
+                           "partition this peer and is not authenticated; use ipc://PATH in a private "
+                           "directory (mode 0700)", control);
+    char dir [4096];
+    const char *path = control + 6, *slash = strrchr (path, '/');
+    size_t len = slash ? (size_t) (slash - path) : 1;
+    if (len >= sizeof dir)
+        return gc_err_set (err, GC_E_CONFIG, "node/control: '%s': path too long", control);
+    memcpy (dir, slash ? path : ".", len);
+    dir [len] = '\0';
+    if (len == 0)
+        snprintf (dir, sizeof dir, "/");
+    struct stat st;
+    if (stat (dir, &st) != 0) {
+        if (errno != ENOENT)
+            return gc_err_set (err, GC_E_CONFIG, "node/control: '%s': directory %s: %s", control, dir, strerror (errno));
+        if (gc_fs_mkdirs (dir, 0700, err))
+            return gc_err_prefix (err, "node/control: '%s': ", control);
+        if (stat (dir, &st) != 0)
+            return gc_err_set (err, GC_E_CONFIG, "node/control: '%s': directory %s: %s", control, dir, strerror (errno));
+    }
+    if (!S_ISDIR (st.st_mode) || st.st_uid != geteuid () || (st.st_mode & 077))
+        return gc_err_set (err, GC_E_CONFIG, "node/control: '%s' is refused: directory %s (mode %04o, owner uid %u) "
+                           "is not private to this user (uid %u); the control channel is authenticated by that "
+                           "directory only: use one of mode 0700", control, dir, (unsigned) (st.st_mode & 07777),
+                           (unsigned) st.st_uid, (unsigned) geteuid ());
+    return 0;
+}
 
 gc_peer_t *
 gc_peer_new (gc_config_t *cfg, const gc_peer_options_t *opt, bool *bad_input, gc_err_t *err)

@@ -31,6 +31,12 @@ typedef struct {
 
 typedef struct gc_peer_t gc_peer_t;
 
+/*  node/control (empty: none) is only ipc:// in a directory private to this
+    user, created 0700 when missing: the channel can stop or partition the
+    peer and the directory is its only authentication. Call before
+    gc_peer_new (gcnode run refuses the configuration as a usage error). */
+int          gc_peer_check_control (const char *control, gc_err_t *err);
+
 /*  Everything up to the first round: identity, data, engine, operations,
     transport, checkpoint directory, resume, metrics file. cfg is borrowed
     (it must outlive the peer; discovery fills in endpoints). NULL with err;

@@ -1,5 +1,6 @@
 """The Python API itself, in one process: two peers (NumPy buffers, a layer
-table from shapes, one thread each, as gcnode.h's thread rules allow) gossip
+table from shapes, one thread each, as gcnode.h's thread rules allow; CURVE
+off, as a second CURVE peer in one process is refused, tested first) gossip
 until they agree; the buffers are the models (changed in place, never
 copied); stats and rejections read from another thread; errors are
 GcnodeError with gcnode's message and code name; a step after the last
@@ -41,9 +42,22 @@ expect_error(lambda: gcnode.Peer(gcnode.Config(), np.zeros(4, np.float32)),
 if "bad_signature" not in gcnode.reason_names():
     localnet.fail("reason_names lacks bad_signature: %s" % gcnode.reason_names())
 
+# CURVE (the default; localnet's keys include it) has one ZAP handler per
+# process: a second peer with it is refused with an error, not an abort.
+alone = localnet.Net("pyapi-curve", 1, {"train/rounds": 1})
+try:
+    first = gnp.peer(gcnode.Config(alone.path("p0.zpl")), np.zeros(N, np.float32), SHAPES)
+    expect_error(lambda: gnp.peer(gcnode.Config(alone.path("p0.zpl")), np.zeros(N, np.float32), SHAPES),
+                 "another peer of this process has CURVE on", "config")
+    first.close()
+finally:
+    alone.close()
+
+# Two peers in this process, so CURVE off (silent on loopback).
 net = localnet.Net("pyapi", 2, {"topology/kind": "complete", "train/rounds": ROUNDS,
                                 "gossip/compress": "none", "gossip/aggregator": "mean",
-                                "gossip/wait": "sync", "gossip/timeout_ms": 2000})
+                                "gossip/wait": "sync", "gossip/timeout_ms": 2000,
+                                "node/curve": 0})
 try:
     expect_error(lambda: gnp.peer(gcnode.Config(net.path("p0.zpl")), np.zeros(N, np.float32),
                                   [("w", (3, 5)), ("b", (4,))]),

@@ -1,17 +1,31 @@
 /*  gc_curve in one process: certificate files (modes, checks that refuse
     damaged or misplaced keys), and the socket hook: a ROUTER secured as an
     inbox admits a DEALER with an allowed key, refuses one with another key
-    and one without CURVE, and counts both refusals. No timing assertion:
-    the refusals are awaited through their counters (bounded). */
+    and one without CURVE, and counts both refusals; a second ZAP handler
+    in the process is refused. No timing assertion:
+    the refusals are awaited through their counters (bounded).
+
+    The reconnect flood (issue 19): an allowed key that reconnects after
+    every 19 forged messages is muted by its key, not by the connection:
+    the deliver callback (which verifies each message's signature) runs
+    at most S_VERIFY_BUDGET times for S_CYCLES * 19 forgeries. Without
+    CURVE the same holds by remote address (off loopback), and the muted
+    address's new connections are refused. */
 #include "gc_test.h"
 
+#include <arpa/inet.h>
 #include <czmq.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "gc_curve.h"
+#include "gc_zmq.h"
 
 static char *s_dir;
 
@@ -106,18 +120,26 @@ test_key_files (void **state)
     free (pub);
 }
 
-//  Poll the ROUTER for one message (bounded); true if one came.
-static bool
-s_receive (zsock_t *router, int timeout_ms)
+static gc_deliver_t
+s_deliver (void *ctx, const uint8_t *header, size_t header_len, const uint8_t *payload,
+           size_t payload_len, int64_t now_ns)
 {
-    zpoller_t *poller = zpoller_new (router, NULL);
-    bool got = zpoller_wait (poller, timeout_ms) == router;
-    zpoller_destroy (&poller);
-    if (got) {
-        zmsg_t *msg = zmsg_recv (router);
-        zmsg_destroy (&msg);
+    (void) ctx; (void) header; (void) header_len; (void) payload; (void) payload_len; (void) now_ns;
+    return GC_DELIVER_OK;
+}
+
+//  Messages (of any shape) the inbox took, waiting up to timeout_ms for
+//  more than `seen`.
+static uint64_t
+s_received (gc_zmq_t *inbox, uint64_t seen, int timeout_ms)
+{
+    gc_zmq_stats_t st;
+    for (int waited = 0;; waited += 10) {
+        gc_zmq_stats (inbox, &st);
+        if (st.recv_messages + st.recv_malformed + st.recv_muted > seen || waited >= timeout_ms)
+            return st.recv_messages + st.recv_malformed + st.recv_muted;
+        zclock_sleep (10);
     }
-    return got;
 }
 
 static zsock_t *
@@ -156,9 +178,22 @@ test_inbox_admits_only_allowed_keys (void **state)
     zsock_destroy (&early);
     assert_int_equal (gc_curve_start (server, &err), 0);
     assert_int_equal (gc_curve_add_peer (server, 2, good_pub, &err), -1);          /* too late */
-    zsock_t *router = zsock_new (ZMQ_ROUTER);
-    assert_int_equal (gc_curve_apply (server, router, GC_CURVE_INBOX, &err), 0);
-    int port = zsock_bind (router, "tcp://127.0.0.1:*");
+    //  One ZAP handler per process (zauth would abort on a second): a second
+    //  peer with CURVE in this process is refused, by name (libgcnode).
+    gc_curve_t *second = gc_curve_new (good_sec, &err);
+    assert_non_null (second);
+    assert_int_equal (gc_curve_start (second, &err), -1);
+    assert_non_null (strstr (err.msg, "another peer of this process has CURVE on"));
+    gc_curve_destroy (&second);                         /* the first's handler stays */
+    //  The inbox is a gc_zmq one: its socket monitor reports handshakes.
+    gc_zmq_config_t zc = { .bind = "tcp://127.0.0.1:*", .max_frame = 4096, .deliver = s_deliver,
+                           .secure = gc_curve_apply, .secure_ctx = server,
+                           .secure_event = gc_curve_event };
+    gc_zmq_t *router = gc_zmq_new (&zc, &err);
+    assert_non_null (router);
+    if (gc_zmq_start (router, &err))
+        fail_msg ("%s", err.msg);
+    int port = gc_zmq_port (router);
     assert_true (port > 0);
 
     //  Clients know the server as their peer 0.
@@ -173,7 +208,8 @@ test_inbox_admits_only_allowed_keys (void **state)
     zsock_destroy (&stray);
 
     zsock_t *d_good = s_dealer (good, port);
-    assert_true (s_receive (router, 10000));
+    uint64_t got = s_received (router, 0, 10000);
+    assert_int_equal (got, 1);
 
     zsock_t *d_bad = s_dealer (bad, port), *d_plain = s_dealer (NULL, port);
     gc_curve_stats_t st = { 0 };
@@ -185,24 +221,161 @@ test_inbox_admits_only_allowed_keys (void **state)
     assert_true (st.handshake_failed_protocol >= 1);
     assert_true (st.handshake_succeeded >= 1);
     //  Refused handshakes: their messages can never have arrived.
-    assert_false (s_receive (router, 0));
+    assert_int_equal (s_received (router, got, 0), got);
     //  The allowed client still gets through afterwards.
     zstr_send (d_good, "again");
-    assert_true (s_receive (router, 10000));
+    assert_int_equal (s_received (router, got, 10000), got + 1);
 
     zsock_destroy (&d_good);
     zsock_destroy (&d_bad);
     zsock_destroy (&d_plain);
-    zsock_destroy (&router);
+    gc_zmq_destroy (&router);
     gc_curve_destroy (&good);
     gc_curve_destroy (&bad);
     gc_curve_destroy (&server);
     assert_null (server);
+    //  The handler is free again once its owner is gone.
+    second = gc_curve_new (good_sec, &err);
+    assert_non_null (second);
+    assert_int_equal (gc_curve_start (second, &err), 0);
+    gc_curve_destroy (&second);
     free (server_sec);
     free (server_pub);
     free (good_sec);
     free (good_pub);
     free (bad_sec);
+}
+
+#define S_CYCLES        50
+#define S_PER_CYCLE     19
+#define S_VERIFY_BUDGET 20      /* gc_zmq mutes after 20 failures in 10 s */
+
+static atomic_int s_verifies;
+
+//  Every message is a forgery: the signature check fails, which the
+//  engine reports as not the author's fault (counted on the connection).
+static gc_deliver_t
+s_forged (void *ctx, const uint8_t *header, size_t header_len, const uint8_t *payload,
+          size_t payload_len, int64_t now_ns)
+{
+    (void) ctx; (void) header; (void) header_len; (void) payload; (void) payload_len; (void) now_ns;
+    atomic_fetch_add (&s_verifies, 1);
+    return GC_DELIVER_UNAUTHENTICATED;
+}
+
+//  S_CYCLES connections (a CURVE client of byz's key, or plain), each
+//  sending S_PER_CYCLE forgeries and waiting until the inbox took them (or
+//  refused the connection) before it goes. Returns the forgeries sent.
+static uint64_t
+s_reconnect_flood (gc_zmq_t *inbox, gc_curve_t *byz, const char *host, int port, gc_zmq_stats_t *st)
+{
+    uint64_t sent = 0;
+    gc_err_t err = { 0 };
+    for (int c = 0; c < S_CYCLES; c++) {
+        gc_zmq_stats (inbox, st);
+        uint64_t refused = st->connections_refused;
+        zsock_t *d = zsock_new (ZMQ_DEALER);
+        assert_non_null (d);
+        if (byz)
+            assert_int_equal (gc_curve_apply (byz, d, 0, &err), 0);
+        assert_int_equal (zsock_connect (d, "tcp://%s:%d", host, port), 0);
+        for (int i = 0; i < S_PER_CYCLE; i++) {
+            zstr_sendm (d, "forged header");
+            zstr_send (d, "payload");
+        }
+        sent += S_PER_CYCLE;
+        for (int w = 0; w < 1000; w++) {
+            gc_zmq_stats (inbox, st);
+            if (st->recv_messages + st->recv_muted >= sent || st->connections_refused > refused)
+                break;
+            zclock_sleep (5);
+        }
+        zsock_destroy (&d);
+    }
+    gc_zmq_stats (inbox, st);
+    return sent;
+}
+
+//  Without CURVE, off loopback: muted by the remote address, and new
+//  connections from it refused. Needs a non-loopback address of this
+//  machine to connect from and to (a host with only lo cannot run it).
+static void
+test_reconnect_flood_muted_by_address (void **state)
+{
+    (void) state;
+    char host [INET_ADDRSTRLEN] = "";
+    struct ifaddrs *ifs = NULL, *i;
+    if (getifaddrs (&ifs) == 0)
+        for (i = ifs; i && !*host; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP)
+            &&  !(i->ifa_flags & IFF_LOOPBACK))
+                inet_ntop (AF_INET, &((struct sockaddr_in *) i->ifa_addr)->sin_addr, host, sizeof host);
+    freeifaddrs (ifs);
+    if (!*host) {
+        printf ("SKIPPED: test_reconnect_flood_muted_by_address: no non-loopback IPv4 address here\n");
+        skip ();
+    }
+    char bind [64];
+    snprintf (bind, sizeof bind, "tcp://%s:*", host);
+    gc_zmq_config_t zc = { .bind = bind, .max_frame = 4096, .deliver = s_forged };
+    gc_err_t err = { 0 };
+    gc_zmq_t *inbox = gc_zmq_new (&zc, &err);
+    assert_non_null (inbox);
+    if (gc_zmq_start (inbox, &err))
+        fail_msg ("%s", err.msg);
+    atomic_store (&s_verifies, 0);
+    gc_zmq_stats_t st = { 0 };
+    uint64_t sent = s_reconnect_flood (inbox, NULL, host, gc_zmq_port (inbox), &st);
+    printf ("reconnect flood from %s: %llu forged messages over %d connections, %d verified, %llu muted, "
+            "%llu connections refused\n", host, (unsigned long long) sent, S_CYCLES, atomic_load (&s_verifies),
+            (unsigned long long) st.recv_muted, (unsigned long long) st.connections_refused);
+    assert_true (atomic_load (&s_verifies) <= S_VERIFY_BUDGET);
+    assert_true (st.connections_refused >= 1);
+    assert_true (st.connections_muted >= 1);
+    gc_zmq_destroy (&inbox);
+}
+
+static void
+test_reconnect_flood_muted_by_key (void **state)
+{
+    (void) state;
+    if (!gc_curve_available ())
+        skip ();
+    char *server_sec = s_path ("fserver"), *server_pub = s_path ("fserver.pub");
+    char *byz_sec = s_path ("fbyz"), *byz_pub = s_path ("fbyz.pub");
+    assert_int_equal (gc_curve_keygen (server_sec, NULL, NULL), 0);
+    assert_int_equal (gc_curve_keygen (byz_sec, NULL, NULL), 0);
+    gc_err_t err = { 0 };
+    gc_curve_t *server = gc_curve_new (server_sec, &err), *byz = gc_curve_new (byz_sec, &err);
+    assert_non_null (server);
+    assert_non_null (byz);
+    assert_int_equal (gc_curve_add_peer (server, 1, byz_pub, &err), 0);     /* a trusted key */
+    assert_int_equal (gc_curve_start (server, &err), 0);
+    assert_int_equal (gc_curve_add_peer (byz, 0, server_pub, &err), 0);
+    gc_zmq_config_t zc = { .bind = "tcp://127.0.0.1:*", .max_frame = 4096, .deliver = s_forged,
+                           .secure = gc_curve_apply, .secure_ctx = server, .secure_event = gc_curve_event };
+    gc_zmq_t *inbox = gc_zmq_new (&zc, &err);
+    assert_non_null (inbox);
+    if (gc_zmq_start (inbox, &err))
+        fail_msg ("%s", err.msg);
+    int port = gc_zmq_port (inbox);
+    atomic_store (&s_verifies, 0);
+
+    gc_zmq_stats_t st = { 0 };
+    uint64_t sent = s_reconnect_flood (inbox, byz, "127.0.0.1", port, &st);
+    printf ("reconnect flood, CURVE: %llu forged messages over %d connections, %d verified, %llu muted\n",
+            (unsigned long long) sent, S_CYCLES, atomic_load (&s_verifies), (unsigned long long) st.recv_muted);
+    assert_true (atomic_load (&s_verifies) <= S_VERIFY_BUDGET);
+    assert_int_equal (st.recv_muted, sent - (uint64_t) atomic_load (&s_verifies));
+    assert_true (st.connections_muted >= 1);
+
+    gc_zmq_destroy (&inbox);
+    gc_curve_destroy (&byz);
+    gc_curve_destroy (&server);
+    free (server_sec);
+    free (server_pub);
+    free (byz_sec);
+    free (byz_pub);
 }
 
 int
@@ -211,6 +384,8 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_key_files),
         cmocka_unit_test (test_inbox_admits_only_allowed_keys),
+        cmocka_unit_test (test_reconnect_flood_muted_by_key),
+        cmocka_unit_test (test_reconnect_flood_muted_by_address),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char *s_gcnode, *s_dir;
 
@@ -78,6 +83,7 @@ test_config_mistakes (void **state)
         { "", "", "--set nothing", "--set 'nothing': expected KEY=VALUE" },
         { "", "", "--resume", "--resume needs node/checkpoint_dir" },
         { "", "", "--frobnicate", "unknown option '--frobnicate'" },
+        { "", "discovery\n    enabled = 1\n", "--set node/curve=0", "discovery/enabled = 1 needs node/curve = 1" },
     };
     char path [1024];
     snprintf (path, sizeof path, "%s/c.zpl", s_dir);
@@ -95,6 +101,94 @@ test_config_mistakes (void **state)
     char args [2048];
     snprintf (args, sizeof args, "--config %s", path);
     s_expect (args, 2, "peers/0/key: missing");
+}
+
+//  A free TCP port on loopback (bound once, released).
+static int
+s_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    assert_true (fd >= 0);
+    assert_int_equal (bind (fd, (struct sockaddr *) &a, sizeof a), 0);
+    assert_int_equal (getsockname (fd, (struct sockaddr *) &a, &len), 0);
+    close (fd);
+    return ntohs (a.sin_port);
+}
+
+//  node/bind empty (issue 19): the inbox listens on the configured
+//  endpoint's address (127.0.0.1 here), not on every interface. The peer
+//  runs (its neighbour never comes) while /proc/net/tcp shows the listener.
+static void
+test_bind_follows_endpoint (void **state)
+{
+    (void) state;
+    int port = s_free_port ();
+    char peers [2048], path [1024], cmd [4096];
+    snprintf (peers, sizeof peers, "    0\n        endpoint = \"tcp://127.0.0.1:%d\"\n        key = \"%s/a.pub\"\n"
+              "    1\n        endpoint = \"tcp://127.0.0.1:%d\"\n        key = \"%s/b.pub\"\n",
+              port, s_dir, s_free_port (), s_dir);
+    snprintf (path, sizeof path, "%s/bind.zpl", s_dir);
+    s_write_config (path, "", peers, "");
+    snprintf (cmd, sizeof cmd,
+              "%s run --config %s --set train/data=synthetic:200:50:64 --set train/model=64-10 "
+              "--set train/rounds=100000 >/dev/null 2>&1 & p=$!; "
+              "for i in $(seq 200); do grep -q ':%04X 00000000:0000 0A' /proc/net/tcp && break; sleep 0.05; done; "
+              "grep -o '^ *[0-9]*: [0-9A-F]*:%04X 00000000:0000 0A' /proc/net/tcp; kill $p; wait $p",
+              s_gcnode, path, port, port);
+    FILE *f = popen (cmd, "r");
+    assert_non_null (f);
+    char out [512] = "";
+    size_t n = fread (out, 1, sizeof out - 1, f);
+    out [n] = '\0';
+    pclose (f);
+    char want [64];
+    snprintf (want, sizeof want, "0100007F:%04X", port);        /* 127.0.0.1, not 00000000 */
+    if (!strstr (out, want))
+        fail_msg ("no listener on 127.0.0.1:%d; /proc/net/tcp says '%s'", port, out);
+}
+
+//  The control channel (issue 19): tcp (any host) and ipc where others can
+//  enter are refused naming the key and the value; a private directory is
+//  accepted, and created 0700 when missing.
+static void
+test_control_channel (void **state)
+{
+    (void) state;
+    char shared [1024], private_dir [1024], made [1024];
+    snprintf (shared, sizeof shared, "%s/shared", s_dir);
+    snprintf (private_dir, sizeof private_dir, "%s/private", s_dir);
+    snprintf (made, sizeof made, "%s/made/here", s_dir);
+    assert_int_equal (mkdir (shared, 0755), 0);
+    assert_int_equal (chmod (shared, 0755), 0);
+    assert_int_equal (mkdir (private_dir, 0700), 0);
+    static const struct {
+        const char *fmt;        /* node/control; %s: s_dir */
+        int         code;
+        const char *needle;
+    } cases [] = {
+        { "tcp://127.0.0.1:7999",   2, "node/control: 'tcp://127.0.0.1:7999' is refused" },
+        { "tcp://*:7999",           2, "node/control: 'tcp://*:7999' is refused" },
+        { "ipc://@abstract",        2, "node/control: 'ipc://@abstract' is refused" },
+        { "ipc:///tmp/gc-ctl",      2, "is not private to this user" },
+        { "ipc://%s/shared/ctl",    2, "(mode 0755" },
+        { "ipc://%s/private/ctl",   0, "control = \"ipc://" },
+        { "ipc://%s/made/here/ctl", 0, "control = \"ipc://" },
+    };
+    char path [1024];
+    snprintf (path, sizeof path, "%s/ctl.zpl", s_dir);
+    s_write_config (path, "", NULL, "");
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        char control [1200], args [3000];
+        snprintf (control, sizeof control, cases [c].fmt, s_dir);
+        snprintf (args, sizeof args, "--config %s --set node/control=%s --print-config", path, control);
+        s_expect (args, cases [c].code, cases [c].needle);
+    }
+    struct stat st;
+    assert_int_equal (stat (made, &st), 0);
+    assert_int_equal (st.st_mode & 0777, 0700);
 }
 
 static void
@@ -116,6 +210,8 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_config_mistakes),
         cmocka_unit_test (test_print_config_and_reference),
+        cmocka_unit_test (test_control_channel),
+        cmocka_unit_test (test_bind_follows_endpoint),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
