@@ -70,5 +70,6 @@ const gc_policy_method_t gc_policy_accordion = {
     .needs_ratio = true,
     .opts = { { "crit", 1e-9, 1, false, true, 2 }, { "calm", 1e-9, 1, false, true, 0.5 },
               { "eta", 0, 100, false, false, 0.5 }, { "window", 1, 100000, true, false, 10 } },
+    .uses_norm = true,
     .init = s_init, .fini = s_fini, .decide = s_decide,
 };

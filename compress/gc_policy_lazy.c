@@ -72,5 +72,6 @@ const gc_policy_method_t gc_policy_lazy = {
     .skips = true,
     .opts = { { "theta", 0, 100, false, false, 1 }, { "K", 1, 1000, true, false, 2 },
               { "window", 1, 10000, true, false, 8 } },
+    .uses_norm = true,
     .init = s_init, .fini = s_fini, .decide = s_decide,
 };

@@ -39,6 +39,7 @@ struct gc_policy_method_t {
     bool        skips;          /* may skip sends: needs a residual EC mode */
     bool        needs_ratio;    /* budgets the compressor's RATIO */
     bool        layered;        /* per-layer budgets: topk only */
+    bool        uses_norm;      /* decide reads sq_update (one pass over u; else 0) */
     gc_policy_opt_t opts [GC_POLICY_MAX_OPTS];  /* key NULL ends */
     /*  State after parsing and its release (NULL: none). */
     int   (*init) (gc_policy_t *self, gc_err_t *err);
