@@ -193,9 +193,11 @@ gc_policy_decide (gc_policy_t *self, const float *update, const float *input,
         return 0;
     size_t n = self->layout->n_params;
     double sq = self->desc->uses_norm ? s_norm2sq (update, n) : 0;
-    double ratio = self->base;
-    if (self->desc->decide (self, update, input, sq, round, &ratio, skip, err))
-        return -1;
+    gc_policy_round_t r = { .update = update, .input = input, .sq_update = sq, .round = round };
+    gc_policy_decision_t d = { .ratio = self->base };
+    self->desc->decide (self, &r, &d);
+    double ratio = d.ratio;
+    *skip = d.skip;
     if (*skip) {
         self->budget = 0;
         self->skipped++;

@@ -37,19 +37,13 @@ s_fini (gc_policy_t *self)
     self->state = NULL;
 }
 
-static int
-s_decide (gc_policy_t *self, const float *update, const float *input, double sq_update,
-          uint64_t round, double *ratio, bool *skip, gc_err_t *err)
+static void
+s_decide (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d)
 {
-    (void) update;
-    (void) input;
-    (void) round;
-    (void) skip;
-    (void) err;
     s_accordion_t *st = self->state;
     //  This round's budget is the regime decided at the last window's end.
-    *ratio = st->critical ? self->opt [S_CRIT] : self->opt [S_CALM];
-    st->sum += sqrt (sq_update);
+    d->ratio = st->critical ? self->opt [S_CRIT] : self->opt [S_CALM];
+    st->sum += sqrt (r->sq_update);
     if (++st->count == (uint32_t) self->opt [S_WINDOW]) {
         double mean = st->sum / st->count;
         if (st->prev > 0)
@@ -60,7 +54,6 @@ s_decide (gc_policy_t *self, const float *update, const float *input, double sq_
         st->sum = 0;
         st->count = 0;
     }
-    return 0;
 }
 
 const gc_policy_method_t gc_policy_accordion = {

@@ -10,16 +10,10 @@
 
 enum { S_FRAC, S_RATE, S_MIN, S_MAX };
 
-static int
-s_decide (gc_policy_t *self, const float *update, const float *input, double sq_update,
-          uint64_t round, double *ratio, bool *skip, gc_err_t *err)
+static void
+s_decide (gc_policy_t *self, const gc_policy_round_t *round, gc_policy_decision_t *d)
 {
-    (void) update;
-    (void) input;
-    (void) sq_update;
     (void) round;
-    (void) skip;
-    (void) err;
     double rate = self->opt [S_RATE] > 0 ? self->opt [S_RATE] : self->rate;
     double r = self->base;
     if (rate > 0 && self->compute_s > 0) {
@@ -28,8 +22,7 @@ s_decide (gc_policy_t *self, const float *update, const float *input, double sq_
         double entries = self->opt [S_FRAC] * self->compute_s * rate / per_entry;
         r = entries / (double) self->layout->n_params;
     }
-    *ratio = fmax (self->opt [S_MIN], fmin (self->opt [S_MAX], r));
-    return 0;
+    d->ratio = fmax (self->opt [S_MIN], fmin (self->opt [S_MAX], r));
 }
 
 const gc_policy_method_t gc_policy_bandwidth = {

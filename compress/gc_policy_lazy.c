@@ -38,15 +38,10 @@ s_fini (gc_policy_t *self)
     self->state = NULL;
 }
 
-static int
-s_decide (gc_policy_t *self, const float *update, const float *input, double sq_update,
-          uint64_t round, double *ratio, bool *skip, gc_err_t *err)
+static void
+s_decide (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d)
 {
-    (void) update;
-    (void) input;
-    (void) round;
-    (void) ratio;
-    (void) err;
+    double sq_update = r->sq_update;
     s_lazy_t *st = self->state;
     size_t w = (size_t) self->opt [S_WINDOW];
     double mean = 0;
@@ -55,14 +50,13 @@ s_decide (gc_policy_t *self, const float *update, const float *input, double sq_
     if (st->len)
         mean /= (double) st->len;
     //  Only against a full window: early rounds are the critical ones.
-    *skip = st->len == w && st->run < (uint32_t) self->opt [S_K]
-         && sq_update < self->opt [S_THETA] * mean;
-    st->run = *skip ? st->run + 1 : 0;
+    d->skip = st->len == w && st->run < (uint32_t) self->opt [S_K]
+           && sq_update < self->opt [S_THETA] * mean;
+    st->run = d->skip ? st->run + 1 : 0;
     st->sq [st->at] = sq_update;
     st->at = (st->at + 1) % w;
     if (st->len < w)
         st->len++;
-    return 0;
 }
 
 const gc_policy_method_t gc_policy_lazy = {

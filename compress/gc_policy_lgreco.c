@@ -148,32 +148,26 @@ s_layer_curve (gc_policy_t *self, s_lgreco_t *st, size_t l, const float *v, doub
     }
 }
 
-static int
-s_decide (gc_policy_t *self, const float *update, const float *input, double sq_update,
-          uint64_t round, double *ratio, bool *skip, gc_err_t *err)
+static void
+s_decide (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d)
 {
-    (void) update;
-    (void) sq_update;
-    (void) skip;
-    (void) err;
     s_lgreco_t *st = self->state;
-    *ratio = 0;                         /* per layer: self->layer */
-    uint64_t every = (uint64_t) self->opt [S_EVERY];
-    bool have = self->layer [0] > 0;
-    if (have && round % every != 0)
-        return 0;
+    d->ratio = 0;                       /* per layer: self->layer */
+    //  Between recomputations the last allocation stands (gc_policy_new
+    //  starts it uniform at the base).
+    if (r->round % (uint64_t) self->opt [S_EVERY] != 0)
+        return;
     size_t nl = self->layout->n_layers;
     double total = self->base * (double) self->layout->n_params;
     double unit = fmax (1.0, total / S_UNITS);
     for (size_t l = 0; l < nl; l++)
-        s_layer_curve (self, st, l, input, unit);
+        s_layer_curve (self, st, l, r->input, unit);
     uint32_t budget = (uint32_t) floor (total / unit + 0.5);
     if (gc_policy_allocate (nl, S_NC, st->cost, st->err, budget, st->choice) < 0)
         for (size_t l = 0; l < nl; l++)
             st->choice [l] = 3;         /* nothing fits the units: the uniform base */
     for (size_t l = 0; l < nl; l++)
         self->layer [l] = st->ratio [l * S_NC + st->choice [l]];
-    return 0;
 }
 
 const gc_policy_method_t gc_policy_lgreco = {

@@ -20,6 +20,19 @@
 
 typedef struct gc_policy_method_t gc_policy_method_t;
 
+/*  What a policy sees of a round. */
+typedef struct {
+    const float *update;        /* u, n_params floats */
+    const float *input;         /* u + e, what the compressor would get */
+    double       sq_update;     /* |u|^2 when the policy uses_norm, else 0 */
+    uint64_t     round;
+} gc_policy_round_t;
+
+typedef struct {
+    double ratio;
+    bool   skip;
+} gc_policy_decision_t;
+
 /*  One "key=value" option: its default (may depend on the base ratio) and
     bounds. */
 typedef struct {
@@ -44,11 +57,9 @@ struct gc_policy_method_t {
     /*  State after parsing and its release (NULL: none). */
     int   (*init) (gc_policy_t *self, gc_err_t *err);
     void  (*fini) (gc_policy_t *self);
-    /*  The round's budget: *ratio (whole vector) or self->layer (per layer,
-        *ratio then 0), or *skip. sq_update = |u|^2. NULL: the base ratio. */
-    int   (*decide) (gc_policy_t *self, const float *update, const float *input,
-                     double sq_update, uint64_t round, double *ratio, bool *skip,
-                     gc_err_t *err);
+    /*  The round's budget into d: ratio (whole vector; preset to the base)
+        or self->layer (per layer, ratio then 0), or skip. NULL: the base. */
+    void  (*decide) (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d);
 };
 
 /*  The object; policies keep their state in `state` (their init). */
