@@ -341,6 +341,13 @@ s_verify_header (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t 
 }
 
 int
+gc_wire_verify_header (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
+                       const uint8_t *header, const gc_msg_header_t *hdr, gc_err_t *err)
+{
+    return s_verify_header (network_id, trust, NULL, header, hdr, err);
+}
+
+int
 gc_wire_verify (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
                 gc_replay_t *replay, const uint8_t *header, const gc_msg_header_t *hdr,
                 const uint8_t *payload, size_t payload_len, bool crypto, gc_err_t *err)

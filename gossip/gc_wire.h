@@ -125,6 +125,12 @@ int  gc_wire_verify (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trus
                      gc_replay_t *replay, const uint8_t *header, const gc_msg_header_t *hdr,
                      const uint8_t *payload, size_t payload_len, bool crypto, gc_err_t *err);
 
+/*  Only the header's network, sender (in the trust store) and signature, for
+    a header whose payload is not at hand or not needed (a second header
+    under a seq already accepted: equivocation, section 9 of PROTOCOL.md). */
+int  gc_wire_verify_header (const uint8_t network_id [GC_WIRE_NETWORK_ID_SIZE], gc_trust_t *trust,
+                            const uint8_t *header, const gc_msg_header_t *hdr, gc_err_t *err);
+
 /*  "hello", "delta", ...; "unknown" otherwise. */
 const char *gc_wire_type_name (int type);
 

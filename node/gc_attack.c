@@ -30,6 +30,7 @@ static const struct {
     { "silent", GC_ATTACK_SILENT, 0, false },
     { "minmax", GC_ATTACK_MINMAX, 0, false },
     { "minsum", GC_ATTACK_MINSUM, 0, false },
+    { "fork", GC_ATTACK_FORK, 0, false },
 };
 #define S_N (sizeof s_attacks / sizeof s_attacks [0])
 
@@ -71,7 +72,7 @@ gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
         return gc_parse_double (s.tok [1], 0, 1e6, &out->param, "attack parameter", err);
     }
     return gc_err_set (err, GC_E_SPEC, "attack '%s': unknown (signflip, noise, alie, ipm, labelflip, dissensus, "
-                       "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent, minmax, minsum, "
+                       "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent, minmax, minsum, fork, "
                        "late:R:ATTACK)", spec);
 }
 

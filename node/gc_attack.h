@@ -25,6 +25,10 @@
       nan              payloads with NaN, and finite values that overflow to Inf
                        in the replica
       silent           sends nothing, not even HELLO
+      fork             each round one seq, two validly signed deltas: its update to
+                       the first half of the neighbours, the update negated to the
+                       second half; the neighbour where the halves meet gets both
+                       (so some peer can prove the equivocation, PROTOCOL.md 9)
       minmax, minsum   z = mu - g sigma/||sigma||, the largest g that keeps z as close
                        to the observed models as they are to each other (max, sum of
                        squared distances; Shejwalkar & Houmansadr 2021; gc_attack_adaptive.h)
@@ -58,7 +62,8 @@ typedef enum {
     GC_ATTACK_NAN,
     GC_ATTACK_SILENT,
     GC_ATTACK_MINMAX,
-    GC_ATTACK_MINSUM
+    GC_ATTACK_MINSUM,
+    GC_ATTACK_FORK
 } gc_attack_kind_t;
 
 typedef struct {

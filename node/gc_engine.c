@@ -27,6 +27,7 @@ static const char *s_engine_reasons [] = {
     [GC_REJECT_RATE_LIMITED - GC_REJECT_NOT_NEIGHBOUR] = "rate_limited",
     [GC_REJECT_MUTED - GC_REJECT_NOT_NEIGHBOUR] = "muted",
     [GC_REJECT_BAD_ROUND - GC_REJECT_NOT_NEIGHBOUR] = "bad_round",
+    [GC_REJECT_EQUIVOCATED - GC_REJECT_NOT_NEIGHBOUR] = "equivocated",
 };
 
 const char *
@@ -172,6 +173,8 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
         self->learn.sampler = gc_sampler_new (data, cfg->batch, seed, err);
         if (!self->learn.sampler)
             return -1;
+        if (gc_sampler_set_augment (self->learn.sampler, &cfg->augment, seed, err))
+            return gc_err_prefix (err, "train/augment: ");
     }
     gc_engine_learn_t *l = &self->learn;
     float **bufs [] = { &l->x, &l->prev, &l->pub, &l->update, &l->sent, &l->agg };
@@ -259,6 +262,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
     self->cfg = *cfg;
     self->io = *io;
     pthread_mutex_init (&self->arrive_lock, NULL);
+    pthread_mutex_init (&self->evidence.lock, NULL);    /* gc_equiv.c */
     //  the wait's deadline is a monotonic time (gc_now_ns): so is the
     //  condition's, and a wall-clock step cannot stretch or cut a wait
     pthread_condattr_t attr;
@@ -267,7 +271,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
     pthread_cond_init (&self->arrived, &attr);
     pthread_condattr_destroy (&attr);
     if (cfg->self >= gc_topology_size (cfg->topology)
-    ||  s_build_ids (self, err) || s_build_learning (self, err)
+    ||  s_build_ids (self, err) || gc_equiv_init (self, err) || s_build_learning (self, err)
     ||  s_build_neighbours (self, err) || s_build_gossip (self, err)
     ||  (self->role.ops->build && self->role.ops->build (self, &self->role, err))) {
         if (cfg->self >= gc_topology_size (cfg->topology))
@@ -295,6 +299,7 @@ gc_engine_destroy (gc_engine_t **self_p)
 #endif
     for (size_t i = 0; self->replicas && i < self->n_in; i++)
         gc_replica_fini (self, &self->replicas [i]);
+    gc_equiv_fini (self);
     free (self->replicas);
     free (self->contacts);
     free (self->contact_peers);
@@ -473,14 +478,16 @@ gc_engine_train (gc_engine_t *self)
 }
 
 //  The role decides what goes out; every role then serves the keyframes it
-//  was asked for and asks for those it lacks.
+//  was asked for, asks for those it lacks and passes on the proofs of
+//  equivocation it learned since the last publish.
 int
 gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
     GC_ENGINE_ENTER (self->trainer_busy);
     s_phase (self, S_PHASE_PUBLISH);
     int rc = s_lease (self, err) || self->role.ops->publish (self, &self->role, now, err)
-          || gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err) ? -1 : 0;
+          || gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err)
+          || gc_equiv_forward (self, err) ? -1 : 0;
     GC_ENGINE_LEAVE (self->trainer_busy);
     return rc;
 }
@@ -702,6 +709,10 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->send_budget = gc_gauge_get (&c->send_budget);
     out->rejected = gc_counter_get (&c->rejected);
     out->verifies = gc_counter_get (&c->verifies);
+    out->equivocators = gc_counter_get (&c->equivocators);
+    out->evidence_found = gc_counter_get (&c->evidence_found);
+    out->evidence_recv = gc_counter_get (&c->evidence_recv);
+    out->evidence_sent = gc_counter_get (&c->evidence_sent);
     out->dense_equiv_bytes = gc_counter_get (&c->dense_equiv);
     out->last_loss = gc_gauge_get (&c->last_loss);
     out->last_wait_s = gc_gauge_get (&c->last_wait_s);

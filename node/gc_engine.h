@@ -33,12 +33,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc_augment.h"
 #include "gc_dataset.h"
 #include "gc_err.h"
 #include "gc_key.h"
 #include "gc_optim.h"
 #include "gc_topology.h"
 #include "gc_trust.h"
+#include "gc_wire.h"
 #include "gc_zmq.h"
 
 typedef struct {
@@ -55,6 +57,7 @@ typedef struct {
     const gc_dataset_t  *test;              /* borrowed, NULL: no evaluation */
     gc_optim_config_t    optim;
     size_t               batch;
+    gc_augment_t         augment;           /* of every training batch; zero: none */
     uint32_t             local_steps;       /* SGD steps per round */
     uint64_t             rounds;            /* length of the run (lr schedule, catch-up cap) */
     uint64_t             seed;              /* shared by all peers: the initial model */
@@ -128,6 +131,7 @@ enum {
     GC_REJECT_RATE_LIMITED,         /* keyframe requests too often */
     GC_REJECT_MUTED,                /* dropped: the sender is muted */
     GC_REJECT_BAD_ROUND,            /* signed round beyond the run's last (node/rounds) */
+    GC_REJECT_EQUIVOCATED,          /* the author is excluded: proven equivocation */
     GC_REJECT_LAST
 };
 #define GC_ENGINE_NREASONS (GC_REJECT_LAST - GC_REJECT_NOT_NEIGHBOUR + 32)
@@ -146,6 +150,10 @@ typedef struct {
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
     uint64_t verifies;                          /* header signatures checked (Ed25519) */
+    uint64_t equivocators;                      /* authors excluded on proof of equivocation */
+    uint64_t evidence_found;                    /* proofs found here: two headers, one seq */
+    uint64_t evidence_recv;                     /* valid EVIDENCE messages (new or not) */
+    uint64_t evidence_sent;                     /* EVIDENCE messages sent, per destination */
     double   last_loss;
     double   last_wait_s, total_wait_s;
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
@@ -267,6 +275,13 @@ void         gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out);
 /*  Rejections of peer (by index) for reason, and of unattributable senders
     (peer = UINT32_MAX). */
 uint64_t     gc_engine_rejections (gc_engine_t *self, uint32_t peer, int reason);
+/*  peer (by index) is excluded: it was proven to equivocate (its replica is
+    no longer mixed, its messages are rejected as equivocated). Either thread. */
+bool         gc_engine_excluded (gc_engine_t *self, uint32_t peer);
+/*  The i-th proof this peer holds (i < stats.equivocators, in the order the
+    authors were excluded): an EVIDENCE payload (gc_wire_evidence_verify).
+    false when there is no i-th. Either thread. */
+bool         gc_engine_evidence (gc_engine_t *self, size_t i, uint8_t out [GC_WIRE_EVIDENCE_SIZE]);
 /*  Everyone this peer has an edge with (in ∪ out), sorted by index. */
 size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **peers);
 /*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */

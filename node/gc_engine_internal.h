@@ -8,6 +8,8 @@
                           type rules, counting
       gc_replica.c        replicas of the in-neighbours, keyframes (send,
                           serve, request), round catch-up
+      gc_equiv.c          equivocation: the headers seen per contact, proofs,
+                          excluded authors, the proofs passed on
       gc_role*.c          what the peer publishes: honest, or a Byzantine
                           role (gc_role.h)
 
@@ -126,6 +128,7 @@ typedef struct {
     uint32_t     failures;          /* [N] authenticated rejections in the window */
     int64_t      window_start;      /* [N] */
     int64_t      muted_until;       /* [N] */
+    struct gc_equiv_seen_t *seen;   /* [N] its last headers by seq (gc_equiv.c), NULL until one */
     gc_counter_t reasons [GC_ENGINE_NREASONS];  /* [A] */
 } gc_contact_t;
 
@@ -167,7 +170,8 @@ typedef struct {
     gc_counter_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                  keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
                  gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
-                 partitioned, diverged, verifies, sends_skipped;
+                 partitioned, diverged, verifies, equivocators, evidence_found,
+                 evidence_recv, evidence_sent, sends_skipped;
     gc_counter_t unknown_reasons [GC_ENGINE_NREASONS];
     gc_gauge_t   last_loss, last_wait_s, total_wait_s;          /* trainer */
     gc_gauge_t   t_train, t_compress, t_sign, t_aggregate;      /* trainer */
@@ -215,6 +219,16 @@ struct gc_engine_t {
     //  peer-id lookup, sorted by id [C]
     struct { uint8_t id [8]; uint32_t peer; } *by_id;
     uint32_t             n_peers;
+    //  proven equivocators (gc_equiv.c): excluded [A] by peer index; the
+    //  proofs, in the order of exclusion, under lock (network side appends,
+    //  the trainer passes on those after `sent`)
+    atomic_bool         *excluded;
+    struct {
+        pthread_mutex_t  lock;
+        uint8_t        (*proof) [GC_WIRE_EVIDENCE_SIZE];
+        uint32_t        *accused;
+        size_t           n, cap, sent;
+    } evidence;
     //  arrivals wake the trainer; the condition waits on CLOCK_MONOTONIC
     pthread_mutex_t      arrive_lock;
     pthread_cond_t       arrived;
@@ -285,6 +299,26 @@ int    gc_keyframe_request (gc_engine_t *self, int64_t now, gc_err_t *err);
 /*  A model to dests as a keyframe of a fresh state (Byzantine roles). */
 int    gc_keyframe_send_model (gc_engine_t *self, const uint32_t *dests, size_t n,
                                const float *model, gc_err_t *err);
+
+//  gc_equiv.c: equivocation (network side unless said otherwise)
+int    gc_equiv_init (gc_engine_t *self, gc_err_t *err);
+void   gc_equiv_fini (gc_engine_t *self);
+/*  An accepted message of contact c: remember its header under its seq. */
+void   gc_equiv_record (gc_engine_t *self, gc_contact_t *c, const uint8_t *header, uint64_t seq);
+/*  A message of contact c refused as replay or stale: 1 when its header is
+    authentic and differs from the one accepted under its seq (proof holds
+    the EVIDENCE payload), 0 when it is the same message or no header is
+    kept for that seq, GC_WIRE_BAD_SIGNATURE (or the sender's reason) when
+    it differs but is not authentic: a forgery. */
+int    gc_equiv_check (gc_engine_t *self, gc_contact_t *c, const uint8_t *header,
+                       const gc_msg_header_t *h, uint8_t proof [GC_WIRE_EVIDENCE_SIZE]);
+/*  Exclude the author proven by a verified proof (peer index): its replica
+    leaves the mix; the proof is kept and passed on. false when it was
+    already excluded (or is this peer itself, or not a peer). */
+bool   gc_equiv_convict (gc_engine_t *self, uint32_t peer, const uint8_t proof [GC_WIRE_EVIDENCE_SIZE]);
+/*  Trainer, in publish: the proofs not yet passed on, as EVIDENCE to every
+    out-neighbour but the accused. */
+int    gc_equiv_forward (gc_engine_t *self, gc_err_t *err);
 
 //  gc_role_honest.c: the honest publish, also used by the replay role
 int    gc_role_publish_delta (gc_engine_t *self, gc_err_t *err);

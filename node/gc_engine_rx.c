@@ -3,8 +3,11 @@
 //  part, docs/ARCHITECTURE.md the rest):
 //    1. parse the header once (frame sizes, fields): gc_wire_rx_parse
 //    2. prefilter on the claimed sender: partitioned away? muted?
+//       excluded for equivocation?
 //    3. verify that header (network, sender, replay window, signature,
-//       payload length, digest, accept, request target): gc_wire_rx_verify
+//       payload length, digest, accept, request target, evidence):
+//       gc_wire_rx_verify; a replay or stale seq whose header differs from
+//       the one accepted under it is checked for equivocation (gc_equiv.c)
 //    4. attribution: the verified sender is one of our peers
 //    5. type rules: is it a neighbour for this type, rate limits
 //    6. apply: payload decoded into the replica (gc_replica.c)
@@ -69,7 +72,38 @@ s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
         gc_engine_count (self, c, GC_REJECT_MUTED);
         return GC_DELIVER_UNAUTHENTICATED;
     }
+    //  A proven equivocator is out for good; the claim costs no verify.
+    if (gc_engine_excluded (self, s_peer_of (self, h->sender))) {
+        gc_engine_count (self, c, GC_REJECT_EQUIVOCATED);
+        return GC_DELIVER_UNAUTHENTICATED;
+    }
     return GC_DELIVER_OK;
+}
+
+//  The window refused h's seq (replay or stale). The same header again is a
+//  replay, as it says; a different one under a seq the author already used
+//  is a forgery, or, authentic, equivocation: the author is excluded here
+//  and the proof passed on. GC_DELIVER_OK: it was the same message.
+static gc_deliver_t
+s_second_header (gc_engine_t *self, const uint8_t *header, const gc_msg_header_t *h)
+{
+    uint32_t peer = s_peer_of (self, h->sender);
+    gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
+    uint8_t proof [GC_WIRE_EVIDENCE_SIZE];
+    double t0 = gc_now_s ();
+    int r = gc_equiv_check (self, c, header, h, proof);
+    if (r == 0)
+        return GC_DELIVER_OK;
+    gc_gauge_add (&self->ctr.t_verify, gc_now_s () - t0);
+    gc_counter_add (&self->ctr.verifies, 1);
+    if (r != 1) {
+        gc_engine_count (self, NULL, r);
+        return GC_DELIVER_UNAUTHENTICATED;
+    }
+    gc_counter_add (&self->ctr.evidence_found, 1);
+    gc_equiv_convict (self, peer, proof);
+    gc_engine_count (self, c, GC_REJECT_EQUIVOCATED);
+    return GC_DELIVER_REJECTED;
 }
 
 //  Whether gc_wire_rx_verify got as far as the signature: the checks before
@@ -106,6 +140,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     gc_counter_add (&self->ctr.bytes_recv, header_len + payload_len);
     gc_msg_header_t h;
     gc_err_t err = { 0 };
+    uint8_t accused [GC_PEER_ID_SIZE];
     int reason = gc_wire_rx_parse (self->rx, header, header_len, payload, payload_len, &h, &err);
     if (reason == GC_WIRE_OK) {
         //  a muted (or partitioned) sender costs no verify
@@ -114,10 +149,22 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
             return d;
         double t0 = gc_now_s ();
         reason = gc_wire_rx_verify (self->rx, header, &h, payload, payload_len,
-                                    !self->cfg.skip_crypto, NULL, &err);
+                                    !self->cfg.skip_crypto, accused, &err);
         gc_gauge_add (&self->ctr.t_verify, gc_now_s () - t0);
         if (s_verify_spent (self, reason))
             gc_counter_add (&self->ctr.verifies, 1);
+        if (reason == GC_WIRE_REPLAY || reason == GC_WIRE_STALE) {
+            d = s_second_header (self, header, &h);
+            if (d != GC_DELIVER_OK)
+                return d;
+        }
+    }
+    //  The forwarder signed evidence that proves nothing: its own fault
+    //  (the accused's key signed nothing of it), counted against it.
+    if (reason == GC_WIRE_BAD_EVIDENCE) {
+        gc_contact_t *f = gc_engine_contact (self, s_peer_of (self, h.sender));
+        if (f)
+            return s_reject_authenticated (self, f, reason, now);
     }
     //  Nothing before the signature (and a replay of an authentic message
     //  after it) proves who sent this: whoever forged or relayed it is the
@@ -131,6 +178,8 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     //  a relay or a misconfigured sender, so it costs the author nothing.
     uint32_t peer = s_peer_of (self, h.sender);
     gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
+    if (c)
+        gc_equiv_record (self, c, header, h.seq);
     if (peer == UINT32_MAX || !s_has_edge (c, h.type)) {
         gc_engine_count (self, NULL, peer == UINT32_MAX ? GC_REJECT_UNKNOWN_PEER
                                                         : GC_REJECT_NOT_NEIGHBOUR);
@@ -164,8 +213,14 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
             //  keyframe, so nothing is sent blindly here.
             gc_counter_add (&self->ctr.hellos, 1);
             break;
+        case GC_MSG_EVIDENCE:
+            //  verified in full by the decoder (both of the accused's
+            //  signatures): the forwarder is not trusted for any of it
+            gc_counter_add (&self->ctr.evidence_recv, 1);
+            gc_equiv_convict (self, s_peer_of (self, accused), payload);
+            break;
         default:
-            break;                      /* evidence: verified by the decoder, kept by the harness */
+            break;
     }
     return reason == GC_WIRE_OK ? GC_DELIVER_OK : s_reject_authenticated (self, c, reason, now);
 }

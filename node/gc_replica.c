@@ -295,7 +295,7 @@ gc_keyframe_request (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
     for (size_t i = 0; i < self->n_in; i++) {
         gc_replica_t *r = &self->replicas [i];
-        if (!atomic_load (&r->want_keyframe)
+        if (!atomic_load (&r->want_keyframe) || gc_engine_excluded (self, r->peer)
         ||  (r->last_request && now - r->last_request < self->cfg.keyframe_interval_ns))
             continue;
         r->last_request = now;

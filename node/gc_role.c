@@ -22,6 +22,7 @@ static const gc_role_ops_t *const s_roles [] = {
     [GC_ATTACK_SILENT]     = &gc_role_silent,
     [GC_ATTACK_MINMAX]     = &gc_role_model,
     [GC_ATTACK_MINSUM]     = &gc_role_model,
+    [GC_ATTACK_FORK]       = &gc_role_fork,
 };
 
 int

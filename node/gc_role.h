@@ -18,7 +18,7 @@
     (crafted models: signflip, noise, alie, ipm, dissensus, mimic,
     equivocate, minmax, minsum; late:R: publishes as the honest role before
     round R) and gc_role_protocol.c (replay, untrusted, malformed,
-    flood, nan, silent); gc_role.c maps each attack kind to its role. */
+    flood, nan, silent, fork); gc_role.c maps each attack kind to its role. */
 #ifndef GC_ROLE_H
 #define GC_ROLE_H
 
@@ -59,6 +59,7 @@ extern const gc_role_ops_t gc_role_malformed;
 extern const gc_role_ops_t gc_role_flood;
 extern const gc_role_ops_t gc_role_nan;
 extern const gc_role_ops_t gc_role_silent;
+extern const gc_role_ops_t gc_role_fork;
 
 /*  Parse an attack spec (NULL or "" = honest) and pick its role; state
     stays NULL until build. */

@@ -1,6 +1,6 @@
 //  Byzantine roles that break the protocol instead of the model: what an
 //  honest receiver must refuse (and count) without harm. replay, untrusted,
-//  malformed, flood, nan, silent (gc_attack.h).
+//  malformed, flood, nan, silent, fork (gc_attack.h).
 #include "gc_engine_internal.h"
 
 #include <stdlib.h>
@@ -179,6 +179,36 @@ s_nan (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
                            kf->data, kf->len, err);
 }
 
+//  Two deltas under one seq, each validly signed: the update to the first
+//  half of the neighbours, the update negated to the second half. The halves
+//  share one neighbour, which gets both: an equivocator whose two versions
+//  meet somewhere, as they do once anyone compares notes. That peer proves
+//  it, and the proof reaches the others (gc_equiv.c).
+static int
+s_fork (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
+{
+    (void) role;
+    (void) now;
+    size_t n = self->learn.n, half = (self->n_out + 1) / 2, seam = half ? half - 1 : 0;
+    gc_vec_sub (self->learn.update, self->learn.x, self->learn.prev, n);
+    gc_vec_copy (self->learn.prev, self->learn.x, n);
+    uint64_t base = self->state, seq = ++self->seq;
+    for (int part = 0; part < 2; part++) {
+        if (part)
+            gc_vec_scale (self->learn.update, -1.0f, n);
+        if (gc_compressor_compress (self->gossip.comp, self->learn.update, self->round,
+                                    &self->gossip.payload, err))
+            return -1;
+        const uint32_t *dests = self->out_peers + (part ? seam : 0);
+        size_t k = part ? self->n_out - seam : half;
+        if (gc_engine_send_seq (self, dests, k, GC_MSG_DELTA, 0, seq, base, self->gossip.payload.data,
+                                self->gossip.payload.len, self->cfg.key, err))
+            return -1;
+    }
+    self->state = seq;
+    return 0;
+}
+
 static int
 s_silent (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
 {
@@ -204,6 +234,9 @@ const gc_role_ops_t gc_role_flood = {
 };
 const gc_role_ops_t gc_role_nan = {
     .name = "nan", .build = s_build, .destroy = s_destroy, .publish = s_nan,
+};
+const gc_role_ops_t gc_role_fork = {
+    .name = "fork", .publish = s_fork,
 };
 const gc_role_ops_t gc_role_silent = {
     .name = "silent", .silent = true, .publish = s_silent,

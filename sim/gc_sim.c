@@ -89,7 +89,8 @@ s_check_skip_crypto (gc_sim_t *sim, gc_err_t *err)
     if (!sim->scfg->skip_crypto)
         return 0;
     static const gc_attack_kind_t protocol [] = {
-        GC_ATTACK_UNTRUSTED, GC_ATTACK_MALFORMED, GC_ATTACK_REPLAY, GC_ATTACK_FLOOD, GC_ATTACK_NAN
+        GC_ATTACK_UNTRUSTED, GC_ATTACK_MALFORMED, GC_ATTACK_REPLAY, GC_ATTACK_FLOOD, GC_ATTACK_NAN,
+        GC_ATTACK_FORK
     };
     for (uint32_t i = 0; i < sim->n; i++) {
         gc_attack_t a;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_vectors.h"
 #include "gc_wire.h"
 #include "gc_wire_rx.h"
 
@@ -30,19 +31,6 @@ static gc_trust_t *s_trust;
 static uint8_t     s_net [16];
 static uint8_t     s_self [8];
 
-static gc_key_t *
-s_vector_key (const char *name)
-{
-    char text [64];
-    uint8_t seed [32];
-    snprintf (text, sizeof text, "gcnode test vector key %s", name);
-    gc_sha256 (text, strlen (text), seed);
-    gc_key_t *key = gc_key_from_seed (seed, NULL);
-    if (!key)
-        abort ();
-    return key;
-}
-
 static void
 s_init (void)
 {
@@ -51,15 +39,14 @@ s_init (void)
     s_trust = gc_trust_new ();
     const char *names [2] = { "A", "B" };
     for (int i = 0; i < 2; i++) {
-        s_keys [i] = s_vector_key (names [i]);
+        s_keys [i] = fuzz_vector_key (names [i]);
         if (gc_trust_add_raw (s_trust, gc_key_public_raw (s_keys [i]), names [i], NULL))
             abort ();
     }
-    gc_key_t *self = s_vector_key ("R");
+    gc_key_t *self = fuzz_vector_key ("R");
     memcpy (s_self, gc_key_peer_id (self), 8);
     gc_key_destroy (&self);
-    if (gc_wire_network_id ("gcnode-test-vectors", s_net, NULL))
-        abort ();
+    fuzz_vector_network (s_net);
 }
 
 static void
@@ -86,12 +73,7 @@ s_forge (const uint8_t *data, size_t size, const uint8_t *payload, size_t plen, 
             h [56 + i] = (uint8_t) (n >> (8 * i));
         gc_sha256 (plen ? payload : (const uint8_t *) "", plen, h + 64);
     }
-    uint8_t input [160];
-    memcpy (input, GC_WIRE_DOMAIN, 16);
-    memcpy (input + 16, s_net, 16);
-    memcpy (input + 32, h, 128);
-    if (gc_key_sign (key, input, sizeof input, h + 128, NULL))
-        abort ();
+    fuzz_sign_header (key, s_net, h);
 }
 
 int

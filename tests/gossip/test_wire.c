@@ -454,6 +454,39 @@ test_decode_with_replay_guard (void **state)
     gc_replay_destroy (&rp);
 }
 
+//  A second header under a used seq is checked on its own (no payload at
+//  hand): network, trust store and signature only, each refusal its reason.
+static void
+test_verify_header_alone (void **state)
+{
+    static const struct { const char *what; int reason; } cases [] = {
+        { "authentic", GC_WIRE_OK },
+        { "payload digest changed", GC_WIRE_BAD_SIGNATURE },
+        { "signature changed", GC_WIRE_BAD_SIGNATURE },
+        { "another network", GC_WIRE_WRONG_NETWORK },
+        { "untrusted signer", GC_WIRE_UNKNOWN_SENDER },
+    };
+    uint8_t payload [32] = { 7 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        const char *w = cases [i].what;
+        uint8_t h [H];
+        s_encode (!strcmp (w, "untrusted signer") ? s_fix.mallory : s_fix.alice,
+                  !strcmp (w, "another network") ? s_fix.other_net : s_fix.net,
+                  GC_MSG_DELTA, 0, 77, 76, payload, sizeof payload, h);
+        if (!strcmp (w, "payload digest changed"))
+            h [70] ^= 0x04;
+        if (!strcmp (w, "signature changed"))
+            h [150] ^= 0x01;
+        gc_msg_header_t hdr;
+        assert_int_equal (gc_wire_parse (h, H, 0, UINT32_MAX, &hdr, NULL), GC_WIRE_OK);
+        gc_err_t err = { 0 };
+        int r = gc_wire_verify_header (s_fix.net, s_fix.trust, h, &hdr, &err);
+        if (r != cases [i].reason)
+            fail_msg ("%s: %s, expected %s (%s)", w, gc_wire_reason_name (r),
+                      gc_wire_reason_name (cases [i].reason), err.msg);
+    }
+}
+
 static void
 test_receiver_target_evidence_and_counts (void **state)
 {
@@ -600,6 +633,7 @@ main (void)
         cmocka_unit_test (test_replay_window_rules),
         cmocka_unit_test (test_replay_guard_many_senders),
         cmocka_unit_test (test_decode_with_replay_guard),
+        cmocka_unit_test (test_verify_header_alone),
         cmocka_unit_test (test_receiver_target_evidence_and_counts),
         cmocka_unit_test (test_names_and_network_id),
     };

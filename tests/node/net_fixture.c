@@ -109,6 +109,7 @@ s_net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
         self->io_ctx [i].peer = i;
         gc_engine_io_t io = { .ctx = &self->io_ctx [i], .send = s_send,
                               .send_owned = taking ? s_send_owned : NULL };
+        self->cfgs [i] = c;
         self->engines [i] = gc_engine_new (&c, &io, &err);
         if (!self->engines [i])
             fail_msg ("engine %u: %s", i, err.msg);
@@ -130,6 +131,21 @@ net_new_taking (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
                 const char *const *attacks)
 {
     return s_net_new (n, topology, cfg, attacks, true);
+}
+
+gc_engine_t *
+net_replace (net_t *self, uint32_t peer, uint64_t seq_start)
+{
+    assert_true (peer < self->n);
+    gc_engine_destroy (&self->engines [peer]);
+    gc_engine_config_t c = self->cfgs [peer];
+    c.seq_start = seq_start;
+    gc_engine_io_t io = { .ctx = &self->io_ctx [peer], .send = s_send };
+    gc_err_t err = { 0 };
+    self->engines [peer] = gc_engine_new (&c, &io, &err);
+    if (!self->engines [peer])
+        fail_msg ("engine %u: %s", peer, err.msg);
+    return self->engines [peer];
 }
 
 void

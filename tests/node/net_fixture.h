@@ -36,6 +36,7 @@ struct net_t {
     gc_dataset_t        train, test;
     gc_dataset_t        shards [NET_MAX_PEERS];
     gc_engine_t        *engines [NET_MAX_PEERS];
+    gc_engine_config_t  cfgs [NET_MAX_PEERS];  /* what each engine was built with */
     net_io_t            io_ctx [NET_MAX_PEERS];
     bool                byzantine [NET_MAX_PEERS];
     net_msg_t          *queue;
@@ -56,6 +57,10 @@ net_t *net_new (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
 net_t *net_new_taking (uint32_t n, const char *topology, const gc_engine_config_t *cfg,
                        const char *const *attacks);
 void   net_destroy (net_t **self_p);
+/*  A restart of peer: its engine is destroyed and built again from the same
+    settings with seq_start (what the wall clock says now), not started (set
+    a lease first, then gc_engine_start). */
+gc_engine_t *net_replace (net_t *self, uint32_t peer, uint64_t seq_start);
 /*  One lock-step round of every peer. */
 void   net_round (net_t *self);
 /*  Deliver one message from outside (e.g. garbage) to peer `to`. */

@@ -127,6 +127,7 @@ test_attack_specs (void **state)
         { "minmax", 1 }, { "minsum", 1 }, { "minmax:1", 0 }, { "late:100:alie:1", 1 },
         { "late:0:minsum", 1 }, { "late:100", 0 }, { "late:x:alie", 0 }, { "late:5:labelflip", 0 },
         { "late:5:late:6:alie", 0 }, { "late:5:silent", 0 }, { "late:-1:alie", 0 },
+        { "fork", 1 }, { "fork:1", 0 }, { "late:5:fork", 0 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         gc_attack_t a;

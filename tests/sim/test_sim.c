@@ -392,6 +392,58 @@ test_robust_rule_holds_off_attackers (void **state)
     }
 }
 
+//  The fork role (two signed deltas under one seq each round, both to one
+//  neighbour) on the ring of 8: peers 0 and 4 fork. The peer that gets both
+//  proves it, the proof travels the ring, and each honest neighbour of a
+//  forker, including the one that only ever saw one version, refuses its
+//  messages from then on (report.json: rejections "equivocated"). The rest
+//  keep learning. With skip_crypto nothing could be proven: refused.
+static const gc_json_t *
+s_peer_at (const gc_json_t *peers, uint32_t i)
+{
+    const gc_json_t *p = peers ? peers->child : NULL;
+    while (p && i--)
+        p = p->next;
+    assert_non_null (p);
+    return p;
+}
+
+static void
+test_fork_is_excluded (void **state)
+{
+    char text [4096];
+    snprintf (text, sizeof text, s_attack, "cwtm:1", "fork", 0, 0);
+    char *path = s_scenario ("fork", text);
+    char *report = s_run (path, "fork", 2, 0, 0);
+    gc_json_t *json = s_parse (report);
+    const gc_json_t *peers = gc_json_get (json, "peers");
+    static const uint32_t neighbours [] = { 1, 3, 5, 7 };     /* of 0 and 4 on the ring */
+    for (size_t i = 0; i < sizeof neighbours / sizeof neighbours [0]; i++) {
+        const gc_json_t *peer = s_peer_at (peers, neighbours [i]);
+        double refused = gc_json_num (gc_json_get (peer, "rejections"), "equivocated", 0);
+        print_message ("peer %u refused %.0f messages as equivocated\n", neighbours [i], refused);
+        assert_string_equal (gc_json_str (peer, "role", ""), "honest");
+        //  40 rounds; excluded within the first few, a message a round after
+        assert_true (refused >= 30);
+    }
+    for (uint32_t i = 0; i < 8; i++)
+        if (i % 2 == 0)                     /* not a forker's neighbour: never sees it */
+            assert_true (gc_json_num (gc_json_get (s_peer_at (peers, i), "rejections"), "equivocated", 0) == 0);
+    double acc = gc_json_num (gc_json_get (json, "honest"), "mean_accuracy", 0);
+    print_message ("honest mean accuracy %.3f\n", acc);
+    assert_true (acc >= 0.85);
+    gc_json_destroy (&json);
+    free (report);
+    free (path);
+    snprintf (text, sizeof text, s_attack, "cwtm:1", "fork", 0, 1);
+    path = s_scenario ("forkcrypto", text);
+    gc_sim_opts_t opts = { .scenario = path, .out_dir = s_dir };
+    gc_err_t err = { 0 };
+    assert_int_equal (gc_sim_run (&opts, &err), 2);
+    assert_non_null (strstr (err.msg, "skip_crypto"));
+    free (path);
+}
+
 static void
 test_bad_scenarios_are_refused (void **state)
 {
@@ -438,6 +490,7 @@ main (void)
         cmocka_unit_test (test_shared_states_change_nothing),
         cmocka_unit_test (test_timeline_runs_through),
         cmocka_unit_test (test_robust_rule_holds_off_attackers),
+        cmocka_unit_test (test_fork_is_excluded),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
