@@ -7,6 +7,7 @@
 #include "gc_compressor.h"
 #include "gc_ec.h"
 #include "gc_parse.h"
+#include "gc_policy.h"
 #include "gc_robust.h"
 #include "gc_wait.h"
 
@@ -95,6 +96,8 @@ static const s_key_t s_keys [] = {
          "evaluate on the first N test samples (0: all)"),
     S_K ("gossip/compress", S_STR, compress, "topk:0.01:fp16", 0, 0, "compressor spec (docs/ALGORITHMS.md)"),
     S_K ("gossip/ec", S_STR, ec, "liec:100", 0, 0, "error compensation"),
+    S_K ("gossip/policy", S_STR, policy, "fixed", 0, 0,
+         "ratio policy: the compressor's budget per round (docs/ALGORITHMS.md)"),
     S_K ("gossip/aggregator", S_STR, aggregator, "guard", 0, 0, "robust aggregation rule spec"),
     S_K ("gossip/gamma", S_DOUBLE, gamma, "1", 0, 1, "mixing step"),
     S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "wait policy"),
@@ -378,6 +381,7 @@ static const struct {
 } s_methods [] = {
     { "gossip/compress", gc_compressor_known },
     { "gossip/ec", gc_ec_known },
+    { "gossip/policy", gc_policy_known },
     { "gossip/aggregator", gc_robust_known },
     { "gossip/wait", gc_wait_known },
 };

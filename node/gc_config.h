@@ -72,6 +72,7 @@ typedef struct {
     //  gossip
     char     *compress;
     char     *ec;
+    char     *policy;
     char     *aggregator;
     double    gamma;
     char     *wait;

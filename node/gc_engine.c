@@ -202,6 +202,11 @@ s_build_gossip (gc_engine_t *self, gc_err_t *err)
     self->gossip.ec = gc_ec_new (cfg->ec, self->gossip.comp, err);
     if (!self->gossip.ec)
         return gc_err_prefix (err, "gossip/ec: ");
+    self->gossip.policy = gc_policy_new (cfg->policy && *cfg->policy ? cfg->policy : "fixed",
+                                         self->gossip.comp, err);
+    if (!self->gossip.policy || gc_ec_set_policy (self->gossip.ec, self->gossip.policy, err))
+        return gc_err_prefix (err, "gossip/policy: ");
+    gc_gauge_set (&self->ctr.send_budget, gc_policy_budget (self->gossip.policy));
     self->learn.centre_pub = !strcmp (cfg->ec, "ef");
     self->gossip.robust = gc_robust_new (cfg->aggregator, err);
     if (!self->gossip.robust)
@@ -310,6 +315,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_wait_destroy (&self->gossip.wait);
     gc_robust_destroy (&self->gossip.robust);
     gc_ec_destroy (&self->gossip.ec);
+    gc_policy_destroy (&self->gossip.policy);
     gc_compressor_destroy (&self->gossip.comp);
     gc_compressor_destroy (&self->gossip.kf_comp);
     gc_buf_free (&self->gossip.payload);
@@ -440,6 +446,13 @@ gc_engine_start (gc_engine_t *self, int64_t now)
     return rc;
 }
 
+void
+gc_engine_set_link (gc_engine_t *self, double compute_s, double rate)
+{
+    self->gossip.compute_s = compute_s > 0 ? compute_s : 0;
+    gc_policy_set_env (self->gossip.policy, 0, rate);
+}
+
 double
 gc_engine_train (gc_engine_t *self)
 {
@@ -459,6 +472,7 @@ gc_engine_train (gc_engine_t *self)
     }
     gc_gauge_set (&self->ctr.last_loss, loss / steps);
     gc_gauge_add (&self->ctr.t_train, gc_now_s () - t0);
+    gc_gauge_set (&self->ctr.t_last_train, gc_now_s () - t0);
     GC_ENGINE_LEAVE (self->trainer_busy);
     return loss / steps;
 }
@@ -691,6 +705,8 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->catchups = gc_counter_get (&c->catchups);
     out->partitioned = gc_counter_get (&c->partitioned);
     out->diverged = gc_counter_get (&c->diverged);
+    out->sends_skipped = gc_counter_get (&c->sends_skipped);
+    out->send_budget = gc_gauge_get (&c->send_budget);
     out->rejected = gc_counter_get (&c->rejected);
     out->verifies = gc_counter_get (&c->verifies);
     out->equivocators = gc_counter_get (&c->equivocators);

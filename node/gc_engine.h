@@ -64,6 +64,7 @@ typedef struct {
     /*  gossip */
     const char          *compress;          /* compressor spec */
     const char          *ec;                /* none | ef | liec[:H] */
+    const char          *policy;            /* ratio policy spec (gc_policy.h); NULL: fixed */
     const char          *aggregator;        /* robust rule spec */
     const char          *wait;              /* sync | quorum:Q | adaptive */
     double               gamma;             /* mixing step */
@@ -158,10 +159,19 @@ typedef struct {
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
     double   time_verify_s, time_decode_s;          /* network side */
     size_t   mixed_inputs;                      /* inputs of the last aggregation */
+    uint64_t sends_skipped;                     /* rounds the ratio policy skipped */
+    double   send_budget;                       /* last round's budget, fraction of entries */
     size_t   wait_target;
 } gc_engine_stats_t;
 
 typedef struct gc_engine_t gc_engine_t;
+
+/*  What a ratio policy (gossip/policy) budgets against: compute_s the time
+    of a round's compute (<= 0: the measured train time of the round),
+    rate the bytes/s of the slowest out-link (<= 0: unknown or unchanged).
+    gcsim sets both from its virtual compute time and links; gcnode leaves
+    the measured time. Trainer side, between phases. */
+void gc_engine_set_link (gc_engine_t *self, double compute_s, double rate);
 
 gc_engine_t *gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io,
                             gc_err_t *err);

@@ -90,6 +90,8 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              (unsigned long long) s.mix_skipped, (unsigned long long) s.catchups,
              (unsigned long long) s.diverged, (unsigned long long) s.partitioned,
              (unsigned long long) s.rejected);
+    fprintf (out, ",\"sends_skipped\":%llu,\"send_budget\":%.6g",
+             (unsigned long long) s.sends_skipped, s.send_budget);
     if (ctx->transport)
         fprintf (out, ",\"sent_frames\":%llu,\"send_dropped\":%llu,\"recv_muted\":%llu"
                  ",\"recv_malformed\":%llu,\"connections_muted\":%llu",

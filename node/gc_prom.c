@@ -155,6 +155,10 @@ s_traffic (s_writer_t *w, const gc_snapshot_t *s)
     s_counter (w, "gcnode_sequence_gaps_total", "Sequence gaps seen (each asks for a keyframe).", e->gaps);
     s_counter (w, "gcnode_mix_skipped_total", "Rounds whose robust mix was skipped.", e->mix_skipped);
     s_counter (w, "gcnode_catchups_total", "Round catch-ups to faster neighbours.", e->catchups);
+    s_counter (w, "gcnode_sends_skipped_total", "Rounds whose send the ratio policy skipped.",
+               e->sends_skipped);
+    s_gauge (w, "gcnode_send_budget", "Last round's compressor budget, fraction of entries (0: skipped).",
+             e->send_budget);
     s_family (w, "gcnode_phase_seconds_total", "counter", "Time spent per phase of the round.");
     static const char *phases [] = { "train", "compress", "sign", "aggregate" };
     double t [4] = { e->time_train_s, e->time_compress_s, e->time_sign_s, e->time_aggregate_s };

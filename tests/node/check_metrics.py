@@ -19,7 +19,7 @@ REQUIRED = ["unix_s", "t", "peer", "id", "round", "loss", "bytes_sent", "bytes_r
             "rejections_by_peer", "rejections_unattributed"]
 COUNTERS = ["round", "bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv", "dense_equiv_bytes",
             "keyframes_sent", "keyframes_recv", "keyframe_requests_sent",
-            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups",
+            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups", "sends_skipped",
             "rejected", "sent_frames", "send_dropped", "recv_muted", "recv_malformed",
             "connections_muted", "wait_total_s", "t", "unix_s"]
 NESTED = ["rejections", "rejections_unattributed", "curve", "discovery", "time"]
