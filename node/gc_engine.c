@@ -795,3 +795,19 @@ gc_engine_staleness (gc_engine_t *self, uint32_t peer)
     pthread_mutex_unlock (&r->lock);
     return lag;
 }
+
+gc_replica_kind_t
+gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag)
+{
+    gc_contact_t *c = gc_engine_contact (self, peer);
+    *lag = 0;
+    if (!c || c->in < 0)
+        return GC_REPLICA_NOT_IN;
+    gc_replica_t *r = &self->replicas [c->in];
+    pthread_mutex_lock (&r->lock);
+    //  seqs start above 0: state 0 is the shared initial model
+    gc_replica_kind_t kind = !r->synced ? GC_REPLICA_RESYNC : r->state == 0 ? GC_REPLICA_NEVER : GC_REPLICA_STATE;
+    *lag = gc_round_lag (self->round, r->round);
+    pthread_mutex_unlock (&r->lock);
+    return kind;
+}

@@ -262,4 +262,15 @@ size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **pee
 /*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */
 int64_t      gc_engine_staleness (gc_engine_t *self, uint32_t peer);
 
+/*  What an operator needs to know about a neighbour's replica. */
+typedef enum {
+    GC_REPLICA_NOT_IN = 0,          /* not an in-neighbour: nothing to receive */
+    GC_REPLICA_NEVER,               /* still the shared initial state: nothing delivered yet */
+    GC_REPLICA_RESYNC,              /* no usable state: waiting for a keyframe */
+    GC_REPLICA_STATE                /* a state of the peer; lag = own round - its round */
+} gc_replica_kind_t;
+/*  The kind of peer's replica; *lag (rounds, negative: the peer is ahead)
+    is set for GC_REPLICA_STATE and GC_REPLICA_NEVER (then own round). */
+gc_replica_kind_t gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag);
+
 #endif

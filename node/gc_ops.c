@@ -40,6 +40,7 @@ struct gc_ops_t {
     uint64_t         warned_untrusted, warned_auth, warned_protocol, warned_conflicts;
     int64_t          last_warning;
     bool             status_failed;
+    gc_status_window_t window;      /* trainer thread: the last minute, for gcnode status */
 };
 
 static void s_publish (gc_ops_t *self);
@@ -399,6 +400,7 @@ gc_ops_round (gc_ops_t *self, gc_metrics_ctx_t *m)
         w->state = gc_engine_done (self->engine) ? "done" : "running";
         gc_snapshot_take (w, self->engine);
         w->unix_time = s_unix_now ();
+        gc_status_window_update (&self->window, w);
         w->has_transport = m->transport != NULL;
         if (m->transport)
             w->transport = *m->transport;

@@ -17,7 +17,9 @@ gc_snapshot_new (size_t n_neighbours)
     self->neighbours = calloc (n_neighbours + 1, sizeof *self->neighbours);
     self->staleness = calloc (n_neighbours + 1, sizeof *self->staleness);
     self->rejections = calloc ((n_neighbours + 1) * self->n_reasons + 1, sizeof *self->rejections);
-    if (!self->neighbours || !self->staleness || !self->rejections)
+    self->kind = calloc (n_neighbours + 1, sizeof *self->kind);
+    self->lag = calloc (n_neighbours + 1, sizeof *self->lag);
+    if (!self->neighbours || !self->staleness || !self->rejections || !self->kind || !self->lag)
         gc_snapshot_destroy (&self);
     else
         for (size_t i = 0; i < n_neighbours; i++)
@@ -34,6 +36,8 @@ gc_snapshot_destroy (gc_snapshot_t **self_p)
     free (self->neighbours);
     free (self->staleness);
     free (self->rejections);
+    free (self->kind);
+    free (self->lag);
     free (self);
     *self_p = NULL;
 }
@@ -49,6 +53,7 @@ gc_snapshot_take (gc_snapshot_t *self, gc_engine_t *engine)
     for (size_t i = 0; i < n; i++) {
         self->neighbours [i] = peers [i];
         self->staleness [i] = gc_engine_staleness (engine, peers [i]);
+        self->kind [i] = (uint8_t) gc_engine_replica_kind (engine, peers [i], &self->lag [i]);
     }
     for (size_t row = 0; row <= n; row++) {
         uint32_t who = row < n ? peers [row] : UINT32_MAX;
@@ -63,12 +68,18 @@ gc_snapshot_copy (gc_snapshot_t *dst, const gc_snapshot_t *src)
     uint32_t *neighbours = dst->neighbours;
     int64_t *staleness = dst->staleness;
     uint64_t *rejections = dst->rejections;
+    uint8_t *kind = dst->kind;
+    int64_t *lag = dst->lag;
     size_t n = src->n_neighbours < dst->n_neighbours ? src->n_neighbours : dst->n_neighbours;
     *dst = *src;
     dst->neighbours = neighbours;
     dst->staleness = staleness;
     dst->rejections = rejections;
+    dst->kind = kind;
+    dst->lag = lag;
     dst->n_neighbours = n;
+    memcpy (dst->kind, src->kind, n * sizeof *kind);
+    memcpy (dst->lag, src->lag, n * sizeof *lag);
     memcpy (dst->neighbours, src->neighbours, n * sizeof *neighbours);
     memcpy (dst->staleness, src->staleness, n * sizeof *staleness);
     size_t row = src->n_reasons;

@@ -32,10 +32,16 @@ typedef struct {
     double             accuracy, test_loss;
     uint64_t           accuracy_round;
     gc_metrics_extra_t extra;
-    //  per neighbour (sorted by index); staleness -1: no state yet
+    //  per neighbour (sorted by index); staleness -1: no state yet (kept
+    //  for the readers of old), kind and lag: gc_engine_replica_kind
     size_t             n_neighbours;
     uint32_t          *neighbours;
     int64_t           *staleness;
+    uint8_t           *kind;        /* gc_replica_kind_t */
+    int64_t           *lag;
+    //  the last minute, for gcnode status (gc_status_window_update)
+    double             window_s;
+    uint64_t           window_rounds, window_rejected, window_mix_skipped;
     //  rejections [row * n_reasons + j]: row i < n_neighbours is neighbour i,
     //  row n_neighbours the senders that could not be attributed
     size_t             n_reasons;

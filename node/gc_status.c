@@ -43,7 +43,57 @@ gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
                              (unsigned long long) e->bytes_recv, (unsigned long long) e->msgs_recv,
                              (unsigned long long) e->rejected);
     rc = rc ? rc : gc_json_buf_string (out, s->http, err);
+    long in = 0, none = 0, ahead = 0;
+    char names [128] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < s->n_neighbours; i++) {
+        if (s->kind [i] == GC_REPLICA_NOT_IN)
+            continue;
+        in++;
+        if (s->kind [i] == GC_REPLICA_STATE && s->lag [i] < 0)
+            ahead++;
+        if (s->kind [i] == GC_REPLICA_NEVER || s->kind [i] == GC_REPLICA_RESYNC) {
+            none++;
+            //  a long list is cut with "...": the count stays exact
+            int k = snprintf (names + used, sizeof names - used, "%s%u", used ? "," : "", s->neighbours [i]);
+            if (k < 0 || (size_t) k >= sizeof names - used - 4) {
+                snprintf (names + used, sizeof names - used, ",...");
+                used = sizeof names - 1;
+            }
+            else
+                used += (size_t) k;
+        }
+    }
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"in_neighbours\":%ld,\"no_state\":%ld,\"ahead\":%ld"
+                             ",\"no_state_peers\":\"%s\",\"window_s\":%.1f,\"window_rounds\":%llu"
+                             ",\"window_rejected\":%llu,\"window_mix_skipped\":%llu",
+                             in, none, ahead, names, s->window_s, (unsigned long long) s->window_rounds,
+                             (unsigned long long) s->window_rejected,
+                             (unsigned long long) s->window_mix_skipped);
     return rc ? rc : gc_buf_printf (out, err, "}\n");
+}
+
+void
+gc_status_window_update (gc_status_window_t *w, gc_snapshot_t *s)
+{
+    size_t at = (w->head + w->n) % GC_STATUS_WINDOW_MAX;
+    if (w->n == GC_STATUS_WINDOW_MAX)
+        w->head = (w->head + 1) % GC_STATUS_WINDOW_MAX;
+    else
+        w->n++;
+    w->t [at] = s->unix_time;
+    w->rejected [at] = s->engine.rejected;
+    w->skipped [at] = s->engine.mix_skipped;
+    //  the baseline: the newest sample a window old, else the oldest kept
+    size_t base = 0;
+    for (size_t i = 1; i < w->n; i++)
+        if (w->t [(w->head + i) % GC_STATUS_WINDOW_MAX] <= s->unix_time - GC_STATUS_WINDOW_S)
+            base = i;
+    size_t b = (w->head + base) % GC_STATUS_WINDOW_MAX;
+    s->window_s = s->unix_time - w->t [b];
+    s->window_rounds = w->n - 1 - base;
+    s->window_rejected = s->engine.rejected - w->rejected [b];
+    s->window_mix_skipped = s->engine.mix_skipped - w->skipped [b];
 }
 
 int
@@ -224,7 +274,10 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
 #define S_U64(k, f, b)   { k, 2, offsetof (gc_status_t, f), 0, b }
 #define S_DBL(k, f, b)   { k, 3, offsetof (gc_status_t, f), 0, b }
         S_STR ("state", state, 2), S_STR ("peer_id", peer_id, 0), S_STR ("network", network, 0),
-        S_STR ("role", role, 0), S_STR ("http", http, 0),
+        S_STR ("role", role, 0), S_STR ("http", http, 0), S_STR ("no_state_peers", no_state_peers, 0),
+        S_LNG ("in_neighbours", in_neighbours, 0), S_LNG ("no_state", no_state, 0), S_LNG ("ahead", ahead, 0),
+        S_U64 ("window_rounds", window_rounds, 0), S_U64 ("window_rejected", window_rejected, 0),
+        S_U64 ("window_mix_skipped", window_mix_skipped, 0), S_DBL ("window_s", window_s, 0),
         S_LNG ("peer", peer, 4), S_LNG ("pid", pid, 0), S_LNG ("neighbours", neighbours, 0),
         S_LNG ("connected", connected, 0), S_LNG ("max_staleness", max_staleness, 0),
         S_U64 ("round", round, 16), S_U64 ("rounds", rounds, 0), S_U64 ("accuracy_round", accuracy_round, 0),
@@ -283,6 +336,7 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     memset (out, 0, sizeof *out);
     out->connected = -1;
     out->max_staleness = -1;
+    out->in_neighbours = out->no_state = out->ahead = -1;
     if (!text || len > GC_STATUS_FILE_MAX)
         return gc_err_set (err, GC_E_FORMAT, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
     s_cursor_t c = { text, text + len };

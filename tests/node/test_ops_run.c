@@ -1,7 +1,7 @@
 /*  A running peer as its operator sees it: the metrics file (every line
     JSON, counters never going down), the Prometheus endpoint (answers,
     parses, counters grow between scrapes), `gcnode status` (exit 0 while
-    alive, 1 once stopped), systemd notifications against a fake
+    alive, 2 CRITICAL once stopped by SIGSTOP, killed or ended), systemd notifications against a fake
     NOTIFY_SOCKET, the shipped unit file (systemd-analyze verify), and one
     clear line for misconfigured operational keys. Real gcnode processes on
     loopback. */
@@ -42,6 +42,25 @@ s_gcnode (const ops_net_t *net, const char *args, char **out)
     else
         free (o);
     return rc;
+}
+
+//  `gcnode ARGS` until it exits rc with needle in its output (a signal
+//  takes effect soon, not at once); fails after timeout_s.
+static void
+s_gcnode_until (const ops_net_t *net, const char *args, int rc, const char *needle, double timeout_s)
+{
+    char *out = NULL;
+    int got = -1;
+    for (double waited = 0; waited <= timeout_s; waited += 0.1) {
+        free (out);
+        got = s_gcnode (net, args, &out);
+        if (got == rc && strstr (out, needle))
+            break;
+        usleep (100000);
+    }
+    if (got != rc || !strstr (out, needle))
+        fail_msg ("%s: exit %d, expected %d with '%s': %s", args, got, rc, needle, out);
+    free (out);
 }
 
 //  final_round > 0: the last line must be that round.
@@ -107,7 +126,7 @@ test_metrics_endpoint_and_status (void **state)
     //  gcnode status: healthy while running, from the file and the config.
     char args [1024], *out = NULL;
     snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
-    if (s_gcnode (net, args, &out) != 0 || !strstr (out, " running round ") || !strstr (out, "healthy"))
+    if (s_gcnode (net, args, &out) != 0 || !strstr (out, " running round ") || strncmp (out, "OK: ", 4))
         fail_msg ("%s: %s", args, out);
     free (out);
     snprintf (args, sizeof args, "status --config %s/p1.zpl --json", net->dir);
@@ -143,23 +162,37 @@ test_metrics_endpoint_and_status (void **state)
     free (second);
 #endif
 
-    //  SIGTERM: both stop cleanly; the status says stopped, status exits 1.
-    for (int i = 0; i < 2; i++)
-        ops_signal (net, i, SIGTERM);
-    for (int i = 0; i < 2; i++)
-        if (ops_wait (net, i, 30) != 0)
-            fail_msg ("peer %d did not stop cleanly; see %s/p%d.log", i, net->dir, i);
+    //  A stopped process (SIGSTOP) still has a fresh file: CRITICAL at once,
+    //  OK again once it continues.
+    snprintf (args, sizeof args, "status --config %s/p1.zpl", net->dir);
+    ops_signal (net, 1, SIGSTOP);
+    s_gcnode_until (net, args, 2, "is stopped (SIGSTOP", 5);
+    ops_signal (net, 1, SIGCONT);
+    s_gcnode_until (net, args, 0, "OK: ", 10);
+    //  kill -9: the file still says running, the process is gone.
+    ops_signal (net, 1, SIGKILL);
+    assert_int_equal (ops_wait (net, 1, 30), 128 + SIGKILL);
+    s_gcnode_until (net, args, 2, "is gone (killed or crashed)", 5);
+    //  ... and its neighbour, with 0 of 1 connected, says so (ZeroMQ sees
+    //  the link drop within a heartbeat or two).
     snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
-    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "state stopped"))
+    s_gcnode_until (net, args, 2, "0 of 1 neighbours connected", 30);
+
+    //  SIGTERM: a clean stop; the status says stopped, CRITICAL.
+    ops_signal (net, 0, SIGTERM);
+    if (ops_wait (net, 0, 30) != 0)
+        fail_msg ("peer 0 did not stop cleanly; see %s/p0.log", net->dir);
+    if (s_gcnode (net, args, &out) != 2 || !strstr (out, "state stopped"))
         fail_msg ("%s after SIGTERM: %s", args, out);
     free (out);
     snprintf (args, sizeof args, "status --file %s/nonexistent.status --json", net->dir);
-    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "\"healthy\":false"))
+    if (s_gcnode (net, args, &out) != 2 || !strstr (out, "\"healthy\":false") || !strstr (out, "\"level\":\"CRITICAL\""))
         fail_msg ("%s: %s", args, out);
     free (out);
+    snprintf (args, sizeof args, "status --file %s/p0.status --max-age nope", net->dir);
+    assert_int_equal (s_gcnode (net, args, NULL), 3);                 /* UNKNOWN: bad usage */
 
-    for (int i = 0; i < 2; i++)
-        s_check_metrics_file (net, i, 10, 0);
+    s_check_metrics_file (net, 0, 10, 0);
     free (status_path);
     ops_destroy (&net);
 }
@@ -178,7 +211,7 @@ test_finished_run_reports_done (void **state)
             fail_msg ("peer %d failed; see %s/p%d.log", i, net->dir, i);
     char args [1024], *out = NULL;
     snprintf (args, sizeof args, "status --file %s/p1.status", net->dir);
-    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "round 20/20") || !strstr (out, "state done"))
+    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "round 20/20") || !strstr (out, "run is finished"))
         fail_msg ("%s: %s", args, out);
     free (out);
     //  One line per completed round, but a peer that came up late (a loaded
