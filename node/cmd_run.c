@@ -6,6 +6,7 @@
     docs/ARCHITECTURE.md). SIGINT / SIGTERM end the run cleanly (exit 0). */
 #include <czmq.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "gc_model_file.h"
 #include "gc_ops.h"
 #include "gc_parse.h"
+#include "gc_reject_log.h"
 #include "gc_partition.h"
 #include "gc_setup.h"
 #include "gc_time.h"
@@ -383,6 +385,44 @@ s_setup_engine (s_peer_t *p, gc_err_t *err)
     return p->engine ? 0 : -1;
 }
 
+//  A neighbour's host that does not resolve is a mistake in the
+//  configuration (ZeroMQ would retry it silently forever); a resolver that
+//  is down for now is not (exit 1: a restart may succeed). Also tells the
+//  rejection log where each neighbour is.
+static int
+s_check_endpoints (s_peer_t *p, gc_err_t *err)
+{
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (p->engine, &peers);
+    for (size_t i = 0; i < n; i++) {
+        const char *ep = p->cfg->peers [peers [i]].endpoint;
+        gc_reject_log_set_endpoint (peers [i], ep);
+        const char *colon = strrchr (ep, ':');
+        if (strncmp (ep, "tcp://", 6) || !colon || colon <= ep + 6)
+            continue;                   /* ipc://, or refused by the transport with its own message */
+        char host [256];
+        const char *h = ep + 6;
+        size_t len = (size_t) (colon - h);
+        if (len >= 2 && h [0] == '[' && h [len - 1] == ']') {
+            h++;
+            len -= 2;
+        }
+        if (len == 0 || len >= sizeof host || (len == 1 && *h == '*'))
+            continue;
+        memcpy (host, h, len);
+        host [len] = 0;
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+        int gai = getaddrinfo (host, NULL, &hints, &res);
+        if (res)
+            freeaddrinfo (res);
+        if (gai)
+            return gc_err_set (err, gai == EAI_AGAIN ? GC_E_SYS : GC_E_CONFIG,
+                               "peers/%u/endpoint %s: cannot resolve host '%s' (%s)", peers [i], ep, host,
+                               gai_strerror (gai));
+    }
+    return 0;
+}
+
 static int
 s_setup_transport (s_peer_t *p, gc_err_t *err)
 {
@@ -457,9 +497,19 @@ s_wait_for_neighbours (s_peer_t *p)
             break;
         zclock_sleep (20);
     }
-    if (connected < total)
-        gc_log_warning ("%d of %d neighbours reachable after %.0f s; starting anyway", connected,
-                        total, gc_now_s () - start);
+    if (connected < total) {
+        //  the transport counts links, not which: name every candidate
+        char names [1024] = "";
+        size_t used = 0;
+        for (int i = 0; i < total && used + 1 < sizeof names; i++) {
+            int k = snprintf (names + used, sizeof names - used, "%speer %u at %s", i ? ", " : "", peers [i],
+                              p->cfg->peers [peers [i]].endpoint);
+            used = k < 0 ? sizeof names : used + (size_t) k;
+        }
+        gc_log (connected == 0 ? GC_LOG_ERROR : GC_LOG_WARNING,
+                "%d of %d neighbours reachable after %.0f s (%s %s); starting anyway, they are retried",
+                connected, total, gc_now_s () - start, connected == 0 ? "none of" : "not all of", names);
+    }
     else
         gc_log_info ("connected to all %d neighbours", total);
 }
@@ -585,6 +635,7 @@ gc_cmd_run (int argc, char **argv)
     gc_err_t err = { 0 };
     zsys_init ();
     zsys_catch_interrupts ();
+    gc_reject_log_enable (GC_REJECT_LOG_EVERY_S);
     if (gc_log_setup (p.cfg->log_level, p.cfg->log_to, &err)
     ||  s_setup_identity (&p, &err) || s_setup_data (&p, &err) || s_setup_engine (&p, &err)) {
         rc = gc_cli_usage_error (S_CMD, "%s", err.msg);
@@ -592,6 +643,9 @@ gc_cmd_run (int argc, char **argv)
     else
     if (!(p.ops = gc_ops_new (&(gc_ops_config_t) { p.cfg, p.key, p.trust, (const uint8_t (*) [8]) p.ids,
                                                    p.engine }, &err)))
+        rc = gc_cli_error (S_CMD, &err);
+    else
+    if (s_check_endpoints (&p, &err))
         rc = gc_cli_error (S_CMD, &err);
     else
     if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))

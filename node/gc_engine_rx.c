@@ -13,6 +13,7 @@
 //  edge for the type), unattributed otherwise.
 #include "gc_engine_internal.h"
 
+#include "gc_reject_log.h"
 #include "gc_time.h"
 
 #define S_MUTE_WINDOW_NS (10 * 1000000000LL)
@@ -39,6 +40,7 @@ static gc_deliver_t
 s_reject_authenticated (gc_engine_t *self, gc_contact_t *c, int reason, int64_t now)
 {
     gc_engine_count (self, c, reason);
+    gc_reject_log_note (c ? c->peer : UINT32_MAX, c ? self->cfg.peer_ids [c->peer] : NULL, reason, now);
     if (c) {
         if (now - c->window_start > S_MUTE_WINDOW_NS) {
             c->window_start = now;
@@ -67,6 +69,7 @@ s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
     }
     if (c && c->muted_until > now) {
         gc_engine_count (self, c, GC_REJECT_MUTED);
+        gc_reject_log_note (c->peer, h->sender, GC_REJECT_MUTED, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
     return GC_DELIVER_OK;
@@ -107,6 +110,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     gc_msg_header_t h;
     gc_err_t err = { 0 };
     int reason = gc_wire_rx_parse (self->rx, header, header_len, payload, payload_len, &h, &err);
+    bool parsed = reason == GC_WIRE_OK;
     if (reason == GC_WIRE_OK) {
         //  a muted (or partitioned) sender costs no verify
         gc_deliver_t d = s_prefilter (self, &h, now);
@@ -124,6 +128,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     //  connection's, so the claimed sender's counters stay clean.
     if (reason != GC_WIRE_OK) {
         gc_engine_count (self, NULL, reason);
+        gc_reject_log_note (UINT32_MAX, parsed ? h.sender : NULL, reason, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
     //  Authentic, but a signed header names no recipient: a peer we have no
@@ -132,8 +137,9 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     uint32_t peer = s_peer_of (self, h.sender);
     gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
     if (peer == UINT32_MAX || !s_has_edge (c, h.type)) {
-        gc_engine_count (self, NULL, peer == UINT32_MAX ? GC_REJECT_UNKNOWN_PEER
-                                                        : GC_REJECT_NOT_NEIGHBOUR);
+        int why = peer == UINT32_MAX ? GC_REJECT_UNKNOWN_PEER : GC_REJECT_NOT_NEIGHBOUR;
+        gc_engine_count (self, NULL, why);
+        gc_reject_log_note (UINT32_MAX, h.sender, why, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
     //  The author signed this round: past the run's last one it is a lie

@@ -13,6 +13,7 @@
 #include "gc_log.h"
 #include "gc_notify.h"
 #include "gc_prom.h"
+#include "gc_reject_log.h"
 #include "gc_snapshot.h"
 #include "gc_status.h"
 #include "gc_time.h"
@@ -333,9 +334,11 @@ s_warn (gc_ops_t *self)
         warned = true;
     }
     if (x->beacon_conflicts > self->warned_conflicts) {
+        gc_discovery_stats_t ds;
+        gc_discovery_stats (self->discovery, &ds);
         gc_log_warning ("discovery: %llu beacon(s) announced another endpoint for a peer already found "
-                        "(kept the first; a moved peer needs a restart, a forged beacon is ignored)",
-                        (unsigned long long) (x->beacon_conflicts - self->warned_conflicts));
+                        "(kept the first; a moved peer needs a restart, a forged beacon is ignored; last: %s)",
+                        (unsigned long long) (x->beacon_conflicts - self->warned_conflicts), ds.last_conflict);
         self->warned_conflicts = x->beacon_conflicts;
         warned = true;
     }
@@ -409,6 +412,7 @@ gc_ops_round (gc_ops_t *self, gc_metrics_ctx_t *m)
         s_publish (self);
     }
     gc_notify_watchdog (self->notify);
+    gc_reject_log_flush (gc_now_ns ());
     if (w->has_accuracy)
         gc_notify_status (self->notify, false, "round %llu/%ld, test accuracy %.4f",
                           (unsigned long long) gc_engine_round (self->engine), self->cfg->rounds, w->accuracy);

@@ -338,6 +338,9 @@ test_bad_operational_keys (void **state)
         { "peers\n    1\n        endpoint = \"discover\"\n", "needs discovery/enabled = 1", false },
         { "discovery\n    enabled = 1\npeers\n    0\n        endpoint = \"discover\"\n", "set node/bind", false },
         { "discovery\n    port = 0\n", "discovery/port", false },
+        //  ZeroMQ would retry a name that does not resolve forever, silently
+        { "peers\n    1\n        endpoint = \"tcp://no-such-host.invalid:7000\"\n",
+          "peers/1/endpoint tcp://no-such-host.invalid:7000: cannot resolve host 'no-such-host.invalid'", false },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         //  KEYS stands for the key directory
@@ -388,6 +391,9 @@ test_unit_file_verifies (void **state)
     assert_non_null (strstr (text, "\nType=simple\n"));
     assert_null (strstr (text, "WatchdogSec"));
 #endif
+    //  a configuration error (exit 2) fails again on every restart
+    assert_non_null (strstr (text, "\nRestart=on-failure\n"));
+    assert_non_null (strstr (text, "\nRestartPreventExitStatus=2\n"));
     //  verify needs ExecStart to exist: point it at the binary just built.
     char *dir = gc_test_tmpdir ("unit");
     char *relative = gc_test_build_path ("gcnode");
