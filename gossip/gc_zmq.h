@@ -63,6 +63,7 @@ typedef struct {
 
 typedef struct {
     uint64_t sent_frames;       /* messages handed to DEALERs */
+    uint64_t sent_bytes;        /* their bytes (header + payload): not the dropped ones */
     uint64_t send_dropped;      /* would have blocked: HWM reached or no connection */
     uint64_t recv_messages;
     uint64_t recv_bytes;
@@ -88,6 +89,8 @@ int       gc_zmq_send (gc_zmq_t *self, const uint32_t *dests, size_t n_dests,
 /*  How many neighbour links are connected (can take a message now). From
     the trainer thread; a startup wait polls it, bounded. */
 int       gc_zmq_connected (gc_zmq_t *self);
+/*  Bytes handed to the socket of peer's link (0: no such link). Any thread. */
+uint64_t  gc_zmq_peer_sent_bytes (gc_zmq_t *self, uint32_t peer);
 /*  The fault layer on outgoing messages (gc_fault.h; for tests and the
     harness; off by default). Only from the control callback (the actor
     thread).

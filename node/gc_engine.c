@@ -811,3 +811,10 @@ gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag)
     pthread_mutex_unlock (&r->lock);
     return kind;
 }
+
+uint64_t
+gc_engine_bytes_from (gc_engine_t *self, uint32_t peer)
+{
+    gc_contact_t *c = gc_engine_contact (self, peer);
+    return c ? gc_counter_get (&c->bytes_recv) : 0;
+}

@@ -272,5 +272,8 @@ typedef enum {
 /*  The kind of peer's replica; *lag (rounds, negative: the peer is ahead)
     is set for GC_REPLICA_STATE and GC_REPLICA_NEVER (then own round). */
 gc_replica_kind_t gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag);
+/*  Bytes of peer's authentic messages (with an edge for their type); any
+    thread. */
+uint64_t     gc_engine_bytes_from (gc_engine_t *self, uint32_t peer);
 
 #endif

@@ -126,6 +126,7 @@ typedef struct {
     int64_t      window_start;      /* [N] */
     int64_t      muted_until;       /* [N] */
     gc_counter_t reasons [GC_ENGINE_NREASONS];  /* [A] */
+    gc_counter_t bytes_recv;        /* [A] of its authentic messages with an edge */
 } gc_contact_t;
 
 //  The learning state: the model and what the publish and the mix derive

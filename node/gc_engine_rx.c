@@ -142,6 +142,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
         gc_reject_log_note (UINT32_MAX, h.sender, why, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
+    gc_counter_add (&c->bytes_recv, header_len + payload_len);
     //  The author signed this round: past the run's last one it is a lie
     //  (every honest peer stops there), and bounding it keeps the round
     //  arithmetic of freshness, staleness and catch-up far from overflow.

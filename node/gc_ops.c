@@ -408,6 +408,10 @@ gc_ops_round (gc_ops_t *self, gc_metrics_ctx_t *m)
         if (m->transport)
             w->transport = *m->transport;
         w->connected = self->zmq ? gc_zmq_connected (self->zmq) : -1;
+        for (size_t i = 0; self->zmq && i < w->n_neighbours; i++)
+            w->sent_bytes [i] = gc_zmq_peer_sent_bytes (self->zmq, w->neighbours [i]);
+        w->rounds_run++;
+        gc_procstat_read (&w->proc);
         w->extra = self->extra;
         s_publish (self);
     }

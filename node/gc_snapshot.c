@@ -19,7 +19,10 @@ gc_snapshot_new (size_t n_neighbours)
     self->rejections = calloc ((n_neighbours + 1) * self->n_reasons + 1, sizeof *self->rejections);
     self->kind = calloc (n_neighbours + 1, sizeof *self->kind);
     self->lag = calloc (n_neighbours + 1, sizeof *self->lag);
-    if (!self->neighbours || !self->staleness || !self->rejections || !self->kind || !self->lag)
+    self->sent_bytes = calloc (n_neighbours + 1, sizeof *self->sent_bytes);
+    self->recv_bytes = calloc (n_neighbours + 1, sizeof *self->recv_bytes);
+    if (!self->neighbours || !self->staleness || !self->rejections || !self->kind || !self->lag
+    ||  !self->sent_bytes || !self->recv_bytes)
         gc_snapshot_destroy (&self);
     else
         for (size_t i = 0; i < n_neighbours; i++)
@@ -38,6 +41,8 @@ gc_snapshot_destroy (gc_snapshot_t **self_p)
     free (self->rejections);
     free (self->kind);
     free (self->lag);
+    free (self->sent_bytes);
+    free (self->recv_bytes);
     free (self);
     *self_p = NULL;
 }
@@ -54,6 +59,7 @@ gc_snapshot_take (gc_snapshot_t *self, gc_engine_t *engine)
         self->neighbours [i] = peers [i];
         self->staleness [i] = gc_engine_staleness (engine, peers [i]);
         self->kind [i] = (uint8_t) gc_engine_replica_kind (engine, peers [i], &self->lag [i]);
+        self->recv_bytes [i] = gc_engine_bytes_from (engine, peers [i]);
     }
     for (size_t row = 0; row <= n; row++) {
         uint32_t who = row < n ? peers [row] : UINT32_MAX;
@@ -70,6 +76,7 @@ gc_snapshot_copy (gc_snapshot_t *dst, const gc_snapshot_t *src)
     uint64_t *rejections = dst->rejections;
     uint8_t *kind = dst->kind;
     int64_t *lag = dst->lag;
+    uint64_t *sent_bytes = dst->sent_bytes, *recv_bytes = dst->recv_bytes;
     size_t n = src->n_neighbours < dst->n_neighbours ? src->n_neighbours : dst->n_neighbours;
     *dst = *src;
     dst->neighbours = neighbours;
@@ -77,7 +84,11 @@ gc_snapshot_copy (gc_snapshot_t *dst, const gc_snapshot_t *src)
     dst->rejections = rejections;
     dst->kind = kind;
     dst->lag = lag;
+    dst->sent_bytes = sent_bytes;
+    dst->recv_bytes = recv_bytes;
     dst->n_neighbours = n;
+    memcpy (dst->sent_bytes, src->sent_bytes, n * sizeof *sent_bytes);
+    memcpy (dst->recv_bytes, src->recv_bytes, n * sizeof *recv_bytes);
     memcpy (dst->kind, src->kind, n * sizeof *kind);
     memcpy (dst->lag, src->lag, n * sizeof *lag);
     memcpy (dst->neighbours, src->neighbours, n * sizeof *neighbours);
@@ -95,4 +106,10 @@ gc_snapshot_max_staleness (const gc_snapshot_t *self)
         if (self->staleness [i] > worst)
             worst = self->staleness [i];
     return worst;
+}
+
+uint64_t
+gc_snapshot_bytes_sent (const gc_snapshot_t *self)
+{
+    return self->has_transport ? self->transport.sent_bytes : self->engine.bytes_sent;
 }

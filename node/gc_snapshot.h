@@ -12,6 +12,7 @@
 
 #include "gc_engine.h"
 #include "gc_metrics.h"
+#include "gc_procstat.h"
 #include "gc_zmq.h"
 
 typedef struct {
@@ -39,6 +40,10 @@ typedef struct {
     int64_t           *staleness;
     uint8_t           *kind;        /* gc_replica_kind_t */
     int64_t           *lag;
+    uint64_t          *sent_bytes;  /* handed to its socket (filled by gc_ops with the transport) */
+    uint64_t          *recv_bytes;  /* its authentic messages (gc_engine_bytes_from) */
+    uint64_t           rounds_run;  /* rounds this process ran (a catch-up is one) */
+    gc_procstat_t      proc;
     //  the last minute, for gcnode status (gc_status_window_update)
     double             window_s;
     uint64_t           window_rounds, window_rejected, window_mix_skipped;
@@ -58,5 +63,8 @@ void           gc_snapshot_take (gc_snapshot_t *self, gc_engine_t *engine);
 void           gc_snapshot_copy (gc_snapshot_t *dst, const gc_snapshot_t *src);
 /*  Largest staleness over the neighbours with a state (-1: none). */
 int64_t        gc_snapshot_max_staleness (const gc_snapshot_t *self);
+/*  What reached the sockets (the transport's count), else what the engine
+    sent: the engine counts sends the transport then drops. */
+uint64_t       gc_snapshot_bytes_sent (const gc_snapshot_t *self);
 
 #endif

@@ -39,7 +39,7 @@ gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
     rc = rc ? rc : gc_buf_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
                              ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_recv\":%llu,\"rejected\":%llu"
                              ",\"http\":", s->n_neighbours, s->connected,
-                             (long long) gc_snapshot_max_staleness (s), (unsigned long long) e->bytes_sent,
+                             (long long) gc_snapshot_max_staleness (s), (unsigned long long) gc_snapshot_bytes_sent (s),
                              (unsigned long long) e->bytes_recv, (unsigned long long) e->msgs_recv,
                              (unsigned long long) e->rejected);
     rc = rc ? rc : gc_json_buf_string (out, s->http, err);

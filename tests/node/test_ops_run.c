@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gc_json.h"
 #include "gc_status.h"
 #include "ops_fixture.h"
 #include "prom_check.h"
@@ -177,6 +178,9 @@ test_metrics_endpoint_and_status (void **state)
     //  the link drop within a heartbeat or two).
     snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
     s_gcnode_until (net, args, 2, "0 of 1 neighbours connected", 30);
+    gc_status_t before;
+    assert_int_equal (gc_status_load (status_path, &before, NULL), 0);
+    assert_true (ops_wait_round (net, 0, before.round + 3, 60));
 
     //  SIGTERM: a clean stop; the status says stopped, CRITICAL.
     ops_signal (net, 0, SIGTERM);
@@ -193,6 +197,21 @@ test_metrics_endpoint_and_status (void **state)
     assert_int_equal (s_gcnode (net, args, NULL), 3);                 /* UNKNOWN: bad usage */
 
     s_check_metrics_file (net, 0, 10, 0);
+    //  With its only link down, what peer 0 sent went nowhere: bytes_sent
+    //  (handed to the socket) stopped, bytes_offered (the engine's) did not.
+    char *jsonl = ops_path (net, "p0.jsonl"), *lines = ops_read (jsonl);
+    assert_non_null (lines);
+    char *last = lines + strlen (lines) - 1;
+    while (last > lines && last [-1] != '\n')
+        last--;
+    gc_json_t *line = gc_json_parse (last, strlen (last), NULL);
+    assert_non_null (line);
+    double sent = gc_json_num (line, "bytes_sent", -1), offered = gc_json_num (line, "bytes_offered", -1);
+    if (!(sent > 0 && offered > sent) || gc_json_num (line, "send_dropped", 0) < 1)
+        fail_msg ("bytes_sent %g, bytes_offered %g: %s", sent, offered, last);
+    gc_json_destroy (&line);
+    free (lines);
+    free (jsonl);
     free (status_path);
     ops_destroy (&net);
 }
