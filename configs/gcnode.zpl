@@ -1,12 +1,13 @@
 #   /etc/gcnode/gcnode.zpl — one peer of a LAN network run by systemd
 #   (docs/OPERATIONS.md). Paths are absolute: the unit runs in /var/lib/gcnode.
 #   Every key and its default: docs/CONFIG.md. Copy to each machine and change
-#   node/index (and the key file names); everything else must agree.
+#   node/index and node/key (peerN.key on machine N); everything else must
+#   agree. Every machine holds peer0.pub .. peer3.pub, its own included.
 node
     index = 0
     network = "lab"
-    key = "/etc/gcnode/keys/node.key"           #   own identity, mode 0600, owner gcnode
-    #   node.curve (CURVE secret) is found next to node.key
+    key = "/etc/gcnode/keys/peer0.key"          #   own identity, mode 0600, owner gcnode
+    #   peer0.curve (CURVE secret) is found next to peer0.key
     metrics = "/var/lib/gcnode/metrics.jsonl"
     status_file = "/var/lib/gcnode/status.json"
     checkpoint_dir = "/var/lib/gcnode/checkpoints"
@@ -27,6 +28,7 @@ peers
     3
         endpoint = "tcp://192.168.1.13:7100"
         key = "/etc/gcnode/keys/peer3.pub"
+        #   revoked = 1                         #   revokes peer 3 (docs/OPERATIONS.md)
 discovery
     enabled = 1
     port = 7099

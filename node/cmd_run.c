@@ -206,9 +206,23 @@ s_setup_identity (s_peer_t *p, gc_err_t *err)
     if (!p->trust || !p->ids)
         return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (long i = 0; i < cfg->n_peers; i++) {
+        //  A revoked peer is never trusted. Its id is still needed to name
+        //  it: from its key file while that is there, else none (zero).
+        if (cfg->peers [i].revoked) {
+            gc_key_t *pub = cfg->peers [i].key && *cfg->peers [i].key ? gc_key_load (cfg->peers [i].key, NULL) : NULL;
+            if (pub)
+                memcpy (p->ids [i], gc_key_peer_id (pub), 8);
+            gc_key_destroy (&pub);
+            gc_log_info ("peer %ld is revoked (peers/%ld/revoked): not trusted, not connected", i, i);
+            continue;
+        }
         gc_key_t *pub = gc_key_load (cfg->peers [i].key, err);
-        if (!pub)
-            return gc_err_prefix (err, "peers/%ld/key: ", i);
+        if (!pub) {
+            char why [sizeof err->msg];
+            snprintf (why, sizeof why, "%s", err->msg);
+            return gc_err_set (err, err->code, "peers/%ld/key: %s (peers/%ld/revoked = 1 revokes that peer)", i,
+                               why, i);
+        }
         memcpy (p->ids [i], gc_key_peer_id (pub), 8);
         gc_key_destroy (&pub);
         if (gc_trust_add_file (p->trust, cfg->peers [i].key, err))
@@ -397,6 +411,8 @@ s_check_endpoints (s_peer_t *p, gc_err_t *err)
     for (size_t i = 0; i < n; i++) {
         const char *ep = p->cfg->peers [peers [i]].endpoint;
         gc_reject_log_set_endpoint (peers [i], ep);
+        if (p->cfg->peers [peers [i]].revoked)
+            continue;
         const char *colon = strrchr (ep, ':');
         if (strncmp (ep, "tcp://", 6) || !colon || colon <= ep + 6)
             continue;                   /* ipc://, or refused by the transport with its own message */
@@ -442,8 +458,11 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
         return -1;
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (p->engine, &peers);
+    //  no link to a revoked peer: nothing is sent to it (the engine's sends
+    //  to it are dropped by the transport)
     for (size_t i = 0; i < n; i++)
-        if (gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
+        if (!p->cfg->peers [peers [i]].revoked
+        &&  gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
             return gc_err_prefix (err, "peers/%u/endpoint: ", peers [i]);
     return gc_zmq_start (p->zmq, err);
 }
@@ -489,7 +508,9 @@ static void
 s_wait_for_neighbours (s_peer_t *p)
 {
     const uint32_t *peers;
-    int total = (int) gc_engine_neighbours (p->engine, &peers), connected = 0;
+    int n = (int) gc_engine_neighbours (p->engine, &peers), total = 0, connected = 0;
+    for (int i = 0; i < n; i++)
+        total += !p->cfg->peers [peers [i]].revoked;
     double start = gc_now_s ();
     while (!zsys_interrupted && (connected = gc_zmq_connected (p->zmq)) < total) {
         double waited = gc_now_s () - start;
@@ -501,8 +522,10 @@ s_wait_for_neighbours (s_peer_t *p)
         //  the transport counts links, not which: name every candidate
         char names [1024] = "";
         size_t used = 0;
-        for (int i = 0; i < total && used + 1 < sizeof names; i++) {
-            int k = snprintf (names + used, sizeof names - used, "%speer %u at %s", i ? ", " : "", peers [i],
+        for (int i = 0; i < n && used + 1 < sizeof names; i++) {
+            if (p->cfg->peers [peers [i]].revoked)
+                continue;
+            int k = snprintf (names + used, sizeof names - used, "%speer %u at %s", used ? ", " : "", peers [i],
                               p->cfg->peers [peers [i]].endpoint);
             used = k < 0 ? sizeof names : used + (size_t) k;
         }

@@ -46,6 +46,20 @@ struct gc_ops_t {
 
 static void s_publish (gc_ops_t *self);
 
+//  The engine's view, with revoked neighbours marked: they are expected
+//  to be silent and unconnected.
+static void
+s_take (gc_ops_t *self, gc_snapshot_t *w)
+{
+    gc_snapshot_take (w, self->engine);
+    w->revoked = 0;
+    for (size_t i = 0; i < w->n_neighbours; i++)
+        if (self->cfg->peers [w->neighbours [i]].revoked) {
+            w->kind [i] = GC_SNAPSHOT_REVOKED;
+            w->revoked++;
+        }
+}
+
 static double
 s_unix_now (void)
 {
@@ -79,7 +93,11 @@ s_setup_curve (gc_ops_t *self, gc_err_t *err)
         return s_key_file_error (err, "node/curve_key");
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (self->engine, &peers);
+    size_t allowed = 0;
     for (size_t i = 0; i < n; i++) {
+        if (cfg->peers [peers [i]].revoked)
+            continue;                   /* its connections are refused */
+        allowed++;
         if (gc_config_curve_public (cfg, peers [i], path, sizeof path))
             return gc_err_set (err, GC_E_CONFIG, "peers/%u/curve_key: path too long", peers [i]);
         char key [64];
@@ -90,7 +108,7 @@ s_setup_curve (gc_ops_t *self, gc_err_t *err)
     if (gc_curve_start (self->curve, err))
         return -1;
     self->extra.curve = true;
-    gc_log_info ("CURVE on: public key %s, %zu neighbour keys allowed", gc_curve_public_txt (self->curve), n);
+    gc_log_info ("CURVE on: public key %s, %zu neighbour keys allowed", gc_curve_public_txt (self->curve), allowed);
     return 0;
 }
 
@@ -121,7 +139,7 @@ s_list_missing (gc_ops_t *self, const uint32_t *peers, size_t n, char *out, size
     size_t used = 0;
     out [0] = 0;
     for (size_t i = 0; i < n && used + 16 < size; i++)
-        if (!strcmp (self->cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER))
+        if (!strcmp (self->cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER) && !self->cfg->peers [peers [i]].revoked)
             used += (size_t) snprintf (out + used, size - used, "%s%u", used ? ", " : "", peers [i]);
 }
 
@@ -145,7 +163,7 @@ s_setup_discovery (gc_ops_t *self, const gc_ops_config_t *oc, gc_err_t *err)
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (self->engine, &peers), wanted = 0;
     for (size_t i = 0; i < n; i++)
-        if (!strcmp (cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER)) {
+        if (!strcmp (cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER) && !cfg->peers [peers [i]].revoked) {
             if (gc_discovery_want (self->discovery, peers [i], oc->ids [peers [i]], err))
                 return -1;
             wanted++;
@@ -242,7 +260,7 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
     w->pid = (long) getpid ();
     w->started_unix = w->unix_time = s_unix_now ();
     w->rounds_target = (uint64_t) cfg->rounds;
-    gc_snapshot_take (w, oc->engine);
+    s_take (self, w);
     s_publish (self);                   /* "starting" */
     if ((cfg->curve && s_setup_curve (self, err))
     ||  (cfg->discovery && s_setup_discovery (self, oc, err))) {
@@ -372,7 +390,7 @@ gc_ops_ready (gc_ops_t *self, gc_zmq_t *zmq, gc_err_t *err)
         gc_log_info ("metrics: http://%s/metrics, status: http://%s/status", self->work->http,
                      self->work->http);
     }
-    gc_snapshot_take (self->work, self->engine);
+    s_take (self, self->work);
     self->work->unix_time = s_unix_now ();
     s_collect_extra (self);
     self->work->extra = self->extra;
@@ -401,7 +419,7 @@ gc_ops_round (gc_ops_t *self, gc_metrics_ctx_t *m)
     }
     if (self->http || *self->cfg->status_file) {
         w->state = gc_engine_done (self->engine) ? "done" : "running";
-        gc_snapshot_take (w, self->engine);
+        s_take (self, w);
         w->unix_time = s_unix_now ();
         gc_status_window_update (&self->window, w);
         w->has_transport = m->transport != NULL;

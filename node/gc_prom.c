@@ -185,6 +185,8 @@ static void
 s_neighbours (s_writer_t *w, const gc_snapshot_t *s)
 {
     s_gauge (w, "gcnode_neighbours", "Neighbours (in- and out-edges) in the topology.", (double) s->n_neighbours);
+    s_gauge (w, "gcnode_neighbours_revoked", "Neighbours revoked by the configuration (not connected).",
+             (double) s->revoked);
     if (s->connected >= 0)
         s_gauge (w, "gcnode_neighbours_connected", "Neighbour links that can take a message now.",
                  (double) s->connected);
@@ -193,7 +195,7 @@ s_neighbours (s_writer_t *w, const gc_snapshot_t *s)
               "Own round minus the round of this in-neighbour's replica (negative: it is ahead; "
               "never delivered: own round; NaN: no usable state, waiting for a keyframe).");
     for (size_t i = 0; i < s->n_neighbours; i++)
-        if (s->kind [i] != GC_REPLICA_NOT_IN) {
+        if (s->kind [i] != GC_REPLICA_NOT_IN && s->kind [i] != GC_SNAPSHOT_REVOKED) {
             char label [32];
             snprintf (label, sizeof label, "neighbour=\"%u\"", s->neighbours [i]);
             s_sample_d (w, "gcnode_staleness_rounds", label,
@@ -204,7 +206,7 @@ s_neighbours (s_writer_t *w, const gc_snapshot_t *s)
               "(waiting for a keyframe), behind, current, ahead (its round against ours).");
     static const char *kinds [] = { "never", "resync", "behind", "current", "ahead" };
     for (size_t i = 0; i < s->n_neighbours; i++) {
-        if (s->kind [i] == GC_REPLICA_NOT_IN)
+        if (s->kind [i] == GC_REPLICA_NOT_IN || s->kind [i] == GC_SNAPSHOT_REVOKED)
             continue;
         int k = s->kind [i] == GC_REPLICA_NEVER ? 0 : s->kind [i] == GC_REPLICA_RESYNC ? 1
               : s->lag [i] > 0 ? 2 : s->lag [i] == 0 ? 3 : 4;

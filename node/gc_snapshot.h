@@ -15,6 +15,9 @@
 #include "gc_procstat.h"
 #include "gc_zmq.h"
 
+//  kind of a neighbour the configuration revoked (set by gc_ops)
+#define GC_SNAPSHOT_REVOKED 255
+
 typedef struct {
     const char        *state;       /* "starting", "running", "done", "stopped" (static) */
     uint32_t           peer;
@@ -38,10 +41,11 @@ typedef struct {
     size_t             n_neighbours;
     uint32_t          *neighbours;
     int64_t           *staleness;
-    uint8_t           *kind;        /* gc_replica_kind_t */
+    uint8_t           *kind;        /* gc_replica_kind_t, or GC_SNAPSHOT_REVOKED */
     int64_t           *lag;
     uint64_t          *sent_bytes;  /* handed to its socket (filled by gc_ops with the transport) */
     uint64_t          *recv_bytes;  /* its authentic messages (gc_engine_bytes_from) */
+    size_t             revoked;     /* neighbours revoked by the configuration (peers/N/revoked) */
     uint64_t           rounds_run;  /* rounds this process ran (a catch-up is one) */
     gc_procstat_t      proc;
     //  the last minute, for gcnode status (gc_status_window_update)

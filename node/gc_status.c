@@ -47,7 +47,7 @@ gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
     char names [128] = "";
     size_t used = 0;
     for (size_t i = 0; i < s->n_neighbours; i++) {
-        if (s->kind [i] == GC_REPLICA_NOT_IN)
+        if (s->kind [i] == GC_REPLICA_NOT_IN || s->kind [i] == GC_SNAPSHOT_REVOKED)
             continue;
         in++;
         if (s->kind [i] == GC_REPLICA_STATE && s->lag [i] < 0)
@@ -64,10 +64,10 @@ gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
                 used += (size_t) k;
         }
     }
-    rc = rc ? rc : gc_buf_printf (out, err, ",\"in_neighbours\":%ld,\"no_state\":%ld,\"ahead\":%ld"
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"revoked\":%zu,\"in_neighbours\":%ld,\"no_state\":%ld,\"ahead\":%ld"
                              ",\"no_state_peers\":\"%s\",\"window_s\":%.1f,\"window_rounds\":%llu"
                              ",\"window_rejected\":%llu,\"window_mix_skipped\":%llu",
-                             in, none, ahead, names, s->window_s, (unsigned long long) s->window_rounds,
+                             s->revoked, in, none, ahead, names, s->window_s, (unsigned long long) s->window_rounds,
                              (unsigned long long) s->window_rejected,
                              (unsigned long long) s->window_mix_skipped);
     return rc ? rc : gc_buf_printf (out, err, "}\n");
@@ -275,7 +275,7 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
 #define S_DBL(k, f, b)   { k, 3, offsetof (gc_status_t, f), 0, b }
         S_STR ("state", state, 2), S_STR ("peer_id", peer_id, 0), S_STR ("network", network, 0),
         S_STR ("role", role, 0), S_STR ("http", http, 0), S_STR ("no_state_peers", no_state_peers, 0),
-        S_LNG ("in_neighbours", in_neighbours, 0), S_LNG ("no_state", no_state, 0), S_LNG ("ahead", ahead, 0),
+        S_LNG ("in_neighbours", in_neighbours, 0), S_LNG ("revoked", revoked, 0), S_LNG ("no_state", no_state, 0), S_LNG ("ahead", ahead, 0),
         S_U64 ("window_rounds", window_rounds, 0), S_U64 ("window_rejected", window_rejected, 0),
         S_U64 ("window_mix_skipped", window_mix_skipped, 0), S_DBL ("window_s", window_s, 0),
         S_LNG ("peer", peer, 4), S_LNG ("pid", pid, 0), S_LNG ("neighbours", neighbours, 0),

@@ -10,7 +10,9 @@
 
     "accuracy" is null until the first evaluation; "connected" is -1 when
     unknown; "max_staleness" -1 when no neighbour state is known yet.
-    What gcnode status judges (gc_status_check.h) follows: "in_neighbours",
+    What gcnode status judges (gc_status_check.h) follows: "revoked"
+    neighbours (peers/N/revoked: expected unconnected), "in_neighbours"
+    (not revoked),
     how many of them have no state ("no_state", named in "no_state_peers":
     never delivered, or waiting for a keyframe), how many are ahead, and the
     last minute ("window_s" seconds: "window_rounds" rounds, of which
@@ -45,6 +47,7 @@ typedef struct {
     long     neighbours, connected, max_staleness;
     uint64_t bytes_sent, bytes_recv, msgs_recv, rejected;
     long     in_neighbours, no_state, ahead;    /* -1: not in the file (older peer) */
+    long     revoked;                           /* neighbours revoked (not connected, silent) */
     char     no_state_peers [128];
     double   window_s;
     uint64_t window_rounds, window_rejected, window_mix_skipped;

@@ -52,11 +52,13 @@ s_check_process (const gc_status_t *st, const gc_check_limits_t *lim, s_findings
 static void
 s_check_neighbours (const gc_status_t *st, double now, const gc_check_limits_t *lim, s_findings_t *f)
 {
-    if (st->neighbours > 0 && st->connected == 0)
-        s_find (f, GC_CHECK_CRITICAL, "0 of %ld neighbours connected", st->neighbours);
+    //  a revoked neighbour is not connected on purpose
+    long linked = st->neighbours - (st->revoked > 0 ? st->revoked : 0);
+    if (linked > 0 && st->connected == 0)
+        s_find (f, GC_CHECK_CRITICAL, "0 of %ld neighbours connected", linked);
     else
-    if (st->connected >= 0 && st->connected < st->neighbours)
-        s_find (f, GC_CHECK_WARNING, "%ld of %ld neighbours connected", st->connected, st->neighbours);
+    if (st->connected >= 0 && st->connected < linked)
+        s_find (f, GC_CHECK_WARNING, "%ld of %ld neighbours connected", st->connected, linked);
     //  Nothing is delivered before the first round ends: judge only a peer
     //  past its first rounds and older than the age limit.
     bool settled = st->round >= 2 && now - st->started > lim->max_age;

@@ -242,6 +242,73 @@ test_finished_run_reports_done (void **state)
     ops_destroy (&net);
 }
 
+//  Revoking a peer (docs/OPERATIONS.md, "Revoking a machine"): its public
+//  key removed and peers/N/revoked = 1. The peer starts, trusts neither
+//  the key nor the connections, sends nothing to it, and status does not
+//  count it as a missing neighbour. Without revoked, a removed key is a
+//  configuration error that says how to revoke.
+static void
+test_revoked_peer (void **state)
+{
+    ops_net_t *net = ops_new ("opsrevoke", 3);
+    static const char *revoke = "peers\n    1\n        key = \"/nonexistent/p1.pub\"\n        revoked = 1\n";
+    ops_write_config (net, 2, "ring", NULL, "peers\n    1\n        key = \"/nonexistent/p1.pub\"\n");
+    char args [1024], *out = NULL;
+    snprintf (args, sizeof args, "run --config %s/p2.zpl --log-level error", net->dir);
+    int rc = s_gcnode (net, args, &out);
+    if (rc != 2 || !strstr (out, "peers/1/key: ") || !strstr (out, "peers/1/revoked = 1 revokes that peer"))
+        fail_msg ("a removed key without revoked: exit %d: %s", rc, out);
+    free (out);
+
+    for (int i = 0; i < 3; i++) {
+        ops_write_config (net, i, "ring", NULL, i == 2 ? revoke : NULL);
+        ops_start (net, i, "--rounds 1000000", NULL);
+    }
+    if (!ops_wait_round (net, 2, 15, 60))
+        fail_msg ("peer 2 made no progress; see %s/p2.log", net->dir);
+    char *path = ops_path (net, "p2.status");
+    gc_status_t st;
+    //  peer 1 still sends to 2: every message is refused, unattributed
+    for (int tries = 0; tries < 100; tries++) {
+        assert_int_equal (gc_status_load (path, &st, NULL), 0);
+        if (st.rejected > 0 && st.no_state == 0)
+            break;
+        usleep (100000);
+    }
+    if (st.revoked != 1 || st.neighbours != 2 || st.in_neighbours != 1 || st.connected != 1 || st.rejected == 0
+    ||  st.no_state != 0)
+        fail_msg ("peer 2: revoked %ld neighbours %ld in %ld connected %ld rejected %llu no_state %ld", st.revoked,
+                  st.neighbours, st.in_neighbours, st.connected, (unsigned long long) st.rejected, st.no_state);
+    snprintf (args, sizeof args, "status --file %s --warn-rejections 1000000", path);
+    if (s_gcnode (net, args, &out) != 0)
+        fail_msg ("%s: %s", args, out);
+    free (out);
+    for (int i = 0; i < 3; i++)
+        ops_signal (net, i, SIGTERM);
+    for (int i = 0; i < 3; i++)
+        if (ops_wait (net, i, 30) != 0)
+            fail_msg ("peer %d did not stop cleanly; see %s/p%d.log", i, net->dir, i);
+    char *log_path = ops_path (net, "p2.log"), *log = ops_read (log_path);
+    assert_non_null (log);
+    if (!strstr (log, "peer 1 is revoked") || !strstr (log, "unknown_sender"))
+        fail_msg ("p2.log:\n%s", log);
+    free (log);
+    free (log_path);
+    //  its last metrics line: nothing from peer 1 was ever applied, and the
+    //  refusals are not held against it (they prove no sender)
+    char *jsonl = ops_path (net, "p2.jsonl"), *lines = ops_read (jsonl);
+    assert_non_null (lines);
+    char *last = lines + strlen (lines) - 1;
+    while (last > lines && last [-1] != '\n')
+        last--;
+    if (!strstr (last, "\"never_delivered\":[1]") || strstr (last, "\"rejections_by_peer\":{\"1\""))
+        fail_msg ("p2's last metrics line: %s", last);
+    free (lines);
+    free (jsonl);
+    free (path);
+    ops_destroy (&net);
+}
+
 //  A systemd stand-in: reads the notification socket while the peers run
 //  (a full socket queue would block the sender, as it would under systemd).
 typedef struct {
@@ -464,6 +531,7 @@ main (void)
     signal (SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_metrics_endpoint_and_status),
+        cmocka_unit_test (test_revoked_peer),
         cmocka_unit_test (test_finished_run_reports_done),
         cmocka_unit_test (test_systemd_notify),
         cmocka_unit_test (test_bad_operational_keys),
