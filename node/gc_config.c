@@ -92,6 +92,9 @@ static const s_key_t s_keys [] = {
     S_K ("gossip/compress", S_STR, compress, "topk:0.01:fp16", 0, 0, "compressor spec (docs/ALGORITHMS.md)"),
     S_K ("gossip/ec", S_STR, ec, "liec:100", 0, 0, "error compensation"),
     S_K ("gossip/aggregator", S_STR, aggregator, "guard", 0, 0, "robust aggregation rule spec"),
+    S_K ("gossip/fallback", S_LONG, fallback, "1", 0, 1,
+         "too few fresh inputs for the rule: 1 mixes with the weaker variant they support (the rule's f "
+         "lowered, docs/ALGORITHMS.md), 0 skips the mix"),
     S_K ("gossip/gamma", S_DOUBLE, gamma, "1", 0, 1, "mixing step"),
     S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "wait policy"),
     S_K ("gossip/timeout_ms", S_LONG, timeout_ms, "2000", 1, 3600000,

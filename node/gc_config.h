@@ -73,6 +73,7 @@ typedef struct {
     char     *compress;
     char     *ec;
     char     *aggregator;
+    long      fallback;
     double    gamma;
     char     *wait;
     long      timeout_ms;

@@ -62,6 +62,7 @@ typedef struct {
     const char          *compress;          /* compressor spec */
     const char          *ec;                /* none | ef | liec[:H] */
     const char          *aggregator;        /* robust rule spec */
+    bool                 fallback;          /* too few inputs: mix under the weaker rule they support */
     const char          *wait;              /* sync | quorum:Q | adaptive */
     double               gamma;             /* mixing step */
     uint32_t             staleness;         /* S: replicas older than S rounds are left out */
@@ -141,6 +142,7 @@ typedef struct {
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
     uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
+    uint64_t mix_fallbacks;                     /* rounds mixed under a weaker rule (too few inputs) */
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
@@ -245,6 +247,9 @@ typedef struct {
     gc_engine_start. */
 void         gc_engine_share_states (gc_engine_t *self, const gc_engine_states_t *states,
                                      const float *initial);
+
+/*  The rule the last fallback mix used ("cwtm:0"), or "" (trainer thread). */
+const char  *gc_engine_fallback_rule (const gc_engine_t *self);
 
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);

@@ -155,6 +155,8 @@ typedef struct {
     gc_buf_t           payload;
     gc_buf_t           kf_payload;
     gc_robust_t       *robust;
+    gc_robust_t      **fallback;    /* [k]: the rule for k < min_inputs inputs, made on first use */
+    const char        *fallback_used;   /* name of the last one used, or NULL */
     gc_wait_t         *wait;
     gc_engine_states_t states;      /* shared replica states (gcsim); find NULL: none */
 } gc_engine_gossip_t;
@@ -165,7 +167,7 @@ typedef struct {
     gc_counter_t msgs_sent, bytes_sent, msgs_recv, bytes_recv, deltas_applied,
                  keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
                  gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
-                 partitioned, diverged, verifies;
+                 partitioned, diverged, verifies, mix_fallbacks;
     gc_counter_t unknown_reasons [GC_ENGINE_NREASONS];
     gc_gauge_t   last_loss, last_wait_s, total_wait_s;          /* trainer */
     gc_gauge_t   t_train, t_compress, t_sign, t_aggregate;      /* trainer */

@@ -78,7 +78,7 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              ",\"keyframe_requests_sent\":%llu,\"keyframe_requests_recv\":%llu"
              ",\"deltas_applied\":%llu,\"gaps\":%llu,\"mix_skipped\":%llu,\"catchups\":%llu"
              ",\"diverged\":%llu,\"partitioned\":%llu"
-             ",\"rejected\":%llu,\"bytes_offered\":%llu",
+             ",\"rejected\":%llu,\"bytes_offered\":%llu,\"mix_fallbacks\":%llu",
              (unsigned long long) (ctx->transport ? ctx->transport->sent_bytes : s.bytes_sent),
              (unsigned long long) s.bytes_recv,
              (unsigned long long) s.msgs_sent, (unsigned long long) s.msgs_recv,
@@ -90,7 +90,8 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              (unsigned long long) s.deltas_applied, (unsigned long long) s.gaps,
              (unsigned long long) s.mix_skipped, (unsigned long long) s.catchups,
              (unsigned long long) s.diverged, (unsigned long long) s.partitioned,
-             (unsigned long long) s.rejected, (unsigned long long) s.bytes_sent);
+             (unsigned long long) s.rejected, (unsigned long long) s.bytes_sent,
+             (unsigned long long) s.mix_fallbacks);
     if (ctx->transport)
         fprintf (out, ",\"sent_frames\":%llu,\"send_dropped\":%llu,\"recv_muted\":%llu"
                  ",\"recv_malformed\":%llu,\"connections_muted\":%llu",

@@ -38,7 +38,7 @@ struct gc_ops_t {
     gc_metrics_extra_t extra;
     //  what the last warnings reported (logged again when it grows, at most
     //  once a minute)
-    uint64_t         warned_untrusted, warned_auth, warned_protocol, warned_conflicts;
+    uint64_t         warned_untrusted, warned_auth, warned_protocol, warned_conflicts, warned_fallbacks;
     int64_t          last_warning;
     bool             status_failed;
     gc_status_window_t window;      /* trainer thread: the last minute, for gcnode status */
@@ -370,6 +370,17 @@ s_warn (gc_ops_t *self)
         gc_log_warning ("CURVE: %llu handshake(s) failed (a peer without CURVE, or another protocol)",
                         (unsigned long long) (x->curve_failed_protocol - self->warned_protocol));
         self->warned_protocol = x->curve_failed_protocol;
+        warned = true;
+    }
+    gc_engine_stats_t es;
+    gc_engine_stats (self->engine, &es);
+    if (es.mix_fallbacks > self->warned_fallbacks) {
+        const char *used = gc_engine_fallback_rule (self->engine);
+        gc_log_warning ("%llu round(s) had too few fresh inputs for %s: mixed under %s, which tolerates "
+                        "fewer Byzantine neighbours (gossip/fallback; docs/ALGORITHMS.md)",
+                        (unsigned long long) (es.mix_fallbacks - self->warned_fallbacks), self->cfg->aggregator,
+                        *used ? used : "a weaker rule");
+        self->warned_fallbacks = es.mix_fallbacks;
         warned = true;
     }
     if (warned)

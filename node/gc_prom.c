@@ -170,6 +170,8 @@ s_traffic (s_writer_t *w, const gc_snapshot_t *s)
     s_counter (w, "gcnode_deltas_applied_total", "Deltas applied to neighbour replicas.", e->deltas_applied);
     s_counter (w, "gcnode_sequence_gaps_total", "Sequence gaps seen (each asks for a keyframe).", e->gaps);
     s_counter (w, "gcnode_mix_skipped_total", "Rounds whose robust mix was skipped.", e->mix_skipped);
+    s_counter (w, "gcnode_mix_fallbacks_total",
+               "Rounds mixed under a weaker rule: too few fresh inputs for the configured one.", e->mix_fallbacks);
     s_counter (w, "gcnode_catchups_total", "Round catch-ups to faster neighbours.", e->catchups);
     s_family (w, "gcnode_phase_seconds_total", "counter", "Time spent per phase of the round.");
     static const char *phases [] = { "train", "compress", "sign", "aggregate" };

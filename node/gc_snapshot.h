@@ -50,7 +50,7 @@ typedef struct {
     gc_procstat_t      proc;
     //  the last minute, for gcnode status (gc_status_window_update)
     double             window_s;
-    uint64_t           window_rounds, window_rejected, window_mix_skipped;
+    uint64_t           window_rounds, window_rejected, window_mix_skipped, window_mix_fallbacks;
     //  rejections [row * n_reasons + j]: row i < n_neighbours is neighbour i,
     //  row n_neighbours the senders that could not be attributed
     size_t             n_reasons;

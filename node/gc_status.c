@@ -66,10 +66,11 @@ gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
     }
     rc = rc ? rc : gc_buf_printf (out, err, ",\"revoked\":%zu,\"in_neighbours\":%ld,\"no_state\":%ld,\"ahead\":%ld"
                              ",\"no_state_peers\":\"%s\",\"window_s\":%.1f,\"window_rounds\":%llu"
-                             ",\"window_rejected\":%llu,\"window_mix_skipped\":%llu",
+                             ",\"window_rejected\":%llu,\"window_mix_skipped\":%llu,\"window_mix_fallbacks\":%llu",
                              s->revoked, in, none, ahead, names, s->window_s, (unsigned long long) s->window_rounds,
                              (unsigned long long) s->window_rejected,
-                             (unsigned long long) s->window_mix_skipped);
+                             (unsigned long long) s->window_mix_skipped,
+                             (unsigned long long) s->window_mix_fallbacks);
     return rc ? rc : gc_buf_printf (out, err, "}\n");
 }
 
@@ -84,6 +85,7 @@ gc_status_window_update (gc_status_window_t *w, gc_snapshot_t *s)
     w->t [at] = s->unix_time;
     w->rejected [at] = s->engine.rejected;
     w->skipped [at] = s->engine.mix_skipped;
+    w->fallbacks [at] = s->engine.mix_fallbacks;
     //  the baseline: the newest sample a window old, else the oldest kept
     size_t base = 0;
     for (size_t i = 1; i < w->n; i++)
@@ -94,6 +96,7 @@ gc_status_window_update (gc_status_window_t *w, gc_snapshot_t *s)
     s->window_rounds = w->n - 1 - base;
     s->window_rejected = s->engine.rejected - w->rejected [b];
     s->window_mix_skipped = s->engine.mix_skipped - w->skipped [b];
+    s->window_mix_fallbacks = s->engine.mix_fallbacks - w->fallbacks [b];
 }
 
 int
@@ -277,7 +280,7 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
         S_STR ("role", role, 0), S_STR ("http", http, 0), S_STR ("no_state_peers", no_state_peers, 0),
         S_LNG ("in_neighbours", in_neighbours, 0), S_LNG ("revoked", revoked, 0), S_LNG ("no_state", no_state, 0), S_LNG ("ahead", ahead, 0),
         S_U64 ("window_rounds", window_rounds, 0), S_U64 ("window_rejected", window_rejected, 0),
-        S_U64 ("window_mix_skipped", window_mix_skipped, 0), S_DBL ("window_s", window_s, 0),
+        S_U64 ("window_mix_skipped", window_mix_skipped, 0), S_U64 ("window_mix_fallbacks", window_mix_fallbacks, 0), S_DBL ("window_s", window_s, 0),
         S_LNG ("peer", peer, 4), S_LNG ("pid", pid, 0), S_LNG ("neighbours", neighbours, 0),
         S_LNG ("connected", connected, 0), S_LNG ("max_staleness", max_staleness, 0),
         S_U64 ("round", round, 16), S_U64 ("rounds", rounds, 0), S_U64 ("accuracy_round", accuracy_round, 0),

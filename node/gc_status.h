@@ -16,7 +16,8 @@
     how many of them have no state ("no_state", named in "no_state_peers":
     never delivered, or waiting for a keyframe), how many are ahead, and the
     last minute ("window_s" seconds: "window_rounds" rounds, of which
-    "window_mix_skipped" did not mix, and "window_rejected" rejections). */
+    "window_mix_skipped" did not mix and "window_mix_fallbacks" mixed under
+    a weaker rule, and "window_rejected" rejections). */
 #ifndef GC_STATUS_H
 #define GC_STATUS_H
 
@@ -50,7 +51,7 @@ typedef struct {
     long     revoked;                           /* neighbours revoked (not connected, silent) */
     char     no_state_peers [128];
     double   window_s;
-    uint64_t window_rounds, window_rejected, window_mix_skipped;
+    uint64_t window_rounds, window_rejected, window_mix_skipped, window_mix_fallbacks;
 } gc_status_t;
 
 /*  The last minute of rounds (trainer thread), kept by the status writer. */
@@ -58,7 +59,7 @@ typedef struct {
 #define GC_STATUS_WINDOW_MAX 256
 typedef struct {
     double   t [GC_STATUS_WINDOW_MAX];
-    uint64_t rejected [GC_STATUS_WINDOW_MAX], skipped [GC_STATUS_WINDOW_MAX];
+    uint64_t rejected [GC_STATUS_WINDOW_MAX], skipped [GC_STATUS_WINDOW_MAX], fallbacks [GC_STATUS_WINDOW_MAX];
     size_t   head, n;
 } gc_status_window_t;
 

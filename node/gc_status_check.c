@@ -79,6 +79,9 @@ s_check_neighbours (const gc_status_t *st, double now, const gc_check_limits_t *
     if (st->window_mix_skipped > 0)
         s_find (f, GC_CHECK_WARNING, "%llu of the last %llu rounds did not mix",
                 (unsigned long long) st->window_mix_skipped, (unsigned long long) st->window_rounds);
+    if (st->window_mix_fallbacks > 0)
+        s_find (f, GC_CHECK_WARNING, "%llu of the last %llu rounds mixed under a weaker rule (too few inputs)",
+                (unsigned long long) st->window_mix_fallbacks, (unsigned long long) st->window_rounds);
 }
 
 gc_check_level_t
