@@ -131,145 +131,12 @@ gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
 }
 
 //  ---------------------------------------------------------------------------
-//  a flat JSON object: {"key": number | "string" | true | false | null, ...}
-
-typedef struct {
-    const char *p, *end;
-} s_cursor_t;
-
-static void
-s_space (s_cursor_t *c)
-{
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-        c->p++;
-}
-
-//  A string into out (truncated to size-1; \u escapes become '?').
-static int
-s_parse_string (s_cursor_t *c, char *out, size_t size)
-{
-    if (c->p >= c->end || *c->p != '"')
-        return -1;
-    c->p++;
-    size_t n = 0;
-    while (c->p < c->end && *c->p != '"') {
-        unsigned char ch = (unsigned char) *c->p++;
-        if (ch < 0x20)
-            return -1;
-        if (ch == '\\') {
-            if (c->p >= c->end)
-                return -1;
-            char esc = *c->p++;
-            if (esc == 'u') {
-                if (c->end - c->p < 4)
-                    return -1;
-                for (int i = 0; i < 4; i++)
-                    if (!strchr ("0123456789abcdefABCDEF", c->p [i]) || !c->p [i])
-                        return -1;
-                c->p += 4;
-                ch = '?';
-            }
-            else {
-                const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-                const char *at = esc ? strchr (from, esc) : NULL;
-                if (!at)
-                    return -1;
-                ch = (unsigned char) to [at - from];
-            }
-        }
-        if (n + 1 < size)
-            out [n++] = (char) ch;
-    }
-    if (c->p >= c->end)
-        return -1;
-    c->p++;
-    if (size)
-        out [n] = 0;
-    return 0;
-}
-
-//  A JSON number token, checked against the grammar before strtod.
-static int
-s_parse_number (s_cursor_t *c, double *value, bool *integer)
-{
-    const char *start = c->p, *p = c->p;
-    if (p < c->end && *p == '-')
-        p++;
-    const char *digits = p;
-    while (p < c->end && *p >= '0' && *p <= '9')
-        p++;
-    if (p == digits || (*digits == '0' && p - digits > 1))
-        return -1;
-    *integer = true;
-    if (p < c->end && *p == '.') {
-        *integer = false;
-        const char *frac = ++p;
-        while (p < c->end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == frac)
-            return -1;
-    }
-    if (p < c->end && (*p == 'e' || *p == 'E')) {
-        *integer = false;
-        p++;
-        if (p < c->end && (*p == '+' || *p == '-'))
-            p++;
-        const char *exp = p;
-        while (p < c->end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == exp)
-            return -1;
-    }
-    char token [64];
-    if (p - start >= (long) sizeof token)
-        return -1;
-    memcpy (token, start, (size_t) (p - start));
-    token [p - start] = 0;
-    *value = strtod (token, NULL);
-    if (!isfinite (*value))
-        return -1;
-    c->p = p;
-    return 0;
-}
-
-typedef enum { S_V_NUMBER, S_V_STRING, S_V_BOOL, S_V_NULL } s_vtype_t;
-
-typedef struct {
-    s_vtype_t type;
-    double    number;
-    bool      integer;
-    bool      boolean;
-    char      string [128];
-} s_value_t;
-
-static int
-s_parse_value (s_cursor_t *c, s_value_t *v)
-{
-    static const struct { const char *word; s_vtype_t type; bool b; } words [] = {
-        { "true", S_V_BOOL, true }, { "false", S_V_BOOL, false }, { "null", S_V_NULL, false }
-    };
-    if (c->p >= c->end)
-        return -1;
-    if (*c->p == '"') {
-        v->type = S_V_STRING;
-        return s_parse_string (c, v->string, sizeof v->string);
-    }
-    for (size_t i = 0; i < 3; i++) {
-        size_t len = strlen (words [i].word);
-        if ((size_t) (c->end - c->p) >= len && !memcmp (c->p, words [i].word, len)) {
-            c->p += len;
-            v->type = words [i].type;
-            v->boolean = words [i].b;
-            return 0;
-        }
-    }
-    v->type = S_V_NUMBER;
-    return s_parse_number (c, &v->number, &v->integer);
-}
+//  a flat JSON object: {"key": number | "string" | true | false | null, ...},
+//  read with common/gc_json (hostile text: checked byte by byte there)
 
 //  Store one field; `seen` marks the required ones.
 static int
-s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, gc_err_t *err)
+s_field (gc_status_t *st, const char *key, const gc_json_t *v, unsigned *seen, gc_err_t *err)
 {
     static const struct { const char *key; int kind; size_t off, size; unsigned bit; } fields [] = {
 #define S_STR(k, f, b)   { k, 0, offsetof (gc_status_t, f), sizeof ((gc_status_t *) 0)->f, b }
@@ -292,16 +159,20 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
 #undef S_U64
 #undef S_DBL
     };
+    if (v->type == GC_JSON_NUMBER && !isfinite (v->number))
+        return gc_err_set (err, GC_E_FORMAT, "status: %s is not a finite number", key);
+    if (v->type == GC_JSON_ARRAY || v->type == GC_JSON_OBJECT)
+        return gc_err_set (err, GC_E_FORMAT, "status: bad value for \"%s\" (flat objects only)", key);
     if (!strcmp (key, "v")) {
-        if (v->type != S_V_NUMBER || v->number != 1)
-            return gc_err_set (err, GC_E_FORMAT, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
+        if (v->type != GC_JSON_NUMBER || v->number != 1)
+            return gc_err_set (err, GC_E_FORMAT, "status: version %g is not 1", v->type == GC_JSON_NUMBER ? v->number : -1);
         *seen |= 1;
         return 0;
     }
     if (!strcmp (key, "accuracy")) {
-        if (v->type != S_V_NUMBER && v->type != S_V_NULL)
+        if (v->type != GC_JSON_NUMBER && v->type != GC_JSON_NULL)
             return gc_err_set (err, GC_E_FORMAT, "status: accuracy is not a number or null");
-        st->has_accuracy = v->type == S_V_NUMBER;
+        st->has_accuracy = v->type == GC_JSON_NUMBER;
         st->accuracy = st->has_accuracy ? v->number : 0;
         return 0;
     }
@@ -310,17 +181,17 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
             continue;
         char *at = (char *) st + fields [i].off;
         bool want_string = fields [i].kind == 0;
-        bool null_ok = !strcmp (key, "loss") && v->type == S_V_NULL;     /* a diverged loss */
-        if (!null_ok && (want_string != (v->type == S_V_STRING) || (!want_string && v->type != S_V_NUMBER)))
+        bool null_ok = !strcmp (key, "loss") && v->type == GC_JSON_NULL;     /* a diverged loss */
+        if (!null_ok && (want_string != (v->type == GC_JSON_STRING) || (!want_string && v->type != GC_JSON_NUMBER)))
             return gc_err_set (err, GC_E_FORMAT, "status: %s has the wrong type", key);
         if (fields [i].kind == 0)
             snprintf (at, fields [i].size, "%s", v->string);
         else
         if (fields [i].kind == 3)
-            *(double *) at = v->type == S_V_NULL ? NAN : v->number;
+            *(double *) at = v->type == GC_JSON_NULL ? NAN : v->number;
         else {
             //  Integers: whole numbers within range (doubles hold 2^53 exactly).
-            if (!v->integer || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
+            if (v->number != floor (v->number) || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
                 return gc_err_set (err, GC_E_FORMAT, "status: %s is not an integer in range", key);
             if (fields [i].kind == 1)
                 *(long *) at = (long) v->number;
@@ -342,40 +213,17 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     out->in_neighbours = out->no_state = out->ahead = -1;
     if (!text || len > GC_STATUS_FILE_MAX)
         return gc_err_set (err, GC_E_FORMAT, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
-    s_cursor_t c = { text, text + len };
-    s_space (&c);
-    if (c.p >= c.end || *c.p++ != '{')
-        return gc_err_set (err, GC_E_FORMAT, "status: not a JSON object");
+    gc_json_t *root = gc_json_parse (text, len, err);
+    if (!root)
+        return err ? gc_err_prefix (err, "status: ") : -1;
+    int rc = root->type == GC_JSON_OBJECT ? 0 : gc_err_set (err, GC_E_FORMAT, "status: not a JSON object");
     unsigned seen = 0;
-    s_space (&c);
-    bool empty = c.p < c.end && *c.p == '}';
-    while (!empty) {
-        char key [64];
-        s_value_t v;
-        s_space (&c);
-        if (s_parse_string (&c, key, sizeof key))
-            return gc_err_set (err, GC_E_FORMAT, "status: bad key at byte %ld", (long) (c.p - text));
-        s_space (&c);
-        if (c.p >= c.end || *c.p++ != ':')
-            return gc_err_set (err, GC_E_FORMAT, "status: expected ':' after \"%s\"", key);
-        s_space (&c);
-        if (s_parse_value (&c, &v))
-            return gc_err_set (err, GC_E_FORMAT, "status: bad value for \"%s\" (flat objects only)", key);
-        if (s_field (out, key, &v, &seen, err))
-            return -1;
-        s_space (&c);
-        if (c.p < c.end && *c.p == ',') {
-            c.p++;
-            continue;
-        }
-        break;
-    }
-    s_space (&c);
-    if (c.p >= c.end || *c.p++ != '}')
-        return gc_err_set (err, GC_E_FORMAT, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
-    s_space (&c);
-    if (c.p != c.end)
-        return gc_err_set (err, GC_E_FORMAT, "status: trailing bytes after the object");
+    //  members in order: a later duplicate key wins
+    for (const gc_json_t *m = root->child; m && !rc; m = m->next)
+        rc = s_field (out, m->key, m, &seen, err);
+    gc_json_destroy (&root);
+    if (rc)
+        return -1;
     if ((seen & 31) != 31)
         return gc_err_set (err, GC_E_FORMAT, "status: missing one of v, state, peer, time, round");
     return 0;
