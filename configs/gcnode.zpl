@@ -1,13 +1,13 @@
 #   /etc/gcnode/gcnode.zpl — one peer of a LAN network run by systemd
 #   (docs/OPERATIONS.md). Paths are absolute: the unit runs in /var/lib/gcnode.
 #   Every key and its default: docs/CONFIG.md. Copy to each machine and change
-#   node/index and node/key (peerN.key on machine N); everything else must
-#   agree. Every machine holds peer0.pub .. peer3.pub, its own included.
+#   node/index, and point the own entry of peers at node.pub (the others at
+#   peerN.pub, as copied from machine N); everything else must agree.
 node
     index = 0
     network = "lab"
-    key = "/etc/gcnode/keys/peer0.key"          #   own identity, mode 0600, owner gcnode
-    #   peer0.curve (CURVE secret) is found next to peer0.key
+    key = "/etc/gcnode/keys/node.key"           #   own identity, mode 0600, owner gcnode
+    #   node.curve (CURVE secret) is found next to node.key
     metrics = "/var/lib/gcnode/metrics.jsonl"
     status_file = "/var/lib/gcnode/status.json"
     checkpoint_dir = "/var/lib/gcnode/checkpoints"
@@ -18,7 +18,8 @@ node
 peers
     0
         endpoint = "tcp://192.168.1.10:7100"
-        key = "/etc/gcnode/keys/peer0.pub"      #   peer0.curve.pub found next to it
+        key = "/etc/gcnode/keys/node.pub"       #   this machine (index 0): its own node.pub
+        #   the other machines' keys: peerN.pub, with peerN.curve.pub next to it
     1
         endpoint = "discover"                   #   found by beacon (discovery below)
         key = "/etc/gcnode/keys/peer1.pub"
