@@ -709,7 +709,7 @@ s_plots (const gc_result_t *res, const gc_summary_t *s, FILE *log, char *note, s
     //  named relative to it).
     char cd [4300];
     snprintf (cd, sizeof cd, "cd '%s'", dir);
-    const char *argv [] = { "gnuplot", "-e", cd, path, NULL };
+    const char *argv [] = { "gnuplot", "-e", cd, "plots.gp", NULL };
     char *output = NULL;
     gc_err_t err = { 0 };
     int rc = strchr (dir, '\'') ? gc_err_set (&err, GC_E_ARG, "the path holds a quote") : gc_command_run (argv, 120, &output, &err);

@@ -66,6 +66,7 @@ typedef struct {
     bool      nesterov;
     double    weight_decay;
     char     *schedule;
+    char     *augment;
     double    warmup;
     long      train_samples;
     long      test_samples;

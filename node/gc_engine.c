@@ -172,6 +172,8 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
         self->learn.sampler = gc_sampler_new (data, cfg->batch, seed, err);
         if (!self->learn.sampler)
             return -1;
+        if (gc_sampler_set_augment (self->learn.sampler, &cfg->augment, seed, err))
+            return gc_err_prefix (err, "train/augment: ");
     }
     gc_engine_learn_t *l = &self->learn;
     float **bufs [] = { &l->x, &l->prev, &l->pub, &l->update, &l->sent, &l->agg };

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc_augment.h"
 #include "gc_dataset.h"
 #include "gc_err.h"
 #include "gc_key.h"
@@ -55,6 +56,7 @@ typedef struct {
     const gc_dataset_t  *test;              /* borrowed, NULL: no evaluation */
     gc_optim_config_t    optim;
     size_t               batch;
+    gc_augment_t         augment;           /* of every training batch; zero: none */
     uint32_t             local_steps;       /* SGD steps per round */
     uint64_t             rounds;            /* length of the run (lr schedule, catch-up cap) */
     uint64_t             seed;              /* shared by all peers: the initial model */

@@ -29,6 +29,8 @@ gc_setup_engine (const gc_config_t *cfg, const gc_setup_parts_t *parts, gc_engin
     ec->optim.warmup = cfg->warmup;
     if (gc_optim_schedule_parse (cfg->schedule, &ec->optim, err))
         return gc_err_prefix (err, "train/schedule: ");
+    if (gc_augment_parse (cfg->augment, &ec->augment, err))
+        return gc_err_prefix (err, "train/augment: ");
     ec->batch = (size_t) cfg->batch;
     ec->local_steps = (uint32_t) cfg->local_steps;
     ec->rounds = (uint64_t) cfg->rounds;

@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +19,31 @@
     enough that each sgemm has thousands of columns. */
 #define S_CHUNK_FLOATS (1u << 19)
 
+/*  The scratch memory of a forward and backward pass (activations, their
+    gradients, pooling indices, GroupNorm statistics, the lowered chunk) is
+    needed only during one call, so it belongs to the thread, not to the
+    model: gcsim steps hundreds of peers' models on one or two threads, and
+    a workspace per model made the scratch most of a peer's memory. Each
+    slot grows to the largest request any model on the thread has made. */
+typedef struct {
+    void  *p;
+    size_t bytes;
+} s_slot_t;
+
+typedef struct {
+    s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
+             stats [GC_CNN_MAX_OPS], col, tmp;
+} s_workspace_t;
+
 struct gc_cnn_t {
     gc_cnn_net_t net;
-    size_t   cap;                       /* batch the activations hold */
-    size_t   dcap;                      /* batch the gradients hold */
+    //  borrowed from the thread's workspace for the length of one call
     float   *act [GC_CNN_MAX_OPS];      /* output of each operation */
     float   *dact [GC_CNN_MAX_OPS];     /* its gradient (not the last one's) */
-    bool     dset [GC_CNN_MAX_OPS];     /* gradient written this step */
     int32_t *arg [GC_CNN_MAX_OPS];      /* max pooling: where each maximum was */
     float   *stats [GC_CNN_MAX_OPS];    /* GroupNorm: mean, 1/std per sample, group */
     float   *col, *tmp;                 /* one lowered chunk and its product */
-    size_t   col_floats, tmp_floats;
+    bool     dset [GC_CNN_MAX_OPS];     /* gradient written this step */
     float   *vgrad;                     /* gradients of two vector layers */
     size_t   max_vector;
     bool     profile;
@@ -65,14 +80,6 @@ gc_cnn_destroy (gc_cnn_t **self_p)
     gc_cnn_t *self = *self_p;
     if (!self)
         return;
-    for (int i = 0; i < GC_CNN_MAX_OPS; i++) {
-        gc_mem_free (self->act [i]);
-        gc_mem_free (self->dact [i]);
-        gc_mem_free (self->arg [i]);
-        gc_mem_free (self->stats [i]);
-    }
-    gc_mem_free (self->col);
-    gc_mem_free (self->tmp);
     gc_mem_free (self->vgrad);
     free (self);
     *self_p = NULL;
@@ -140,15 +147,65 @@ gc_cnn_init_params (const gc_cnn_t *self, float *params, uint64_t seed)
     }
 }
 
-static void *
-s_alloc (size_t bytes)
+static pthread_key_t  s_workspace_key;
+static pthread_once_t s_workspace_once = PTHREAD_ONCE_INIT;
+
+static void
+s_workspace_free (void *arg)
 {
-    void *p = gc_aligned_alloc (bytes ? bytes : 1);
-    if (!p) {
-        fprintf (stderr, "gc_cnn: out of memory for %zu bytes of workspace\n", bytes);
+    s_workspace_t *ws = arg;
+    for (int i = 0; i < GC_CNN_MAX_OPS; i++) {
+        gc_mem_free (ws->act [i].p);
+        gc_mem_free (ws->dact [i].p);
+        gc_mem_free (ws->arg [i].p);
+        gc_mem_free (ws->stats [i].p);
+    }
+    gc_mem_free (ws->col.p);
+    gc_mem_free (ws->tmp.p);
+    free (ws);
+}
+
+static void
+s_workspace_key_make (void)
+{
+    if (pthread_key_create (&s_workspace_key, s_workspace_free)) {
+        fprintf (stderr, "gc_cnn: no thread-specific key for the workspace\n");
         abort ();
     }
-    return p;
+}
+
+//  The calling thread's workspace, made on its first call; freed when the
+//  thread exits (the main thread's stays reachable until the process ends).
+static s_workspace_t *
+s_workspace (void)
+{
+    pthread_once (&s_workspace_once, s_workspace_key_make);
+    s_workspace_t *ws = pthread_getspecific (s_workspace_key);
+    if (!ws) {
+        ws = calloc (1, sizeof *ws);
+        if (!ws || pthread_setspecific (s_workspace_key, ws)) {
+            fprintf (stderr, "gc_cnn: out of memory for the workspace\n");
+            abort ();
+        }
+    }
+    return ws;
+}
+
+//  The slot, at least `bytes` long. Like the model's other scratch, a
+//  failure here is fatal: the model API has no error path inside a step.
+static void *
+s_grow (s_slot_t *slot, size_t bytes)
+{
+    if (slot->bytes < bytes || !slot->p) {
+        gc_mem_free (slot->p);
+        slot->p = gc_aligned_alloc (bytes ? bytes : 1);
+        if (!slot->p) {
+            fprintf (stderr, "gc_cnn: out of memory for %zu bytes of workspace\n", bytes);
+            abort ();
+        }
+        slot->bytes = bytes;
+    }
+    return slot->p;
 }
 
 //  Samples per lowered chunk of a convolution.
@@ -162,52 +219,35 @@ s_chunk (const gc_cnn_op_t *op, size_t batch)
     return m < batch ? m : batch;
 }
 
-//  Grow the workspace to `batch` samples (gradients too when `train`): only
-//  when a larger batch than ever before arrives, never on the steady path.
+//  Point the model's scratch at the thread's workspace, grown for `batch`
+//  samples (gradients too when `train`): a loop over the operations per
+//  call; an allocation only when a larger request than ever arrives.
 static void
 s_reserve (gc_cnn_t *self, size_t batch, bool train)
 {
     const gc_cnn_net_t *net = &self->net;
-    if (batch > self->cap) {
-        for (int i = 0; i < net->n_ops; i++) {
-            const gc_cnn_op_t *op = &net->ops [i];
-            gc_mem_free (self->act [i]);
-            self->act [i] = s_alloc (batch * gc_cnn_op_out_size (op) * sizeof (float));
-            if (op->kind == GC_CNN_MAXPOOL) {
-                gc_mem_free (self->arg [i]);
-                self->arg [i] = s_alloc (batch * gc_cnn_op_out_size (op) * sizeof (int32_t));
-            }
-            if (op->kind == GC_CNN_GN) {
-                gc_mem_free (self->stats [i]);
-                self->stats [i] = s_alloc (2 * batch * op->groups * sizeof (float));
-            }
-        }
-        size_t col = 1, tmp = 1;
-        for (int i = 0; i < net->n_ops; i++) {
-            const gc_cnn_op_t *op = &net->ops [i];
-            if (op->kind != GC_CNN_CONV)
-                continue;
+    s_workspace_t *ws = s_workspace ();
+    size_t col = 1, tmp = 1;
+    for (int i = 0; i < net->n_ops; i++) {
+        const gc_cnn_op_t *op = &net->ops [i];
+        size_t out = batch * gc_cnn_op_out_size (op);
+        self->act [i] = s_grow (&ws->act [i], out * sizeof (float));
+        if (op->kind == GC_CNN_MAXPOOL)
+            self->arg [i] = s_grow (&ws->arg [i], out * sizeof (int32_t));
+        if (op->kind == GC_CNN_GN)
+            self->stats [i] = s_grow (&ws->stats [i], 2 * batch * op->groups * sizeof (float));
+        if (train && i + 1 < net->n_ops)
+            self->dact [i] = s_grow (&ws->dact [i], out * sizeof (float));
+        if (op->kind == GC_CNN_CONV) {
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
                 col = op->c * op->k * op->k * m * P;
             if (op->oc * m * P > tmp)
                 tmp = op->oc * m * P;
         }
-        gc_mem_free (self->col);
-        gc_mem_free (self->tmp);
-        self->col = s_alloc (col * sizeof (float));
-        self->tmp = s_alloc (tmp * sizeof (float));
-        self->col_floats = col;
-        self->tmp_floats = tmp;
-        self->cap = batch;
     }
-    if (train && batch > self->dcap) {
-        for (int i = 0; i + 1 < net->n_ops; i++) {
-            gc_mem_free (self->dact [i]);
-            self->dact [i] = s_alloc (batch * gc_cnn_op_out_size (&net->ops [i]) * sizeof (float));
-        }
-        self->dcap = batch;
-    }
+    self->col = s_grow (&ws->col, col * sizeof (float));
+    self->tmp = s_grow (&ws->tmp, tmp * sizeof (float));
 }
 
 static void

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gc_json.h"
@@ -72,6 +73,15 @@ static const char *s_scenario =
     "    rejected.bad_signature = \"== 4\"\n"    /* at honest peers: 2 + 1 + 1 */
     "    accepted_from_untrusted = \"== 1\"\n"     /* peer 2 took something from 0 */
     "    events_not_fired = \"== 0\"\n";
+
+static void
+s_assert_plots (const char *dir)
+{
+    char path [600];
+    snprintf (path, sizeof path, "%s/plots/accuracy_round.png", dir);
+    if (access (path, R_OK))
+        fail_msg ("no plot %s", path);
+}
 
 static void
 test_summary_and_report (void **state)
@@ -168,6 +178,18 @@ test_summary_and_report (void **state)
     gc_json_destroy (&j);
     snprintf (rpath, sizeof rpath, "%s/report.md", dir);
     assert_int_equal (access (rpath, R_OK), 0);
+    //  the plots are drawn (gnuplot is one of the test command's packages),
+    //  whether the output directory is named absolutely or relatively
+    s_assert_plots (dir);
+    char cwd [4096];
+    assert_non_null (getcwd (cwd, sizeof cwd));
+    assert_int_equal (chdir (dir), 0);
+    res.out_dir = "relative";
+    assert_int_equal (mkdir ("relative", 0755), 0);
+    assert_int_equal (gc_report_write (&res, &sum, NULL, &err), 0);
+    s_assert_plots ("relative");
+    assert_int_equal (chdir (cwd), 0);
+    res.out_dir = dir;
     //  a run that did not complete fails whatever the assertions say
     res.status = GC_RUN_TIMED_OUT;
     gc_summary_free (&sum);

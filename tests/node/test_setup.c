@@ -30,7 +30,7 @@ test_keys (void **state)
         "node/index", "3", "node/network", "lab", "node/seed", "77", "train/model", "8-4-2",
         "train/lr", "0.5", "train/momentum", "0.5", "train/nesterov", "1", "train/weight_decay", "0.01",
         "train/warmup", "7", "train/schedule", "step:10:0.5", "train/batch", "9", "train/local_steps", "3",
-        "train/rounds", "42", "gossip/compress", "dense", "gossip/ec", "ef", "gossip/aggregator", "mean",
+        "train/rounds", "42", "train/augment", "crop:2,flip", "gossip/compress", "dense", "gossip/ec", "ef", "gossip/aggregator", "mean",
         "gossip/wait", "sync", "gossip/gamma", "0.5", "gossip/staleness", "2", "gossip/keyframe_every", "5",
         "gossip/keyframe_fp16", "1", "gossip/timeout_ms", "250", "gossip/keyframe_interval_ms", "40",
         "gossip/mute_after", "6", "gossip/mute_for_s", "11", "role/kind", "byzantine", "role/attack", "alie",
@@ -53,6 +53,7 @@ test_keys (void **state)
     assert_int_equal (ec.optim.schedule, GC_LR_STEP);
     assert_true (ec.optim.step_every == 10 && ec.optim.step_gamma == 0.5);
     assert_true (ec.batch == 9 && ec.local_steps == 3 && ec.rounds == 42);
+    assert_true (ec.augment.crop == 2 && ec.augment.flip);
     assert_string_equal (ec.compress, "dense");
     assert_string_equal (ec.ec, "ef");
     assert_string_equal (ec.aggregator, "mean");
@@ -104,17 +105,28 @@ test_defaults_and_role (void **state)
     gc_config_destroy (&cfg);
 }
 
+//  A bad value of a key the setup parses is refused with the key's name.
 static void
-test_bad_schedule (void **state)
+test_bad_values (void **state)
 {
-    static const char *const sets [] = { "train/schedule", "wobbly", NULL };
-    gc_config_t *cfg = s_config (sets);
-    gc_engine_config_t ec;
-    gc_err_t err = { 0 };
-    assert_int_equal (gc_setup_engine (cfg, NULL, &ec, &err), -1);
-    if (strncmp (err.msg, "train/schedule: ", 16))
-        fail_msg ("'%s'", err.msg);
-    gc_config_destroy (&cfg);
+    static const struct {
+        const char *key, *value;
+    } cases [] = {
+        { "train/schedule", "wobbly" },
+        { "train/augment", "crop:-1" },
+        { "train/augment", "rotate" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        const char *sets [] = { cases [i].key, cases [i].value, NULL };
+        gc_config_t *cfg = s_config (sets);
+        gc_engine_config_t ec;
+        gc_err_t err = { 0 };
+        assert_int_equal (gc_setup_engine (cfg, NULL, &ec, &err), -1);
+        size_t len = strlen (cases [i].key);
+        if (strncmp (err.msg, cases [i].key, len) || strncmp (err.msg + len, ": ", 2))
+            fail_msg ("%s = %s: '%s'", cases [i].key, cases [i].value, err.msg);
+        gc_config_destroy (&cfg);
+    }
 }
 
 //  train_samples / test_samples cut the sets; both are standardised with
@@ -161,7 +173,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_keys),
         cmocka_unit_test (test_defaults_and_role),
-        cmocka_unit_test (test_bad_schedule),
+        cmocka_unit_test (test_bad_values),
         cmocka_unit_test (test_data),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
