@@ -309,6 +309,32 @@ test_revoked_peer (void **state)
     ops_destroy (&net);
 }
 
+//  A neighbour that is not there at start: after the bounded wait the peer
+//  says so at error level, naming the neighbour and its endpoint, and runs
+//  on (peers start in any order).
+static void
+test_unreachable_neighbour_is_named (void **state)
+{
+    ops_net_t *net = ops_new ("opsalone", 2);
+    ops_write_config (net, 0, "ring", NULL, NULL);
+    ops_start (net, 0, "--rounds 2", NULL);           /* peer 1 never starts */
+    if (ops_wait (net, 0, 60) != 0)
+        fail_msg ("peer 0 failed; see %s/p0.log", net->dir);
+    char *path = ops_path (net, "p0.log"), *log = ops_read (path);
+    assert_non_null (log);
+    char needle [256];
+    snprintf (needle, sizeof needle, "0 of 1 neighbours reachable after 10 s (none of peer 1 at tcp://127.0.0.1:%d)",
+              net->ports [1]);
+    const char *at = strstr (log, needle), *line = at;
+    while (line && line > log && line [-1] != '\n')
+        line--;
+    if (!at || strncmp (line, "E: ", 3))
+        fail_msg ("no error line '%s' in p0.log:\n%s", needle, log);
+    free (log);
+    free (path);
+    ops_destroy (&net);
+}
+
 //  A systemd stand-in: reads the notification socket while the peers run
 //  (a full socket queue would block the sender, as it would under systemd).
 typedef struct {
@@ -532,6 +558,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_metrics_endpoint_and_status),
         cmocka_unit_test (test_revoked_peer),
+        cmocka_unit_test (test_unreachable_neighbour_is_named),
         cmocka_unit_test (test_finished_run_reports_done),
         cmocka_unit_test (test_systemd_notify),
         cmocka_unit_test (test_bad_operational_keys),
