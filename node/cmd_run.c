@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <sys/stat.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "gc_model_file.h"
 #include "gc_ops.h"
 #include "gc_parse.h"
+#include "gc_reject_log.h"
 #include "gc_partition.h"
 #include "gc_setup.h"
 #include "gc_time.h"
@@ -250,9 +252,23 @@ s_setup_identity (s_peer_t *p, gc_err_t *err)
     if (!p->trust || !p->ids)
         return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (long i = 0; i < cfg->n_peers; i++) {
+        //  A revoked peer is never trusted. Its id is still needed to name
+        //  it: from its key file while that is there, else none (zero).
+        if (cfg->peers [i].revoked) {
+            gc_key_t *pub = cfg->peers [i].key && *cfg->peers [i].key ? gc_key_load (cfg->peers [i].key, NULL) : NULL;
+            if (pub)
+                memcpy (p->ids [i], gc_key_peer_id (pub), 8);
+            gc_key_destroy (&pub);
+            gc_log_info ("peer %ld is revoked (peers/%ld/revoked): not trusted, not connected", i, i);
+            continue;
+        }
         gc_key_t *pub = gc_key_load (cfg->peers [i].key, err);
-        if (!pub)
-            return gc_err_prefix (err, "peers/%ld/key: ", i);
+        if (!pub) {
+            char why [sizeof err->msg];
+            snprintf (why, sizeof why, "%s", err->msg);
+            return gc_err_set (err, err->code, "peers/%ld/key: %s (peers/%ld/revoked = 1 revokes that peer)", i,
+                               why, i);
+        }
         memcpy (p->ids [i], gc_key_peer_id (pub), 8);
         gc_key_destroy (&pub);
         if (gc_trust_add_file (p->trust, cfg->peers [i].key, err))
@@ -484,6 +500,46 @@ s_setup_engine (s_peer_t *p, gc_err_t *err)
     return p->engine ? 0 : -1;
 }
 
+//  A neighbour's host that does not resolve is a mistake in the
+//  configuration (ZeroMQ would retry it silently forever); a resolver that
+//  is down for now is not (exit 1: a restart may succeed). Also tells the
+//  rejection log where each neighbour is.
+static int
+s_check_endpoints (s_peer_t *p, gc_err_t *err)
+{
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (p->engine, &peers);
+    for (size_t i = 0; i < n; i++) {
+        const char *ep = p->cfg->peers [peers [i]].endpoint;
+        gc_reject_log_set_endpoint (peers [i], ep);
+        if (p->cfg->peers [peers [i]].revoked)
+            continue;
+        const char *colon = strrchr (ep, ':');
+        if (strncmp (ep, "tcp://", 6) || !colon || colon <= ep + 6)
+            continue;                   /* ipc://, or refused by the transport with its own message */
+        char host [256];
+        const char *h = ep + 6;
+        size_t len = (size_t) (colon - h);
+        if (len >= 2 && h [0] == '[' && h [len - 1] == ']') {
+            h++;
+            len -= 2;
+        }
+        if (len == 0 || len >= sizeof host || (len == 1 && *h == '*'))
+            continue;
+        memcpy (host, h, len);
+        host [len] = 0;
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+        int gai = getaddrinfo (host, NULL, &hints, &res);
+        if (res)
+            freeaddrinfo (res);
+        if (gai)
+            return gc_err_set (err, gai == EAI_AGAIN ? GC_E_SYS : GC_E_CONFIG,
+                               "peers/%u/endpoint %s: cannot resolve host '%s' (%s)", peers [i], ep, host,
+                               gai_strerror (gai));
+    }
+    return 0;
+}
+
 static int
 s_setup_transport (s_peer_t *p, gc_err_t *err)
 {
@@ -504,8 +560,11 @@ s_setup_transport (s_peer_t *p, gc_err_t *err)
         return -1;
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (p->engine, &peers);
+    //  no link to a revoked peer: nothing is sent to it (the engine's sends
+    //  to it are dropped by the transport)
     for (size_t i = 0; i < n; i++)
-        if (gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
+        if (!p->cfg->peers [peers [i]].revoked
+        &&  gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
             return gc_err_prefix (err, "peers/%u/endpoint: ", peers [i]);
     return gc_zmq_start (p->zmq, err);
 }
@@ -551,7 +610,9 @@ static void
 s_wait_for_neighbours (s_peer_t *p)
 {
     const uint32_t *peers;
-    int total = (int) gc_engine_neighbours (p->engine, &peers), connected = 0;
+    int n = (int) gc_engine_neighbours (p->engine, &peers), total = 0, connected = 0;
+    for (int i = 0; i < n; i++)
+        total += !p->cfg->peers [peers [i]].revoked;
     double start = gc_now_s ();
     while (!zsys_interrupted && (connected = gc_zmq_connected (p->zmq)) < total) {
         double waited = gc_now_s () - start;
@@ -559,9 +620,21 @@ s_wait_for_neighbours (s_peer_t *p)
             break;
         zclock_sleep (20);
     }
-    if (connected < total)
-        gc_log_warning ("%d of %d neighbours reachable after %.0f s; starting anyway", connected,
-                        total, gc_now_s () - start);
+    if (connected < total) {
+        //  the transport counts links, not which: name every candidate
+        char names [1024] = "";
+        size_t used = 0;
+        for (int i = 0; i < n && used + 1 < sizeof names; i++) {
+            if (p->cfg->peers [peers [i]].revoked)
+                continue;
+            int k = snprintf (names + used, sizeof names - used, "%speer %u at %s", used ? ", " : "", peers [i],
+                              p->cfg->peers [peers [i]].endpoint);
+            used = k < 0 ? sizeof names : used + (size_t) k;
+        }
+        gc_log (connected == 0 ? GC_LOG_ERROR : GC_LOG_WARNING,
+                "%d of %d neighbours reachable after %.0f s (%s %s); starting anyway, they are retried",
+                connected, total, gc_now_s () - start, connected == 0 ? "none of" : "not all of", names);
+    }
     else
         gc_log_info ("connected to all %d neighbours", total);
 }
@@ -687,6 +760,7 @@ gc_cmd_run (int argc, char **argv)
     gc_err_t err = { 0 };
     zsys_init ();
     zsys_catch_interrupts ();
+    gc_reject_log_enable (GC_REJECT_LOG_EVERY_S);
     if (gc_log_setup (p.cfg->log_level, p.cfg->log_to, &err)
     ||  s_setup_identity (&p, &err) || s_setup_data (&p, &err) || s_setup_engine (&p, &err)) {
         rc = gc_cli_usage_error (S_CMD, "%s", err.msg);
@@ -694,6 +768,9 @@ gc_cmd_run (int argc, char **argv)
     else
     if (!(p.ops = gc_ops_new (&(gc_ops_config_t) { p.cfg, p.key, p.trust, (const uint8_t (*) [8]) p.ids,
                                                    p.engine }, &err)))
+        rc = gc_cli_error (S_CMD, &err);
+    else
+    if (s_check_endpoints (&p, &err))
         rc = gc_cli_error (S_CMD, &err);
     else
     if (s_setup_transport (&p, &err) || gc_ops_ready (p.ops, p.zmq, &err))

@@ -66,6 +66,7 @@ typedef struct {
     const char          *ec;                /* none | ef | liec[:H] */
     const char          *policy;            /* ratio policy spec (gc_policy.h); NULL: fixed */
     const char          *aggregator;        /* robust rule spec */
+    bool                 fallback;          /* too few inputs: mix under the weaker rule they support */
     const char          *wait;              /* sync | quorum:Q | adaptive */
     double               gamma;             /* mixing step */
     uint32_t             staleness;         /* S: replicas older than S rounds are left out */
@@ -146,6 +147,7 @@ typedef struct {
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
     uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
+    uint64_t mix_fallbacks;                     /* rounds mixed under a weaker rule (too few inputs) */
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
@@ -264,6 +266,9 @@ typedef struct {
 void         gc_engine_share_states (gc_engine_t *self, const gc_engine_states_t *states,
                                      const float *initial);
 
+/*  The rule the last fallback mix used ("cwtm:0"), or "" (trainer thread). */
+const char  *gc_engine_fallback_rule (const gc_engine_t *self);
+
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);
 uint64_t     gc_engine_round (const gc_engine_t *self);
@@ -286,5 +291,19 @@ bool         gc_engine_evidence (gc_engine_t *self, size_t i, uint8_t out [GC_WI
 size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **peers);
 /*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */
 int64_t      gc_engine_staleness (gc_engine_t *self, uint32_t peer);
+
+/*  What an operator needs to know about a neighbour's replica. */
+typedef enum {
+    GC_REPLICA_NOT_IN = 0,          /* not an in-neighbour: nothing to receive */
+    GC_REPLICA_NEVER,               /* still the shared initial state: nothing delivered yet */
+    GC_REPLICA_RESYNC,              /* no usable state: waiting for a keyframe */
+    GC_REPLICA_STATE                /* a state of the peer; lag = own round - its round */
+} gc_replica_kind_t;
+/*  The kind of peer's replica; *lag (rounds, negative: the peer is ahead)
+    is set for GC_REPLICA_STATE and GC_REPLICA_NEVER (then own round). */
+gc_replica_kind_t gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag);
+/*  Bytes of peer's authentic messages (with an edge for their type); any
+    thread. */
+uint64_t     gc_engine_bytes_from (gc_engine_t *self, uint32_t peer);
 
 #endif

@@ -156,6 +156,47 @@ gc_robust_new (const char *spec, gc_err_t *err)
     return self;
 }
 
+gc_robust_t *
+gc_robust_new_fallback (const gc_robust_t *self, size_t k, gc_err_t *err)
+{
+    if (!self || k >= self->min_inputs || self->rule.f <= 0) {
+        gc_err_set (err, GC_E_INPUT, "robust rule '%s': no weaker variant for %zu inputs", self ? self->name : "?", k);
+        return NULL;
+    }
+    for (long f = self->rule.f - 1; f >= 0; f--) {
+        gc_robust_t *w = calloc (1, sizeof *w);
+        if (!w) {
+            gc_err_set (err, GC_E_NOMEM, "robust rule: out of memory");
+            return NULL;
+        }
+        w->rule = self->rule;
+        w->rule.f = f;
+        if (w->rule.desc == &gc_robust_rule_mkrum && w->rule.m > (long) k - f)
+            w->rule.m = (long) k - f;
+        size_t need = w->rule.m >= 1 || w->rule.desc != &gc_robust_rule_mkrum ? s_rule_min_inputs (&w->rule)
+                                                                             : SIZE_MAX;
+        //  nnm's F counts the same Byzantine inputs as the rule's f
+        w->n_pre = self->n_pre;
+        for (size_t i = self->n_pre; i-- > 0 && need <= k; ) {
+            w->pre [i] = self->pre [i];
+            if (w->pre [i].desc == &gc_robust_pre_nnm && w->pre [i].arg > f)
+                w->pre [i].arg = f;
+            if (w->pre [i].desc->compose (&w->pre [i], &w->rule, &need, self->name, NULL))
+                need = SIZE_MAX;
+        }
+        if (need <= k) {
+            w->min_inputs = need;
+            w->rng = self->rng;
+            w->ws.portable = self->ws.portable;
+            s_make_name (w);
+            return w;
+        }
+        free (w);
+    }
+    gc_err_set (err, GC_E_INPUT, "robust rule '%s': %zu inputs support no weaker variant", self->name, k);
+    return NULL;
+}
+
 void
 gc_robust_destroy (gc_robust_t **self_p)
 {
