@@ -84,9 +84,13 @@ GC_NET_LIST (S_REG_DEFINE)
 //  chains (extraction networks and the sum in wire order especially), and
 //  one narrow chain leaves most of the core idle; two independent ones give
 //  it the parallelism a 16-lane register has, at the price of spilling some
-//  of the 2k values to L1. The level supplies the primitives below.
+//  of the 2k values to L1. The level supplies the primitives below, and
+//  S_RPAIR: SSE2 runs one column at a time (with 16 xmm registers the pair
+//  spilled so much that the k = 16 median took 5.4 ms per 1M coordinates
+//  against 4.65 ms single, on an AMD EPYC Zen 4; the trimmed mean the same).
 #if GC_KLEVEL == GC_KLEVEL_AVX2
 #   define S_RW 8
+#   define S_RPAIR 1
 typedef __m256  s_rv;
 typedef __m256i s_rbad;
 typedef __m256d s_rd;
@@ -110,6 +114,7 @@ typedef __m256d s_rd;
 //  compare of |x| and reported as GC_ROBUST_NONFINITE_BITS.
 #   include <emmintrin.h>
 #   define S_RW 4
+#   define S_RPAIR 0
 typedef __m128  s_rv;
 typedef __m128i s_rbad;
 typedef __m128d s_rd;
@@ -198,12 +203,10 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 { \
     s_rbad bad = S_RBAD_ZERO (); \
     size_t c = 0; \
-    for (; c + 2 * S_RW <= d; c += 2 * S_RW) \
+    for (; S_RPAIR && c + 2 * S_RW <= d; c += 2 * S_RW) \
         s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
-    if (c + S_RW <= d) { \
+    for (; c + S_RW <= d; c += S_RW) \
         s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
-        c += S_RW; \
-    } \
     if (c < d) { \
         float pad [(K) * S_RW], obuf [S_RW]; \
         const float *rows [K]; \
