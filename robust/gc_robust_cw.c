@@ -85,9 +85,11 @@ GC_NET_LIST (S_REG_DEFINE)
 //  one narrow chain leaves most of the core idle; two independent ones give
 //  it the parallelism a 16-lane register has, at the price of spilling some
 //  of the 2k values to L1. The level supplies the primitives below, and
-//  S_RPAIR: SSE2 runs one column at a time (with 16 xmm registers the pair
-//  spilled so much that the k = 16 median took 5.4 ms per 1M coordinates
-//  against 4.65 ms single, on an AMD EPYC Zen 4; the trimmed mean the same).
+//  S_RPAIR: SSE2 runs the median (one output wire) one column at a time:
+//  with 16 xmm registers the pair spilled so much that the k = 16 median
+//  took 6.1 ms per 1M coordinates against 4.9 ms single (AMD EPYC Zen 4, CPU
+//  time); windows with a sum keep the pair, whose second chain of double
+//  additions is worth the spills (cwtm:1 single 7.0 ms, paired 6.5).
 #if GC_KLEVEL == GC_KLEVEL_AVX2
 #   define S_RW 8
 #   define S_RPAIR 1
@@ -203,7 +205,7 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 { \
     s_rbad bad = S_RBAD_ZERO (); \
     size_t c = 0; \
-    for (; S_RPAIR && c + 2 * S_RW <= d; c += 2 * S_RW) \
+    for (; (S_RPAIR || (LO) != (HI)) && c + 2 * S_RW <= d; c += 2 * S_RW) \
         s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
     for (; c + S_RW <= d; c += S_RW) \
         s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
@@ -714,22 +716,31 @@ s_mix_block (const float *tile, const uint32_t *rowmax, size_t k, const double *
     }
 }
 
+//  Load and check the block at c0 of the k inputs, then mix it into
+//  dst[a] + off (ws->mixc holds s_mix_plan's plan); 1 on a NaN or Inf.
+static int
+s_mix_tile (gc_robust_ws_t *ws, const float *const *in, size_t k, const double *mix,
+            size_t kv, size_t c0, size_t n, float *const *dst, size_t off)
+{
+    uint32_t *rowmax = ws->lanes;
+    s_tile_load_rows (ws->tile, in, k, c0, n, rowmax);
+    for (size_t j = 0; j < k; j++)
+        if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
+            return 1;
+    s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, kv, dst, off, n, ws->idx);
+    return 0;
+}
+
 static int
 s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
          const double *mix, size_t kv, float *const *rows)
 {
     if (gc_robust_ws_reserve_tile (ws, k))
         return -1;
-    uint32_t *rowmax = ws->lanes;
     s_mix_plan (mix, kv, k, ws->mixc);
-    for (size_t c0 = 0; c0 < d; c0 += TB) {
-        size_t n = d - c0 < TB ? d - c0 : TB;
-        s_tile_load_rows (ws->tile, in, k, c0, n, rowmax);
-        for (size_t j = 0; j < k; j++)
-            if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
-                return 1;
-        s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, kv, rows, c0, n, ws->idx);
-    }
+    for (size_t c0 = 0; c0 < d; c0 += TB)
+        if (s_mix_tile (ws, in, k, mix, kv, c0, d - c0 < TB ? d - c0 : TB, rows, c0))
+            return 1;
     return 0;
 }
 
@@ -742,7 +753,6 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 {
     if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_vbuf (ws, kv * TB))
         return -1;
-    uint32_t *rowmax = ws->lanes;
     float **mrows = ws->rows;
     for (size_t a = 0; a < kv; a++)
         mrows [a] = ws->vbuf + a * TB;
@@ -753,11 +763,8 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 #endif
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
-        s_tile_load_rows (ws->tile, in, k, c0, n, rowmax);
-        for (size_t j = 0; j < k; j++)
-            if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
-                return 1;
-        s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, kv, mrows, 0, n, ws->idx);
+        if (s_mix_tile (ws, in, k, mix, kv, c0, n, mrows, 0))
+            return 1;
 #ifdef S_HAVE_REG
         if (fn) {
             uint32_t big;
