@@ -275,7 +275,8 @@ gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k)
     size_t k2 = k * k;
     ws->k_cap = 0;
     if (!S_GROW (ws->dist, k2) || !S_GROW (ws->vdist, k2) || !S_GROW (ws->mix, k2)
-    ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->gram, k2) || !S_GROW (ws->scale, k)
+    ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->mixc, k) || !S_GROW (ws->gram, k2)
+    ||  !S_GROW (ws->scale, k)
     ||  !S_GROW (ws->lanes, 16 * k)
     ||  !S_GROW (ws->vw, k) || !S_GROW (ws->vec_a, k) || !S_GROW (ws->vec_b, k)
     ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k)
@@ -327,7 +328,7 @@ void
 gc_robust_ws_free (gc_robust_ws_t *ws)
 {
     void *bufs [] = { ws->tile, ws->dtile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
-                      ws->mix, ws->mix2, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
+                      ws->mix, ws->mix2, ws->mixc, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
                       ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
@@ -481,6 +482,12 @@ s_rule_coords (gc_robust_t *self, gc_robust_run_t *st, float *out)
     size_t n = st->kv, d = st->d;
     const float *const *x = st->in;
     int rc;
+    size_t lo, hi;
+    //  One window of the sorted virtual inputs: formed block by block.
+    if (st->mixed && self->rule.desc->window) {
+        self->rule.desc->window (&self->rule, n, &lo, &hi);
+        return gc_robust_mix_window (ws, st->in, st->k, d, ws->mix, n, lo, hi, out);
+    }
     if (st->mixed) {
         if (gc_robust_ws_reserve_vbuf (ws, n * d))
             return -1;
