@@ -12,7 +12,11 @@
 #include "gc_compressor.h"
 #include "gc_ec.h"
 #include "gc_mem.h"
+#include "gc_model.h"
+#include "gc_optim.h"
+#include "gc_policy.h"
 #include "gc_rng.h"
+#include "gc_sampler.h"
 
 typedef struct {
     gc_compressor_t   *comp;
@@ -186,6 +190,112 @@ s_others (const gc_bench_opts_t *opts, const float *x, float *into)
     return rc;
 }
 
+//  ---- ratio policies: one round's decision against one training step ----
+
+typedef struct {
+    gc_model_t   *model;
+    gc_optim_t   *optim;
+    gc_sampler_t *sampler;
+    float        *params;
+} s_step_ctx_t;
+
+static void
+s_train_step (void *arg)
+{
+    s_step_ctx_t *c = arg;
+    const float *x;
+    const uint8_t *y;
+    gc_sampler_next (c->sampler, &x, &y);
+    gc_optim_step (c->optim, c->model, c->params, x, y, gc_sampler_batch (c->sampler), 0.01, NULL);
+}
+
+typedef struct {
+    gc_policy_t *policy;
+    const float *u;
+    uint64_t     round;
+} s_policy_ctx_t;
+
+//  Ten rounds a call: a policy that recomputes every ten rounds (lgreco)
+//  is timed with its recomputation, not at its cheapest round.
+#define S_POLICY_ROUNDS 10
+
+static void
+s_decide (void *arg)
+{
+    s_policy_ctx_t *c = arg;
+    bool skip;
+    for (int i = 0; i < S_POLICY_ROUNDS; i++)
+        if (gc_policy_decide (c->policy, c->u, c->u, c->round++, &skip, NULL))
+            gc_bench_sink (1);
+}
+
+//  The default model (MLP 784-256-128-10), a step of batch 32 (a round is
+//  4 of them by default); each policy over top-k 1 % decides on N(0, 1)
+//  updates of the model's size, per round over ten rounds. lgreco:every=1
+//  recomputes every round (its worst case).
+static int
+s_policies (const gc_bench_opts_t *opts)
+{
+    gc_model_t *model = gc_model_new (GC_MODEL_DEFAULT_SPEC, NULL);
+    gc_dataset_t train, test;
+    if (!model || gc_dataset_synthetic (1, 1024, 16, 784, 10, &train, &test, NULL)) {
+        fprintf (stderr, "gcbench compress: no model or data for the policies\n");
+        gc_model_destroy (&model);
+        return 1;
+    }
+    size_t n = gc_model_n_params (model);
+    gc_optim_config_t ocfg;
+    gc_optim_config_defaults (&ocfg);
+    s_step_ctx_t t = { .model = model, .params = gc_falloc (n) };
+    t.optim = gc_optim_new (&ocfg, n, NULL);
+    t.sampler = gc_sampler_new (&train, 32, 1, NULL);
+    float *u = gc_falloc (n);
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.01", gc_model_layout (model), 1, NULL);
+    int rc = 0;
+    if (!t.params || !t.optim || !t.sampler || !u || !comp) {
+        fprintf (stderr, "gcbench compress: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    gc_model_init_params (model, t.params, 1);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 3, 0);
+    gc_rng_fill_normal (&rng, u, n, 0.0f, 1e-3f);
+    double step = gc_bench_time_best (s_train_step, &t, 5, opts->min_time);
+    gc_bench_emit (opts, "policy_train_step_us", step * 1e6, "us",
+                   "\"what\":\"one SGD step, MLP 784-256-128-10, batch 32\"");
+    static const char *specs [] = { "lazy", "accordion", "bandwidth:rate=1e7", "lgreco", "lgreco:every=1" };
+    for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++) {
+        s_policy_ctx_t c = { .u = u };
+        c.policy = gc_policy_new (specs [i], comp, NULL);
+        if (!c.policy) {
+            rc = 1;
+            continue;
+        }
+        gc_policy_set_env (c.policy, step * 4, 0);
+        double d = gc_bench_time_best (s_decide, &c, 5, opts->min_time) / S_POLICY_ROUNDS;
+        char name [64], extra [128];
+        snprintf (name, sizeof name, "policy_%.20s_fraction_of_step", specs [i]);
+        for (char *q = name; *q; q++)
+            if (*q == ':' || *q == '=' || *q == '.')
+                *q = '_';
+        snprintf (extra, sizeof extra, "\"policy\":\"%s\",\"per_round_us\":%.2f",
+                  gc_policy_name (c.policy), d * 1e6);
+        gc_bench_emit (opts, name, d / step, "x", extra);
+        gc_policy_destroy (&c.policy);
+    }
+done:
+    gc_compressor_destroy (&comp);
+    gc_mem_free (u);
+    gc_mem_free (t.params);
+    gc_optim_destroy (&t.optim);
+    gc_sampler_destroy (&t.sampler);
+    gc_dataset_free (&train);
+    gc_dataset_free (&test);
+    gc_model_destroy (&model);
+    return rc;
+}
+
 int
 gc_bench_compress (const gc_bench_opts_t *opts)
 {
@@ -204,6 +314,7 @@ gc_bench_compress (const gc_bench_opts_t *opts)
     if (!opts->quick)
         rc |= s_topk (opts, 10000000, x, into, true);
     rc |= s_others (opts, x, into);
+    rc |= s_policies (opts);
     gc_mem_free (x);
     gc_mem_free (into);
     return rc;

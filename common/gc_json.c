@@ -172,6 +172,10 @@ s_number (s_in_t *in)
         s_fail (in, "unexpected character");
         return NULL;
     }
+    if (*digits == '0' && q - digits > 1) {
+        s_fail (in, "bad number (leading zero)");
+        return NULL;
+    }
     if (q < in->end && *q == '.') {
         const char *frac = ++q;
         while (q < in->end && *q >= '0' && *q <= '9')

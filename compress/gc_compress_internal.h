@@ -39,6 +39,11 @@ struct gc_compressor_t {
     char         name [160];
     //  Parameters (what applies to the method; a new method adds its own).
     double       ratio;             /* topk, randk */
+    //  A ratio policy's budget for the current round (gc_compressor_set_budget):
+    //  round_ratio > 0 replaces ratio; layer_ratio (n_layers, topk) replaces
+    //  both, layer by layer. Unset (0, NULL): the parsed ratio, as always.
+    double       round_ratio;
+    double      *layer_ratio;
     bool         per_layer;         /* topk */
     bool         exact;             /* topk */
     bool         unscaled;          /* randk */
@@ -101,8 +106,13 @@ int  gc_lbs_compress (gc_lbs_t *self, const float *x, uint64_t round,
                       gc_buf_t *out, gc_err_t *err);
 void gc_lbs_set_defer (gc_lbs_t *self, bool on);
 const float *gc_lbs_deferred (const gc_lbs_t *self);
+/*  The inner compressor (a ratio policy budgets its ratio). */
+gc_compressor_t *gc_lbs_inner (gc_lbs_t *self);
 /*  Every layer was just synchronised exactly (LIEC): ages restart. */
 void gc_lbs_note_all_sent (gc_lbs_t *self);
+
+/*  The ratio of this round for layer l (the policy's, else the parsed one). */
+double gc_compressor_ratio_at (const gc_compressor_t *self, size_t l);
 
 /*  k for a ratio of m entries: round half up, at least 1, at most m. */
 size_t gc_k_of_ratio (double ratio, size_t m);

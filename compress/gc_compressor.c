@@ -203,6 +203,7 @@ gc_compressor_destroy (gc_compressor_t **self_p)
     if (self->desc && self->desc->fini)
         self->desc->fini (self);
     gc_lbs_destroy (&self->lbs);
+    free (self->layer_ratio);
     gc_select_destroy (&self->select);
     free (self->bitmap);
     free (self->fscratch);
@@ -239,6 +240,59 @@ const float *
 gc_compressor_deferred (const gc_compressor_t *self)
 {
     return self->lbs ? gc_lbs_deferred (self->lbs) : NULL;
+}
+
+//  The compressor whose ratio the budget is: lbs's inner one.
+static gc_compressor_t *
+s_ratio_owner (const gc_compressor_t *self)
+{
+    gc_compressor_t *c = (gc_compressor_t *) self;
+    if (c->lbs)
+        c = gc_lbs_inner (c->lbs);
+    return c->method == GC_METHOD_TOPK || c->method == GC_METHOD_RANDK ? c : NULL;
+}
+
+double
+gc_compressor_ratio (const gc_compressor_t *self)
+{
+    const gc_compressor_t *c = s_ratio_owner (self);
+    return c ? c->ratio : 0;
+}
+
+int
+gc_compressor_set_budget (gc_compressor_t *self, double ratio, const double *layer,
+                          gc_err_t *err)
+{
+    gc_compressor_t *c = s_ratio_owner (self);
+    if (!c)
+        return gc_err_set (err, GC_E_ARG, "compressor %s has no ratio to budget", self->name);
+    if (!(ratio >= 0 && ratio <= 1))
+        return gc_err_set (err, GC_E_ARG, "budget ratio %g outside [0, 1]", ratio);
+    size_t nl = c->layout.n_layers;
+    if (layer) {
+        if (c->method != GC_METHOD_TOPK)
+            return gc_err_set (err, GC_E_ARG, "per-layer budgets need topk, not %s", c->name);
+        for (size_t l = 0; l < nl; l++)
+            if (!(layer [l] > 0 && layer [l] <= 1))
+                return gc_err_set (err, GC_E_ARG, "layer %zu budget %g outside (0, 1]", l, layer [l]);
+        if (!c->layer_ratio && !(c->layer_ratio = malloc (nl * sizeof *c->layer_ratio)))
+            return gc_err_set (err, GC_E_NOMEM, "compressor: out of memory");
+        memcpy (c->layer_ratio, layer, nl * sizeof *layer);
+    }
+    else {
+        free (c->layer_ratio);
+        c->layer_ratio = NULL;
+    }
+    c->round_ratio = ratio;
+    return 0;
+}
+
+double
+gc_compressor_ratio_at (const gc_compressor_t *self, size_t l)
+{
+    if (self->layer_ratio)
+        return self->layer_ratio [l];
+    return self->round_ratio > 0 ? self->round_ratio : self->ratio;
 }
 
 void

@@ -82,6 +82,16 @@ void gc_compressor_set_defer (gc_compressor_t *self, bool on);
     when deferral is off; for checkpoints and tests. */
 const float *gc_compressor_deferred (const gc_compressor_t *self);
 
+/*  The ratio a budget policy scales (gc_policy.h): the parsed RATIO of topk
+    and randk, of lbs's inner method; 0 for a method without one. */
+double gc_compressor_ratio (const gc_compressor_t *self);
+/*  This round's budget, until the next call: ratio (0: the parsed one) for
+    the whole vector, or layer (n_layers ratios, copied; topk only) one per
+    layer, which makes top-k select layer by layer. -1 (GC_E_ARG) for a
+    method without a ratio, a ratio outside (0, 1], or layers on non-topk. */
+int  gc_compressor_set_budget (gc_compressor_t *self, double ratio, const double *layer,
+                               gc_err_t *err);
+
 /*  Receiver side, stateless: validate the whole payload against layout,
     then into += decoded. On any error nothing is written to into and err
     names the field, section, layer or index (code: one of GC_E_PAYLOAD_*).

@@ -9,6 +9,7 @@
 #include "gc_mem.h"
 #include "gc_parse.h"
 #include "gc_payload.h"
+#include "gc_policy.h"
 #include "gc_vec.h"
 
 struct gc_ec_t {
@@ -19,6 +20,8 @@ struct gc_ec_t {
     size_t           n;
     float           *e;         /* residual */
     float           *v;         /* u + e of the current round */
+    gc_policy_t     *policy;    /* borrowed; NULL: the compressor's own ratio */
+    bool             skipped;   /* the last step's send was skipped */
     char             name [32];
 };
 
@@ -104,6 +107,39 @@ gc_ec_passes_through (const gc_ec_t *self)
 }
 
 int
+gc_ec_set_policy (gc_ec_t *self, gc_policy_t *policy, gc_err_t *err)
+{
+    if (policy && gc_policy_skips (policy) && !self->mode->residual)
+        return gc_err_set (err, GC_E_SPEC, "policy %s skips sends: EC mode %s keeps no "
+                           "residual to carry them (use ef or liec)", gc_policy_name (policy),
+                           self->name);
+    //  fixed decides nothing: not consulting it keeps every byte as before.
+    self->policy = policy && !gc_policy_is_fixed (policy) ? policy : NULL;
+    return 0;
+}
+
+bool
+gc_ec_skipped (const gc_ec_t *self)
+{
+    return self->skipped;
+}
+
+//  The policy's decision for the round, and the empty payload of a skip.
+static int
+s_decide (gc_ec_t *self, const float *update, const float *input, uint64_t round,
+          gc_buf_t *out, bool *skip, gc_err_t *err)
+{
+    *skip = false;
+    if (!self->policy)
+        return 0;
+    if (gc_policy_decide (self->policy, update, input, round, skip, err))
+        return -1;
+    if (*skip)
+        return gc_compressor_encode_range (self->comp, input, round, 0, 0, 0, out, err);
+    return 0;
+}
+
+int
 gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
             float *sent, bool *is_exact, gc_err_t *err)
 {
@@ -112,9 +148,14 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
     if (!update || !out)
         return gc_err_set (err, GC_E_ARG, "error compensation: NULL update or output");
     size_t n = self->n;
+    bool skip;
+    self->skipped = false;
     if (!self->mode->residual) {
-        if (gc_compressor_compress (self->comp, update, round, out, err))
+        if (s_decide (self, update, update, round, out, &skip, err)
+        ||  gc_compressor_compress (self->comp, update, round, out, err))
             return -1;
+        if (self->policy)
+            gc_policy_note_sent (self->policy, out->len);
         if (sent) {
             gc_vec_zero (sent, n);
             return gc_payload_apply (out->data, out->len, self->layout, sent, 1.0f, err);
@@ -137,12 +178,26 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
             gc_vec_copy (sent, v, n);
         gc_vec_zero (self->e, n);
         gc_compressor_note_exact (self->comp);
+        if (self->policy)
+            gc_policy_note_exact (self->policy);
         if (is_exact)
             *is_exact = true;
         return 0;
     }
+    if (s_decide (self, update, v, round, out, &skip, err))
+        return -1;
+    if (skip) {
+        //  Nothing sent: the whole of u + e stays in the residual.
+        if (sent)
+            gc_vec_zero (sent, n);
+        gc_vec_copy (self->e, v, n);
+        self->skipped = true;
+        return 0;
+    }
     if (gc_compressor_compress (self->comp, v, round, out, err))
         return -1;
+    if (self->policy)
+        gc_policy_note_sent (self->policy, out->len);
     //  e <- v - q, with q decoded from the payload itself.
     if (sent) {
         gc_vec_zero (sent, n);

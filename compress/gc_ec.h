@@ -42,6 +42,16 @@ void     gc_ec_destroy (gc_ec_t **self_p);
 int      gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
                      float *sent, bool *is_exact, gc_err_t *err);
 
+/*  A ratio policy (gc_policy.h, borrowed, outliving the wrapper; NULL or
+    `fixed`: none) decides each round's budget from then on. A skipped
+    round sends an empty payload (header, no section), sent is zero and
+    e <- u + e. -1 (GC_E_SPEC) for a skipping policy on a mode without a
+    residual, where the skipped update would be lost. */
+typedef struct gc_policy_t gc_policy_t;
+int      gc_ec_set_policy (gc_ec_t *self, gc_policy_t *policy, gc_err_t *err);
+/*  Whether the last gc_ec_step skipped its send. */
+bool     gc_ec_skipped (const gc_ec_t *self);
+
 /*  The residual e (n floats; zeros for mode none), for checkpoints. */
 float   *gc_ec_residual (gc_ec_t *self);
 /*  Whether sent is always 0 + update, bit for bit (mode none over a lossless

@@ -131,6 +131,12 @@ gc_lbs_set_defer (gc_lbs_t *self, bool on)
     self->defer = on;
 }
 
+gc_compressor_t *
+gc_lbs_inner (gc_lbs_t *self)
+{
+    return self->inner;
+}
+
 const float *
 gc_lbs_deferred (const gc_lbs_t *self)
 {

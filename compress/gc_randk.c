@@ -72,7 +72,7 @@ s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t index_
     for (size_t l = lo; l < hi; l++) {
         const gc_layer_t *layer = &layout->layers [l];
         uint32_t count = (uint32_t) layer->count;
-        uint32_t k = (uint32_t) gc_k_of_ratio (self->ratio, count);
+        uint32_t k = (uint32_t) gc_k_of_ratio (gc_compressor_ratio_at (self, 0), count);
         size_t words = ((size_t) count + 63) / 64;
         if (words > self->bitmap_words) {
             free (self->bitmap);

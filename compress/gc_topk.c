@@ -91,10 +91,10 @@ s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t header
     (void) header_seed;
     const gc_layout_t *layout = &self->layout;
     uint64_t seed = gc_seed_derive (self->seed, round);
-    if (!self->per_layer) {
+    if (!self->per_layer && !self->layer_ratio) {
         size_t base = layout->layers [lo].offset;
         size_t m = layout->layers [hi - 1].offset + layout->layers [hi - 1].count - base;
-        if (gc_select_topk (self->select, x + base, m, gc_k_of_ratio (self->ratio, m),
+        if (gc_select_topk (self->select, x + base, m, gc_k_of_ratio (gc_compressor_ratio_at (self, 0), m),
                             self->exact, seed, err))
             return gc_select_input_error (x, base + m, err);
         return gc_select_emit_sections (self, lo, hi, out, err);
@@ -102,7 +102,7 @@ s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t header
     for (size_t l = lo; l < hi; l++) {
         const gc_layer_t *layer = &layout->layers [l];
         if (gc_select_topk (self->select, x + layer->offset, layer->count,
-                            gc_k_of_ratio (self->ratio, layer->count), self->exact,
+                            gc_k_of_ratio (gc_compressor_ratio_at (self, l), layer->count), self->exact,
                             gc_seed_derive (seed, l), err))
             return gc_select_input_error (x, layer->offset + layer->count, err);
         if (gc_select_emit_sections (self, l, l + 1, out, err))

@@ -1,7 +1,8 @@
 #   /etc/gcnode/gcnode.zpl — one peer of a LAN network run by systemd
 #   (docs/OPERATIONS.md). Paths are absolute: the unit runs in /var/lib/gcnode.
 #   Every key and its default: docs/CONFIG.md. Copy to each machine and change
-#   node/index (and the key file names); everything else must agree.
+#   node/index, and point the own entry of peers at node.pub (the others at
+#   peerN.pub, as copied from machine N); everything else must agree.
 node
     index = 0
     network = "lab"
@@ -21,7 +22,8 @@ node
 peers
     0
         endpoint = "tcp://192.168.1.10:7100"
-        key = "/etc/gcnode/keys/peer0.pub"      #   peer0.curve.pub found next to it
+        key = "/etc/gcnode/keys/node.pub"       #   this machine (index 0): its own node.pub
+        #   the other machines' keys: peerN.pub, with peerN.curve.pub next to it
     1
         endpoint = "discover"                   #   found by beacon (discovery below)
         key = "/etc/gcnode/keys/peer1.pub"
@@ -31,6 +33,7 @@ peers
     3
         endpoint = "tcp://192.168.1.13:7100"
         key = "/etc/gcnode/keys/peer3.pub"
+        #   revoked = 1                         #   revokes peer 3 (docs/OPERATIONS.md)
 discovery
     enabled = 1
     port = 7099

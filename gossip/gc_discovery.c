@@ -255,8 +255,11 @@ s_on_beacon (gc_discovery_t *self, zmsg_t *msg)
                     s->found++;
                 }
                 else
-                if (strcmp (w->endpoint, endpoint))
+                if (strcmp (w->endpoint, endpoint)) {
                     s->conflicts++;
+                    snprintf (s->last_conflict, sizeof s->last_conflict, "peer %u: kept %.60s, ignored %.60s "
+                              "from %.45s", w->peer, w->endpoint, endpoint, s_address_ok (source) ? source : "?");
+                }
             }
     }
     pthread_mutex_unlock (&self->lock);

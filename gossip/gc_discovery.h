@@ -44,6 +44,7 @@ typedef struct {
     uint64_t conflicts;             /* a found peer announced another endpoint */
     uint32_t wanted, found;
     char     last_untrusted [96];   /* "id from address", for the log */
+    char     last_conflict [224];   /* "peer P: kept E1, ignored E2 from address" */
 } gc_discovery_stats_t;
 
 typedef struct gc_discovery_t gc_discovery_t;

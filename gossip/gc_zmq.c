@@ -47,6 +47,7 @@ typedef struct {
     zsock_t  *dealer;
     zsock_t  *monitor;          /* the PAIR end of the DEALER's socket monitor */
     int64_t   link_free;        /* rate cap: when the link has sent what it holds */
+    atomic_uint_fast64_t sent_bytes;    /* handed to its socket */
 } s_link_t;
 
 //  A TCP connection the memory guard follows (gc_zmq.h).
@@ -95,7 +96,7 @@ struct gc_zmq_t {
     gc_fault_t       fault;
     s_held_t        *held;          /* min-heap on due */
     size_t           n_held;
-    atomic_uint_fast64_t sent_frames, send_dropped, recv_messages, recv_bytes,
+    atomic_uint_fast64_t sent_frames, sent_bytes, send_dropped, recv_messages, recv_bytes,
                          recv_malformed, recv_muted, connections_muted,
                          fault_dropped, fault_delayed, connections_cut,
                          connections_refused, held_max;
@@ -596,6 +597,7 @@ static void
 s_send_now (gc_zmq_t *self, s_link_t *link, zmq_msg_t *h, zmq_msg_t *p)
 {
     void *dealer = zsock_resolve (link->dealer);
+    size_t bytes = zmq_msg_size (h) + zmq_msg_size (p);
     if (zmq_msg_send (h, dealer, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
         atomic_fetch_add (&self->send_dropped, 1);
         zmq_msg_close (h);
@@ -608,6 +610,8 @@ s_send_now (gc_zmq_t *self, s_link_t *link, zmq_msg_t *h, zmq_msg_t *p)
         return;
     }
     atomic_fetch_add (&self->sent_frames, 1);
+    atomic_fetch_add (&self->sent_bytes, bytes);
+    atomic_fetch_add (&link->sent_bytes, bytes);
 }
 
 //  Held messages: a binary min-heap on the due time.
@@ -992,6 +996,7 @@ void
 gc_zmq_stats (gc_zmq_t *self, gc_zmq_stats_t *out)
 {
     out->sent_frames = atomic_load (&self->sent_frames);
+    out->sent_bytes = atomic_load (&self->sent_bytes);
     out->send_dropped = atomic_load (&self->send_dropped);
     out->recv_messages = atomic_load (&self->recv_messages);
     out->recv_bytes = atomic_load (&self->recv_bytes);
@@ -1032,4 +1037,12 @@ gc_zmq_destroy (gc_zmq_t **self_p)
     free ((char *) self->cfg.control);
     free (self);
     *self_p = NULL;
+}
+
+uint64_t
+gc_zmq_peer_sent_bytes (gc_zmq_t *self, uint32_t peer)
+{
+    //  links are fixed once started; the counter is atomic
+    s_link_t *link = s_link (self, peer);
+    return link ? atomic_load (&link->sent_bytes) : 0;
 }

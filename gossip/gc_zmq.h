@@ -104,6 +104,7 @@ typedef struct {
 
 typedef struct {
     uint64_t sent_frames;       /* messages handed to DEALERs */
+    uint64_t sent_bytes;        /* their bytes (header + payload): not the dropped ones */
     uint64_t send_dropped;      /* would have blocked: HWM reached or no connection */
     uint64_t recv_messages;
     uint64_t recv_bytes;
@@ -137,6 +138,8 @@ int       gc_zmq_connected (gc_zmq_t *self);
 /*  After start: the inbox's port for a tcp bind (the one chosen for
     tcp://HOST:*), 0 for other transports. */
 int       gc_zmq_port (gc_zmq_t *self);
+/*  Bytes handed to the socket of peer's link (0: no such link). Any thread. */
+uint64_t  gc_zmq_peer_sent_bytes (gc_zmq_t *self, uint32_t peer);
 /*  The fault layer on outgoing messages (gc_fault.h; for tests and the
     harness; off by default). Only from the control callback (the actor
     thread).

@@ -1,11 +1,11 @@
-/*  gcnode status — is a peer alive and progressing? For scripts, docker
-    HEALTHCHECK and systemd ExecStartPost/monitoring.
+/*  gcnode status — is a peer alive, connected, mixing? A check in the
+    manner of a monitoring plugin, for scripts, docker HEALTHCHECK and
+    Nagios-like monitoring.
 
     Reads the status object (gc_status.h) from the peer's status file or
-    its HTTP endpoint's /status, prints one line (or JSON), and exits 0 when
-    the peer is healthy: state "starting" or "running" and updated within
-    --max-age seconds. Exit 1 otherwise (unreachable, stale, stopped,
-    finished), 2 on bad usage. */
+    its HTTP endpoint's /status, judges it (gc_status_check.h), prints one
+    line (or JSON) and exits 0 OK, 1 WARNING, 2 CRITICAL (also: no file,
+    unreachable), 3 UNKNOWN (bad usage, unreadable object). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +24,7 @@
 #include "gc_json.h"
 #include "gc_parse.h"
 #include "gc_status.h"
+#include "gc_status_check.h"
 
 #define S_CMD        "status"
 #define S_TIMEOUT_MS 3000
@@ -32,18 +33,25 @@ static void
 s_help (void)
 {
     printf (
-        "usage: gcnode status (--file FILE | --config FILE | --url URL) [--json] [--max-age S]\n\n"
+        "usage: gcnode status (--file FILE | --config FILE | --url URL) [--json] [--max-age S]\n"
+        "                     [--warn-rejections N]\n\n"
         "Print a peer's state from its status file (node/status_file) or its HTTP\n"
-        "endpoint (node/metrics_http, GET /status). Exit 0 if the peer is alive and\n"
-        "progressing (state starting or running, updated within --max-age seconds),\n"
-        "1 if not (or unreachable), 2 on bad usage.\n\n"
+        "endpoint (node/metrics_http, GET /status), and judge it like a monitoring\n"
+        "plugin: exit 0 OK, 1 WARNING (a neighbour down or silent, rising rejections,\n"
+        "some rounds without a mix, run finished), 2 CRITICAL (process gone or\n"
+        "stopped, no update within --max-age, 0 neighbours connected, no neighbour\n"
+        "delivering, no mix at all, no file, unreachable), 3 UNKNOWN (bad usage,\n"
+        "unreadable status). From a file, the process (its pid) is checked too.\n\n"
         "  -f, --file FILE     the peer's status file\n"
         "  -c, --config FILE   the peer's configuration: its node/status_file, else\n"
         "                      its node/metrics_http\n"
         "  -u, --url URL       http://HOST:PORT of the peer's endpoint\n"
-        "      --json          print {\"healthy\":..,\"age_s\":..,\"reason\":..,\"status\":{..}}\n"
+        "      --json          print {\"healthy\":..,\"level\":..,\"code\":..,\"age_s\":..,\n"
+        "                      \"reason\":..,\"status\":{..}}\n"
         "      --max-age S     seconds without an update that still count as alive\n"
         "                      (default 30; a round is bounded by gossip/timeout_ms)\n"
+        "      --warn-rejections N  rejections in the last minute that still count\n"
+        "                      as OK (default 10)\n"
         "  -h, --help          this text\n");
 }
 
@@ -163,19 +171,26 @@ s_read_file (const char *path, size_t *len, gc_err_t *err)
 //  ---------------------------------------------------------------------------
 
 static void
-s_print_line (const gc_status_t *st, double age, bool healthy, const char *reason)
+s_print_line (const gc_status_t *st, double age, gc_check_level_t level, const char *reason)
 {
-    printf ("peer %ld %s %s round %llu/%llu loss %.4f", st->peer, st->peer_id, st->state,
-            (unsigned long long) st->round, (unsigned long long) st->rounds, st->loss);
+    printf ("%s: peer %ld %s %s round %llu/%llu loss %.4f", gc_status_check_name (level), st->peer,
+            st->peer_id, st->state, (unsigned long long) st->round, (unsigned long long) st->rounds, st->loss);
     if (st->has_accuracy)
         printf (" accuracy %.4f (round %llu)", st->accuracy, (unsigned long long) st->accuracy_round);
     if (st->connected >= 0)
         printf (" neighbours %ld/%ld", st->connected, st->neighbours);
     else
         printf (" neighbours %ld", st->neighbours);
-    printf (" max_staleness %ld rejected %llu updated %.1f s ago: %s%s%s%s\n", st->max_staleness,
-            (unsigned long long) st->rejected, age, healthy ? "healthy" : "NOT healthy",
-            *reason ? " (" : "", reason, *reason ? ")" : "");
+    printf (" max_staleness %ld rejected %llu updated %.1f s ago%s%s%s\n", st->max_staleness,
+            (unsigned long long) st->rejected, age, *reason ? " (" : "", reason, *reason ? ")" : "");
+}
+
+//  Monitoring plugins answer UNKNOWN for a check that could not run.
+static int
+s_unknown (const char *fmt, const char *msg)
+{
+    gc_cli_usage_error (S_CMD, fmt, msg);
+    return GC_CHECK_UNKNOWN;
 }
 
 int
@@ -187,12 +202,13 @@ gc_cmd_status (int argc, char **argv)
         { "url", required_argument, NULL, 'u' },
         { "json", no_argument, NULL, 'j' },
         { "max-age", required_argument, NULL, 'a' },
+        { "warn-rejections", required_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     const char *file = NULL, *config = NULL, *url = NULL;
     bool json = false;
-    double max_age = 30;
+    gc_check_limits_t lim = { .max_age = 30, .warn_rejections = 10 };
     gc_err_t err = { 0 };
     int c, sources = 0;
     opterr = 0;
@@ -204,24 +220,31 @@ gc_cmd_status (int argc, char **argv)
             case 'u': url = optarg; sources++; break;
             case 'j': json = true; break;
             case 'a':
-                if (gc_parse_double (optarg, 0, 1e9, &max_age, "--max-age", &err))
-                    return gc_cli_usage_error (S_CMD, "%s", err.msg);
+                if (gc_parse_double (optarg, 0, 1e9, &lim.max_age, "--max-age", &err))
+                    return s_unknown ("%s", err.msg);
                 break;
+            case 'r': {
+                long n;
+                if (gc_parse_long (optarg, 0, 1000000000L, &n, "--warn-rejections", &err))
+                    return s_unknown ("%s", err.msg);
+                lim.warn_rejections = (uint64_t) n;
+                break;
+            }
             case 'h': s_help (); return GC_EXIT_OK;
-            default: return gc_cli_bad_option (S_CMD, c, argv);
+            default: gc_cli_bad_option (S_CMD, c, argv); return GC_CHECK_UNKNOWN;
         }
     }
     if (optind < argc)
-        return gc_cli_usage_error (S_CMD, "unexpected argument '%s'", argv [optind]);
+        return s_unknown ("unexpected argument '%s'", argv [optind]);
     if (sources != 1)
-        return gc_cli_usage_error (S_CMD, "give exactly one of --file, --config, --url (see --help)");
+        return s_unknown ("%s", "give exactly one of --file, --config, --url (see --help)");
 
     char derived_url [300];
     if (config) {
         gc_config_t *cfg = gc_config_new ();
         if (!cfg || gc_config_load (cfg, config, &err)) {
             gc_config_destroy (&cfg);
-            return gc_cli_usage_error (S_CMD, "%s", err.msg);
+            return s_unknown ("%s", err.msg);
         }
         static char path [4096];
         if (*cfg->status_file) {
@@ -239,33 +262,40 @@ gc_cmd_status (int argc, char **argv)
         }
         gc_config_destroy (&cfg);
         if (!file && !url)
-            return gc_cli_usage_error (S_CMD, "%s sets neither node/status_file nor node/metrics_http", config);
+            return s_unknown ("%s sets neither node/status_file nor node/metrics_http", config);
     }
+    //  The pid in a file is one of this machine's; over HTTP the answer
+    //  itself shows the process runs (a stopped one does not answer).
+    lim.probe = file ? gc_status_check_probe : NULL;
 
     size_t len = 0;
     char *text = file ? s_read_file (file, &len, &err) : s_http_status (url, &len, &err);
     gc_status_t st;
-    bool healthy = false;
+    gc_check_level_t level;
     double age = 0;
-    char reason [300] = "";
-    bool parsed = text && gc_status_parse (text, len, &st, &err) == 0;
-    if (!parsed)
+    char reason [1100] = "";
+    bool parsed = false;
+    if (!text) {
+        //  no file or no answer: the peer is not there (or never started)
+        level = err.code == GC_E_USAGE ? GC_CHECK_UNKNOWN : GC_CHECK_CRITICAL;
         snprintf (reason, sizeof reason, "%s", err.msg);
+    }
+    else
+    if (gc_status_parse (text, len, &st, &err)) {
+        level = GC_CHECK_UNKNOWN;
+        snprintf (reason, sizeof reason, "%s", err.msg);
+    }
     else {
+        parsed = true;
         struct timespec now;
         clock_gettime (CLOCK_REALTIME, &now);
-        age = (double) now.tv_sec + 1e-9 * (double) now.tv_nsec - st.time;
-        bool alive = !strcmp (st.state, "running") || !strcmp (st.state, "starting");
-        if (!alive)
-            snprintf (reason, sizeof reason, "state %s", st.state);
-        else
-        if (age > max_age)
-            snprintf (reason, sizeof reason, "no update for %.1f s (--max-age %g)", age, max_age);
-        else
-            healthy = true;
+        double t = (double) now.tv_sec + 1e-9 * (double) now.tv_nsec;
+        age = t - st.time;
+        level = gc_status_check (&st, t, &lim, reason, sizeof reason);
     }
     if (json) {
-        printf ("{\"healthy\":%s,\"age_s\":%.3f,\"reason\":", healthy ? "true" : "false", age);
+        printf ("{\"healthy\":%s,\"level\":\"%s\",\"code\":%d,\"age_s\":%.3f,\"reason\":",
+                level == GC_CHECK_OK ? "true" : "false", gc_status_check_name (level), (int) level, age);
         gc_json_write_string (stdout, reason);
         if (parsed) {
             //  The object parsed with the strict reader above: valid JSON.
@@ -277,9 +307,9 @@ gc_cmd_status (int argc, char **argv)
     }
     else
     if (parsed)
-        s_print_line (&st, age, healthy, reason);
+        s_print_line (&st, age, level, reason);
     else
-        printf ("NOT healthy: %s\n", reason);
+        printf ("%s: %s\n", gc_status_check_name (level), reason);
     free (text);
-    return healthy ? GC_EXIT_OK : GC_EXIT_FAILURE;
+    return (int) level;
 }

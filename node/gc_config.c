@@ -7,6 +7,7 @@
 #include "gc_compressor.h"
 #include "gc_ec.h"
 #include "gc_parse.h"
+#include "gc_policy.h"
 #include "gc_robust.h"
 #include "gc_wait.h"
 
@@ -95,7 +96,12 @@ static const s_key_t s_keys [] = {
          "evaluate on the first N test samples (0: all)"),
     S_K ("gossip/compress", S_STR, compress, "topk:0.01:fp16", 0, 0, "compressor spec (docs/ALGORITHMS.md)"),
     S_K ("gossip/ec", S_STR, ec, "liec:100", 0, 0, "error compensation"),
+    S_K ("gossip/policy", S_STR, policy, "fixed", 0, 0,
+         "ratio policy: the compressor's budget per round (docs/ALGORITHMS.md)"),
     S_K ("gossip/aggregator", S_STR, aggregator, "guard", 0, 0, "robust aggregation rule spec"),
+    S_K ("gossip/fallback", S_LONG, fallback, "1", 0, 1,
+         "too few fresh inputs for the rule: 1 mixes with the weaker variant they support (the rule's f "
+         "lowered, docs/ALGORITHMS.md), 0 skips the mix"),
     S_K ("gossip/gamma", S_DOUBLE, gamma, "1", 0, 1, "mixing step"),
     S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "wait policy"),
     S_K ("gossip/timeout_ms", S_LONG, timeout_ms, "2000", 1, 3600000,
@@ -210,20 +216,30 @@ gc_config_destroy (gc_config_t **self_p)
     *self_p = NULL;
 }
 
-//  peers/N/endpoint, peers/N/key, peers/N/curve_key
+//  peers/N/endpoint, peers/N/key, peers/N/curve_key, peers/N/revoked
 static int
 s_set_peer (gc_config_t *self, const char *rest, const char *value, gc_err_t *err)
 {
     char *end;
     long index = strtol (rest, &end, 10);
     if (end == rest || *end != '/' || index < 0 || index >= GC_CONFIG_MAX_PEERS)
-        return gc_err_set (err, GC_E_CONFIG, "peers/%s: expected peers/INDEX/endpoint, peers/INDEX/key or "
-                           "peers/INDEX/curve_key with INDEX in 0..%d", rest, GC_CONFIG_MAX_PEERS - 1);
+        return gc_err_set (err, GC_E_CONFIG, "peers/%s: expected peers/INDEX/endpoint, peers/INDEX/key, "
+                           "peers/INDEX/curve_key or peers/INDEX/revoked with INDEX in 0..%d", rest,
+                           GC_CONFIG_MAX_PEERS - 1);
+    if (!strcmp (end + 1, "revoked")) {
+        if (strcmp (value, "0") && strcmp (value, "1"))
+            return gc_err_set (err, GC_E_CONFIG, "peers/%s: '%s': expected 0 or 1", rest, value);
+        self->peers [index].revoked = *value == '1';
+        if (index + 1 > self->n_peers)
+            self->n_peers = index + 1;
+        return 0;
+    }
     char **field = !strcmp (end + 1, "endpoint") ? &self->peers [index].endpoint
                  : !strcmp (end + 1, "key") ? &self->peers [index].key
                  : !strcmp (end + 1, "curve_key") ? &self->peers [index].curve_key : NULL;
     if (!field)
-        return gc_err_set (err, GC_E_CONFIG, "peers/%s: unknown key (expected endpoint, key or curve_key)", rest);
+        return gc_err_set (err, GC_E_CONFIG, "peers/%s: unknown key (expected endpoint, key, curve_key or revoked)",
+                           rest);
     free (*field);
     *field = strdup (value);
     if (index + 1 > self->n_peers)
@@ -295,8 +311,11 @@ gc_config_check (const gc_config_t *self, gc_err_t *err)
     for (long i = 0; i < self->n_peers; i++) {
         if (!self->peers [i].endpoint || !*self->peers [i].endpoint)
             return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: missing", i);
-        if (!self->peers [i].key || !*self->peers [i].key)
-            return gc_err_set (err, GC_E_CONFIG, "peers/%ld/key: missing (the peer's public key file)", i);
+        if (self->peers [i].revoked && i == self->index)
+            return gc_err_set (err, GC_E_CONFIG, "peers/%ld/revoked: this peer itself (node/index)", i);
+        if ((!self->peers [i].key || !*self->peers [i].key) && !self->peers [i].revoked)
+            return gc_err_set (err, GC_E_CONFIG, "peers/%ld/key: missing (the peer's public key file; "
+                               "peers/%ld/revoked = 1 revokes it)", i, i);
         if (!strcmp (self->peers [i].endpoint, GC_CONFIG_DISCOVER) && !self->discovery)
             return gc_err_set (err, GC_E_CONFIG, "peers/%ld/endpoint: '%s' needs discovery/enabled = 1", i,
                                GC_CONFIG_DISCOVER);
@@ -378,6 +397,7 @@ static const struct {
 } s_methods [] = {
     { "gossip/compress", gc_compressor_known },
     { "gossip/ec", gc_ec_known },
+    { "gossip/policy", gc_policy_known },
     { "gossip/aggregator", gc_robust_known },
     { "gossip/wait", gc_wait_known },
 };
@@ -407,7 +427,9 @@ gc_config_print_reference (FILE *out)
             fprintf (out, "| `peers/N/endpoint` | text | (required) | ZeroMQ endpoint of peer N, e.g. tcp://10.0.0.2:7100 |\n"
                           "| `peers/N/key` | text | (required) | public key file of peer N |\n"
                           "| `peers/N/curve_key` | text | (derived) | CURVE public certificate of peer N "
-                          "(empty: peers/N/key with .pub replaced by .curve.pub) |\n");
+                          "(empty: peers/N/key with .pub replaced by .curve.pub) |\n"
+                          "| `peers/N/revoked` | 0/1 | `0` | 1: peer N is revoked: its key is not trusted (and "
+                          "may be absent), nothing is sent to it, its CURVE key is not allowed |\n");
     }
 }
 

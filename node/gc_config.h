@@ -18,6 +18,7 @@ typedef struct {
     char *endpoint;     /* tcp://host:port */
     char *key;          /* public key file */
     char *curve_key;    /* CURVE public certificate (NULL: derived from key) */
+    bool  revoked;      /* peers/N/revoked: not trusted, not connected, key optional */
 } gc_config_peer_t;
 
 typedef struct {
@@ -72,7 +73,9 @@ typedef struct {
     //  gossip
     char     *compress;
     char     *ec;
+    char     *policy;
     char     *aggregator;
+    long      fallback;
     double    gamma;
     char     *wait;
     long      timeout_ms;

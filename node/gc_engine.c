@@ -206,11 +206,19 @@ s_build_gossip (gc_engine_t *self, gc_err_t *err)
     self->gossip.ec = gc_ec_new (cfg->ec, self->gossip.comp, err);
     if (!self->gossip.ec)
         return gc_err_prefix (err, "gossip/ec: ");
+    self->gossip.policy = gc_policy_new (cfg->policy && *cfg->policy ? cfg->policy : "fixed",
+                                         self->gossip.comp, err);
+    if (!self->gossip.policy || gc_ec_set_policy (self->gossip.ec, self->gossip.policy, err))
+        return gc_err_prefix (err, "gossip/policy: ");
+    gc_gauge_set (&self->ctr.send_budget, gc_policy_budget (self->gossip.policy));
     self->learn.centre_pub = !strcmp (cfg->ec, "ef");
     self->gossip.robust = gc_robust_new (cfg->aggregator, err);
     if (!self->gossip.robust)
         return gc_err_prefix (err, "gossip/aggregator: ");
     size_t need = gc_robust_min_inputs (self->gossip.robust);
+    self->gossip.fallback = calloc (need, sizeof *self->gossip.fallback);
+    if (!self->gossip.fallback)
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     self->gossip.wait = gc_wait_new (cfg->wait, self->n_in, need > 1 ? need - 1 : 1,
                               cfg->wait_timeout_ns, err);
     if (!self->gossip.wait)
@@ -312,8 +320,12 @@ gc_engine_destroy (gc_engine_t **self_p)
     free (self->by_id);
     gc_wire_rx_destroy (&self->rx);
     gc_wait_destroy (&self->gossip.wait);
+    for (size_t k = 0; self->gossip.fallback && self->gossip.robust && k < gc_robust_min_inputs (self->gossip.robust); k++)
+        gc_robust_destroy (&self->gossip.fallback [k]);
+    free (self->gossip.fallback);
     gc_robust_destroy (&self->gossip.robust);
     gc_ec_destroy (&self->gossip.ec);
+    gc_policy_destroy (&self->gossip.policy);
     gc_compressor_destroy (&self->gossip.comp);
     gc_compressor_destroy (&self->gossip.kf_comp);
     gc_buf_free (&self->gossip.payload);
@@ -444,6 +456,13 @@ gc_engine_start (gc_engine_t *self, int64_t now)
     return rc;
 }
 
+void
+gc_engine_set_link (gc_engine_t *self, double compute_s, double rate)
+{
+    self->gossip.compute_s = compute_s > 0 ? compute_s : 0;
+    gc_policy_set_env (self->gossip.policy, 0, rate);
+}
+
 double
 gc_engine_train (gc_engine_t *self)
 {
@@ -463,6 +482,7 @@ gc_engine_train (gc_engine_t *self)
     }
     gc_gauge_set (&self->ctr.last_loss, loss / steps);
     gc_gauge_add (&self->ctr.t_train, gc_now_s () - t0);
+    gc_gauge_set (&self->ctr.t_last_train, gc_now_s () - t0);
     GC_ENGINE_LEAVE (self->trainer_busy);
     return loss / steps;
 }
@@ -597,7 +617,20 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     double t0 = gc_now_s ();
     const float *centre = self->learn.centre_pub ? self->learn.pub : self->learn.x;
     size_t k = s_gather (self, centre);
-    size_t need = gc_robust_min_inputs (self->gossip.robust);
+    gc_robust_t *rule = self->gossip.robust;
+    size_t need = gc_robust_min_inputs (rule);
+    //  Too few fresh inputs for the rule: the weaker rule they support
+    //  (gc_robust_new_fallback) rather than no mix at all; never with the
+    //  own model alone, which is no mix.
+    self->gossip.fallback_used = NULL;
+    if (k < need && k >= 2 && self->cfg.fallback) {
+        if (!self->gossip.fallback [k])
+            self->gossip.fallback [k] = gc_robust_new_fallback (rule, k, NULL);
+        if (self->gossip.fallback [k]) {
+            rule = self->gossip.fallback [k];
+            need = gc_robust_min_inputs (rule);
+        }
+    }
     int rc = -1;
     while (k >= need && k > 0) {
         gc_err_t aerr = { 0 };
@@ -605,14 +638,14 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
         for (size_t j = 0; j < k; j++)
             keys [j] = self->input_replica [j] < 0 ? self->cfg.self
                      : self->replicas [self->input_replica [j]].peer;
-        gc_robust_set_keys (self->gossip.robust, keys, k);
-        rc = gc_robust_aggregate (self->gossip.robust, self->inputs, self->weights, k, self->learn.n, 0,
+        gc_robust_set_keys (rule, keys, k);
+        rc = gc_robust_aggregate (rule, self->inputs, self->weights, k, self->learn.n, 0,
                                   self->learn.agg, &aerr);
         if (rc == 0 || aerr.code != GC_E_NONFINITE)
             break;
         //  the rule must name an input it was given; if it names none (-1)
         //  or one out of range, skip the mix rather than index outside
-        int bad = gc_robust_bad_input (self->gossip.robust);
+        int bad = gc_robust_bad_input (rule);
         rc = -1;
         if (bad < 0 || (size_t) bad >= k)
             break;
@@ -624,6 +657,10 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
         //  diverged and nothing to mix with: back to the last public state
         gc_vec_copy (self->learn.x, self->learn.pub, self->learn.n);
         self->learn.fresh_state = true;
+    }
+    if (rc == 0 && rule != self->gossip.robust) {
+        gc_counter_add (&self->ctr.mix_fallbacks, 1);
+        self->gossip.fallback_used = gc_robust_name (rule);
     }
     if (rc == 0) {
         if (self->learn.fresh_state)          /* own model was non-finite */
@@ -702,9 +739,12 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->gaps = gc_counter_get (&c->gaps);
     out->superseded = gc_counter_get (&c->superseded);
     out->mix_skipped = gc_counter_get (&c->mix_skipped);
+    out->mix_fallbacks = gc_counter_get (&c->mix_fallbacks);
     out->catchups = gc_counter_get (&c->catchups);
     out->partitioned = gc_counter_get (&c->partitioned);
     out->diverged = gc_counter_get (&c->diverged);
+    out->sends_skipped = gc_counter_get (&c->sends_skipped);
+    out->send_budget = gc_gauge_get (&c->send_budget);
     out->rejected = gc_counter_get (&c->rejected);
     out->verifies = gc_counter_get (&c->verifies);
     out->equivocators = gc_counter_get (&c->equivocators);
@@ -841,4 +881,33 @@ gc_engine_staleness (gc_engine_t *self, uint32_t peer)
     int64_t lag = r->synced ? gc_round_lag (self->round, r->round) : -1;
     pthread_mutex_unlock (&r->lock);
     return lag;
+}
+
+gc_replica_kind_t
+gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag)
+{
+    gc_contact_t *c = gc_engine_contact (self, peer);
+    *lag = 0;
+    if (!c || c->in < 0)
+        return GC_REPLICA_NOT_IN;
+    gc_replica_t *r = &self->replicas [c->in];
+    pthread_mutex_lock (&r->lock);
+    //  seqs start above 0: state 0 is the shared initial model
+    gc_replica_kind_t kind = !r->synced ? GC_REPLICA_RESYNC : r->state == 0 ? GC_REPLICA_NEVER : GC_REPLICA_STATE;
+    *lag = gc_round_lag (self->round, r->round);
+    pthread_mutex_unlock (&r->lock);
+    return kind;
+}
+
+uint64_t
+gc_engine_bytes_from (gc_engine_t *self, uint32_t peer)
+{
+    gc_contact_t *c = gc_engine_contact (self, peer);
+    return c ? gc_counter_get (&c->bytes_recv) : 0;
+}
+
+const char *
+gc_engine_fallback_rule (const gc_engine_t *self)
+{
+    return self->gossip.fallback_used ? self->gossip.fallback_used : "";
 }

@@ -64,7 +64,9 @@ typedef struct {
     /*  gossip */
     const char          *compress;          /* compressor spec */
     const char          *ec;                /* none | ef | liec[:H] */
+    const char          *policy;            /* ratio policy spec (gc_policy.h); NULL: fixed */
     const char          *aggregator;        /* robust rule spec */
+    bool                 fallback;          /* too few inputs: mix under the weaker rule they support */
     const char          *wait;              /* sync | quorum:Q | adaptive */
     double               gamma;             /* mixing step */
     uint32_t             staleness;         /* S: replicas older than S rounds are left out */
@@ -145,6 +147,7 @@ typedef struct {
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
     uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
+    uint64_t mix_fallbacks;                     /* rounds mixed under a weaker rule (too few inputs) */
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */
     uint64_t dense_equiv_bytes;                 /* what dense fp32 deltas would have cost */
@@ -158,10 +161,19 @@ typedef struct {
     double   time_train_s, time_compress_s, time_sign_s, time_aggregate_s;
     double   time_verify_s, time_decode_s;          /* network side */
     size_t   mixed_inputs;                      /* inputs of the last aggregation */
+    uint64_t sends_skipped;                     /* rounds the ratio policy skipped */
+    double   send_budget;                       /* last round's budget, fraction of entries */
     size_t   wait_target;
 } gc_engine_stats_t;
 
 typedef struct gc_engine_t gc_engine_t;
+
+/*  What a ratio policy (gossip/policy) budgets against: compute_s the time
+    of a round's compute (<= 0: the measured train time of the round),
+    rate the bytes/s of the slowest out-link (<= 0: unknown or unchanged).
+    gcsim sets both from its virtual compute time and links; gcnode leaves
+    the measured time. Trainer side, between phases. */
+void gc_engine_set_link (gc_engine_t *self, double compute_s, double rate);
 
 gc_engine_t *gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io,
                             gc_err_t *err);
@@ -270,6 +282,9 @@ void         gc_engine_bind_params (gc_engine_t *self, float *params, bool adopt
     says (or until *stop), mix. */
 int          gc_engine_gossip (gc_engine_t *self, volatile int *stop, gc_err_t *err);
 
+/*  The rule the last fallback mix used ("cwtm:0"), or "" (trainer thread). */
+const char  *gc_engine_fallback_rule (const gc_engine_t *self);
+
 /*  Test accuracy and loss of the current model x. */
 int          gc_engine_evaluate (gc_engine_t *self, double *accuracy, double *loss);
 uint64_t     gc_engine_round (const gc_engine_t *self);
@@ -292,5 +307,19 @@ bool         gc_engine_evidence (gc_engine_t *self, size_t i, uint8_t out [GC_WI
 size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **peers);
 /*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */
 int64_t      gc_engine_staleness (gc_engine_t *self, uint32_t peer);
+
+/*  What an operator needs to know about a neighbour's replica. */
+typedef enum {
+    GC_REPLICA_NOT_IN = 0,          /* not an in-neighbour: nothing to receive */
+    GC_REPLICA_NEVER,               /* still the shared initial state: nothing delivered yet */
+    GC_REPLICA_RESYNC,              /* no usable state: waiting for a keyframe */
+    GC_REPLICA_STATE                /* a state of the peer; lag = own round - its round */
+} gc_replica_kind_t;
+/*  The kind of peer's replica; *lag (rounds, negative: the peer is ahead)
+    is set for GC_REPLICA_STATE and GC_REPLICA_NEVER (then own round). */
+gc_replica_kind_t gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag);
+/*  Bytes of peer's authentic messages (with an edge for their type); any
+    thread. */
+uint64_t     gc_engine_bytes_from (gc_engine_t *self, uint32_t peer);
 
 #endif

@@ -38,6 +38,7 @@
 #include "gc_compressor.h"
 #include "gc_ec.h"
 #include "gc_model.h"
+#include "gc_policy.h"
 #include "gc_robust.h"
 #include "gc_sampler.h"
 #include "gc_wait.h"
@@ -129,6 +130,7 @@ typedef struct {
     int64_t      muted_until;       /* [N] */
     struct gc_equiv_seen_t *seen;   /* [N] its last headers by seq (gc_equiv.c), NULL until one */
     gc_counter_t reasons [GC_ENGINE_NREASONS];  /* [A] */
+    gc_counter_t bytes_recv;        /* [A] of its authentic messages with an edge */
 } gc_contact_t;
 
 //  The learning state: the model and what the publish and the mix derive
@@ -155,9 +157,13 @@ typedef struct {
     gc_compressor_t   *comp;
     gc_compressor_t   *kf_comp;
     gc_ec_t           *ec;
+    gc_policy_t       *policy;      /* ratio policy, set on ec */
+    double             compute_s;   /* driver's compute time of a round (0: measured) */
     gc_buf_t           payload;
     gc_buf_t           kf_payload;
     gc_robust_t       *robust;
+    gc_robust_t      **fallback;    /* [k]: the rule for k < min_inputs inputs, made on first use */
+    const char        *fallback_used;   /* name of the last one used, or NULL */
     gc_wait_t         *wait;
     gc_engine_states_t states;      /* shared replica states (gcsim); find NULL: none */
 } gc_engine_gossip_t;
@@ -169,10 +175,11 @@ typedef struct {
                  keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
                  gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
                  partitioned, diverged, verifies, equivocators, evidence_found,
-                 evidence_recv, evidence_sent;
+                 evidence_recv, evidence_sent, sends_skipped, mix_fallbacks;
     gc_counter_t unknown_reasons [GC_ENGINE_NREASONS];
     gc_gauge_t   last_loss, last_wait_s, total_wait_s;          /* trainer */
     gc_gauge_t   t_train, t_compress, t_sign, t_aggregate;      /* trainer */
+    gc_gauge_t   t_last_train, send_budget;                     /* trainer */
     gc_gauge_t   t_verify, t_decode;                            /* network side */
     double       wait_started;                                  /* [T] */
     atomic_size_t mixed_inputs;                                 /* trainer */

@@ -16,6 +16,7 @@
 //  edge for the type), unattributed otherwise.
 #include "gc_engine_internal.h"
 
+#include "gc_reject_log.h"
 #include "gc_time.h"
 
 #define S_MUTE_WINDOW_NS (10 * 1000000000LL)
@@ -42,6 +43,7 @@ static gc_deliver_t
 s_reject_authenticated (gc_engine_t *self, gc_contact_t *c, int reason, int64_t now)
 {
     gc_engine_count (self, c, reason);
+    gc_reject_log_note (c ? c->peer : UINT32_MAX, c ? self->cfg.peer_ids [c->peer] : NULL, reason, now);
     if (c) {
         if (now - c->window_start > S_MUTE_WINDOW_NS) {
             c->window_start = now;
@@ -70,6 +72,7 @@ s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
     }
     if (c && c->muted_until > now) {
         gc_engine_count (self, c, GC_REJECT_MUTED);
+        gc_reject_log_note (c->peer, h->sender, GC_REJECT_MUTED, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
     //  A proven equivocator is out for good; the claim costs no verify.
@@ -142,6 +145,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     gc_err_t err = { 0 };
     uint8_t accused [GC_PEER_ID_SIZE];
     int reason = gc_wire_rx_parse (self->rx, header, header_len, payload, payload_len, &h, &err);
+    bool parsed = reason == GC_WIRE_OK;
     if (reason == GC_WIRE_OK) {
         //  a muted (or partitioned) sender costs no verify
         gc_deliver_t d = s_prefilter (self, &h, now);
@@ -171,6 +175,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     //  connection's, so the claimed sender's counters stay clean.
     if (reason != GC_WIRE_OK) {
         gc_engine_count (self, NULL, reason);
+        gc_reject_log_note (UINT32_MAX, parsed ? h.sender : NULL, reason, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
     //  Authentic, but a signed header names no recipient: a peer we have no
@@ -180,11 +185,13 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
     if (c)
         gc_equiv_record (self, c, header, h.seq);
-    if (peer == UINT32_MAX || !s_has_edge (c, h.type)) {
-        gc_engine_count (self, NULL, peer == UINT32_MAX ? GC_REJECT_UNKNOWN_PEER
-                                                        : GC_REJECT_NOT_NEIGHBOUR);
+    if (!c || !s_has_edge (c, h.type)) {
+        int why = !c ? GC_REJECT_UNKNOWN_PEER : GC_REJECT_NOT_NEIGHBOUR;
+        gc_engine_count (self, NULL, why);
+        gc_reject_log_note (UINT32_MAX, h.sender, why, now);
         return GC_DELIVER_UNAUTHENTICATED;
     }
+    gc_counter_add (&c->bytes_recv, header_len + payload_len);
     //  The author signed this round: past the run's last one it is a lie
     //  (every honest peer stops there), and bounding it keeps the round
     //  arithmetic of freshness, staleness and catch-up far from overflow.

@@ -78,8 +78,9 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              ",\"keyframe_requests_sent\":%llu,\"keyframe_requests_recv\":%llu"
              ",\"deltas_applied\":%llu,\"gaps\":%llu,\"mix_skipped\":%llu,\"catchups\":%llu"
              ",\"diverged\":%llu,\"partitioned\":%llu"
-             ",\"rejected\":%llu",
-             (unsigned long long) s.bytes_sent, (unsigned long long) s.bytes_recv,
+             ",\"rejected\":%llu,\"bytes_offered\":%llu,\"mix_fallbacks\":%llu",
+             (unsigned long long) (ctx->transport ? ctx->transport->sent_bytes : s.bytes_sent),
+             (unsigned long long) s.bytes_recv,
              (unsigned long long) s.msgs_sent, (unsigned long long) s.msgs_recv,
              (unsigned long long) s.dense_equiv_bytes,
              s.bytes_sent ? (double) s.dense_equiv_bytes / (double) s.bytes_sent : 0.0,
@@ -89,7 +90,13 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              (unsigned long long) s.deltas_applied, (unsigned long long) s.gaps,
              (unsigned long long) s.mix_skipped, (unsigned long long) s.catchups,
              (unsigned long long) s.diverged, (unsigned long long) s.partitioned,
-             (unsigned long long) s.rejected);
+             (unsigned long long) s.rejected, (unsigned long long) s.bytes_sent,
+             (unsigned long long) s.mix_fallbacks);
+    fprintf (out, ",\"sends_skipped\":%llu,\"send_budget\":%.6g,\"equivocators\":%llu"
+             ",\"evidence_found\":%llu,\"evidence_recv\":%llu,\"evidence_sent\":%llu",
+             (unsigned long long) s.sends_skipped, s.send_budget, (unsigned long long) s.equivocators,
+             (unsigned long long) s.evidence_found, (unsigned long long) s.evidence_recv,
+             (unsigned long long) s.evidence_sent);
     if (ctx->transport)
         fprintf (out, ",\"sent_frames\":%llu,\"send_dropped\":%llu,\"recv_muted\":%llu"
                  ",\"recv_malformed\":%llu,\"connections_muted\":%llu",
@@ -124,8 +131,36 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
             first = false;
         }
     }
+    //  what "staleness" leaves out: in-neighbours ahead of us (by how many
+    //  rounds) and those without a usable state (waiting for a keyframe);
+    //  never delivered: still at the shared initial state of round 0
+    fprintf (out, "},\"staleness_ahead\":{");
+    first = true;
+    for (size_t i = 0; i < n; i++) {
+        int64_t lag;
+        if (gc_engine_replica_kind (engine, peers [i], &lag) == GC_REPLICA_STATE && lag < 0) {
+            fprintf (out, "%s\"%u\":%lld", first ? "" : ",", peers [i], -(long long) lag);
+            first = false;
+        }
+    }
+    static const struct { const char *key; gc_replica_kind_t kind; } lists [] = {
+        { "no_state", GC_REPLICA_RESYNC }, { "never_delivered", GC_REPLICA_NEVER }
+    };
+    fputc ('}', out);
+    for (size_t l = 0; l < 2; l++) {
+        fprintf (out, ",\"%s\":[", lists [l].key);
+        first = true;
+        for (size_t i = 0; i < n; i++) {
+            int64_t lag;
+            if (gc_engine_replica_kind (engine, peers [i], &lag) == lists [l].kind) {
+                fprintf (out, "%s%u", first ? "" : ",", peers [i]);
+                first = false;
+            }
+        }
+        fputc (']', out);
+    }
     //  by reason, over every sender (the neighbours and the unattributed)
-    fprintf (out, "},\"rejections\":{");
+    fprintf (out, ",\"rejections\":{");
     first = true;
     for (int r = 1; r >= 0; r = s_next_reason (r)) {
         uint64_t total = gc_engine_rejections (engine, UINT32_MAX, r);

@@ -13,6 +13,7 @@
 #include "gc_log.h"
 #include "gc_notify.h"
 #include "gc_prom.h"
+#include "gc_reject_log.h"
 #include "gc_snapshot.h"
 #include "gc_status.h"
 #include "gc_time.h"
@@ -37,12 +38,27 @@ struct gc_ops_t {
     gc_metrics_extra_t extra;
     //  what the last warnings reported (logged again when it grows, at most
     //  once a minute)
-    uint64_t         warned_untrusted, warned_auth, warned_protocol, warned_conflicts;
+    uint64_t         warned_untrusted, warned_auth, warned_protocol, warned_conflicts, warned_fallbacks;
     int64_t          last_warning;
     bool             status_failed;
+    gc_status_window_t window;      /* trainer thread: the last minute, for gcnode status */
 };
 
 static void s_publish (gc_ops_t *self);
+
+//  The engine's view, with revoked neighbours marked: they are expected
+//  to be silent and unconnected.
+static void
+s_take (gc_ops_t *self, gc_snapshot_t *w)
+{
+    gc_snapshot_take (w, self->engine);
+    w->revoked = 0;
+    for (size_t i = 0; i < w->n_neighbours; i++)
+        if (self->cfg->peers [w->neighbours [i]].revoked) {
+            w->kind [i] = GC_SNAPSHOT_REVOKED;
+            w->revoked++;
+        }
+}
 
 static double
 s_unix_now (void)
@@ -77,7 +93,11 @@ s_setup_curve (gc_ops_t *self, gc_err_t *err)
         return s_key_file_error (err, "node/curve_key");
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (self->engine, &peers);
+    size_t allowed = 0;
     for (size_t i = 0; i < n; i++) {
+        if (cfg->peers [peers [i]].revoked)
+            continue;                   /* its connections are refused */
+        allowed++;
         if (gc_config_curve_public (cfg, peers [i], path, sizeof path))
             return gc_err_set (err, GC_E_CONFIG, "peers/%u/curve_key: path too long", peers [i]);
         char key [64];
@@ -88,7 +108,7 @@ s_setup_curve (gc_ops_t *self, gc_err_t *err)
     if (gc_curve_start (self->curve, err))
         return -1;
     self->extra.curve = true;
-    gc_log_info ("CURVE on: public key %s, %zu neighbour keys allowed", gc_curve_public_txt (self->curve), n);
+    gc_log_info ("CURVE on: public key %s, %zu neighbour keys allowed", gc_curve_public_txt (self->curve), allowed);
     return 0;
 }
 
@@ -119,7 +139,7 @@ s_list_missing (gc_ops_t *self, const uint32_t *peers, size_t n, char *out, size
     size_t used = 0;
     out [0] = 0;
     for (size_t i = 0; i < n && used + 16 < size; i++)
-        if (!strcmp (self->cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER))
+        if (!strcmp (self->cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER) && !self->cfg->peers [peers [i]].revoked)
             used += (size_t) snprintf (out + used, size - used, "%s%u", used ? ", " : "", peers [i]);
 }
 
@@ -143,7 +163,7 @@ s_setup_discovery (gc_ops_t *self, const gc_ops_config_t *oc, gc_err_t *err)
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (self->engine, &peers), wanted = 0;
     for (size_t i = 0; i < n; i++)
-        if (!strcmp (cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER)) {
+        if (!strcmp (cfg->peers [peers [i]].endpoint, GC_CONFIG_DISCOVER) && !cfg->peers [peers [i]].revoked) {
             if (gc_discovery_want (self->discovery, peers [i], oc->ids [peers [i]], err))
                 return -1;
             wanted++;
@@ -240,7 +260,7 @@ gc_ops_new (const gc_ops_config_t *oc, gc_err_t *err)
     w->pid = (long) getpid ();
     w->started_unix = w->unix_time = s_unix_now ();
     w->rounds_target = (uint64_t) cfg->rounds;
-    gc_snapshot_take (w, oc->engine);
+    s_take (self, w);
     s_publish (self);                   /* "starting" */
     if ((cfg->curve && s_setup_curve (self, err))
     ||  (cfg->discovery && s_setup_discovery (self, oc, err))) {
@@ -333,9 +353,11 @@ s_warn (gc_ops_t *self)
         warned = true;
     }
     if (x->beacon_conflicts > self->warned_conflicts) {
+        gc_discovery_stats_t ds;
+        gc_discovery_stats (self->discovery, &ds);
         gc_log_warning ("discovery: %llu beacon(s) announced another endpoint for a peer already found "
-                        "(kept the first; a moved peer needs a restart, a forged beacon is ignored)",
-                        (unsigned long long) (x->beacon_conflicts - self->warned_conflicts));
+                        "(kept the first; a moved peer needs a restart, a forged beacon is ignored; last: %s)",
+                        (unsigned long long) (x->beacon_conflicts - self->warned_conflicts), ds.last_conflict);
         self->warned_conflicts = x->beacon_conflicts;
         warned = true;
     }
@@ -349,6 +371,17 @@ s_warn (gc_ops_t *self)
         gc_log_warning ("CURVE: %llu handshake(s) failed (a peer without CURVE, or another protocol)",
                         (unsigned long long) (x->curve_failed_protocol - self->warned_protocol));
         self->warned_protocol = x->curve_failed_protocol;
+        warned = true;
+    }
+    gc_engine_stats_t es;
+    gc_engine_stats (self->engine, &es);
+    if (es.mix_fallbacks > self->warned_fallbacks) {
+        const char *used = gc_engine_fallback_rule (self->engine);
+        gc_log_warning ("%llu round(s) had too few fresh inputs for %s: mixed under %s, which tolerates "
+                        "fewer Byzantine neighbours (gossip/fallback; docs/ALGORITHMS.md)",
+                        (unsigned long long) (es.mix_fallbacks - self->warned_fallbacks), self->cfg->aggregator,
+                        *used ? used : "a weaker rule");
+        self->warned_fallbacks = es.mix_fallbacks;
         warned = true;
     }
     if (warned)
@@ -369,7 +402,7 @@ gc_ops_ready (gc_ops_t *self, gc_zmq_t *zmq, gc_err_t *err)
         gc_log_info ("metrics: http://%s/metrics, status: http://%s/status", self->work->http,
                      self->work->http);
     }
-    gc_snapshot_take (self->work, self->engine);
+    s_take (self, self->work);
     self->work->unix_time = s_unix_now ();
     s_collect_extra (self);
     self->work->extra = self->extra;
@@ -398,16 +431,22 @@ gc_ops_round (gc_ops_t *self, gc_metrics_ctx_t *m)
     }
     if (self->http || *self->cfg->status_file) {
         w->state = gc_engine_done (self->engine) ? "done" : "running";
-        gc_snapshot_take (w, self->engine);
+        s_take (self, w);
         w->unix_time = s_unix_now ();
+        gc_status_window_update (&self->window, w);
         w->has_transport = m->transport != NULL;
         if (m->transport)
             w->transport = *m->transport;
         w->connected = self->zmq ? gc_zmq_connected (self->zmq) : -1;
+        for (size_t i = 0; self->zmq && i < w->n_neighbours; i++)
+            w->sent_bytes [i] = gc_zmq_peer_sent_bytes (self->zmq, w->neighbours [i]);
+        w->rounds_run++;
+        gc_procstat_read (&w->proc);
         w->extra = self->extra;
         s_publish (self);
     }
     gc_notify_watchdog (self->notify);
+    gc_reject_log_flush (gc_now_ns ());
     if (w->has_accuracy)
         gc_notify_status (self->notify, false, "round %llu/%ld, test accuracy %.4f",
                           (unsigned long long) gc_engine_round (self->engine), self->cfg->rounds, w->accuracy);

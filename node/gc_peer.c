@@ -25,6 +25,7 @@
 #include "gc_model_file.h"
 #include "gc_ops.h"
 #include "gc_parse.h"
+#include "gc_reject_log.h"
 #include "gc_partition.h"
 #include "gc_setup.h"
 #include "gc_time.h"
@@ -106,9 +107,23 @@ s_setup_identity (gc_peer_t *p, gc_err_t *err)
     if (!p->trust || !p->ids)
         return gc_err_set (err, GC_E_NOMEM, "out of memory");
     for (long i = 0; i < cfg->n_peers; i++) {
+        //  A revoked peer is never trusted. Its id is still needed to name
+        //  it: from its key file while that is there, else none (zero).
+        if (cfg->peers [i].revoked) {
+            gc_key_t *pub = cfg->peers [i].key && *cfg->peers [i].key ? gc_key_load (cfg->peers [i].key, NULL) : NULL;
+            if (pub)
+                memcpy (p->ids [i], gc_key_peer_id (pub), 8);
+            gc_key_destroy (&pub);
+            gc_log_info ("peer %ld is revoked (peers/%ld/revoked): not trusted, not connected", i, i);
+            continue;
+        }
         gc_key_t *pub = gc_key_load (cfg->peers [i].key, err);
-        if (!pub)
-            return gc_err_prefix (err, "peers/%ld/key: ", i);
+        if (!pub) {
+            char why [sizeof err->msg];
+            snprintf (why, sizeof why, "%s", err->msg);
+            return gc_err_set (err, err->code, "peers/%ld/key: %s (peers/%ld/revoked = 1 revokes that peer)", i,
+                               why, i);
+        }
         memcpy (p->ids [i], gc_key_peer_id (pub), 8);
         gc_key_destroy (&pub);
         if (gc_trust_add_file (p->trust, cfg->peers [i].key, err))
@@ -341,6 +356,46 @@ s_setup_engine (gc_peer_t *p, gc_err_t *err)
     return p->engine ? 0 : -1;
 }
 
+//  A neighbour's host that does not resolve is a mistake in the
+//  configuration (ZeroMQ would retry it silently forever); a resolver that
+//  is down for now is not (exit 1: a restart may succeed). Also tells the
+//  rejection log where each neighbour is.
+static int
+s_check_endpoints (gc_peer_t *p, gc_err_t *err)
+{
+    const uint32_t *peers;
+    size_t n = gc_engine_neighbours (p->engine, &peers);
+    for (size_t i = 0; i < n; i++) {
+        const char *ep = p->cfg->peers [peers [i]].endpoint;
+        gc_reject_log_set_endpoint (peers [i], ep);
+        if (p->cfg->peers [peers [i]].revoked)
+            continue;
+        const char *colon = strrchr (ep, ':');
+        if (strncmp (ep, "tcp://", 6) || !colon || colon <= ep + 6)
+            continue;                   /* ipc://, or refused by the transport with its own message */
+        char host [256];
+        const char *h = ep + 6;
+        size_t len = (size_t) (colon - h);
+        if (len >= 2 && h [0] == '[' && h [len - 1] == ']') {
+            h++;
+            len -= 2;
+        }
+        if (len == 0 || len >= sizeof host || (len == 1 && *h == '*'))
+            continue;
+        memcpy (host, h, len);
+        host [len] = 0;
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+        int gai = getaddrinfo (host, NULL, &hints, &res);
+        if (res)
+            freeaddrinfo (res);
+        if (gai)
+            return gc_err_set (err, gai == EAI_AGAIN ? GC_E_SYS : GC_E_CONFIG,
+                               "peers/%u/endpoint %s: cannot resolve host '%s' (%s)", peers [i], ep, host,
+                               gai_strerror (gai));
+    }
+    return 0;
+}
+
 static int
 s_setup_transport (gc_peer_t *p, gc_err_t *err)
 {
@@ -361,8 +416,11 @@ s_setup_transport (gc_peer_t *p, gc_err_t *err)
         return -1;
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (p->engine, &peers);
+    //  no link to a revoked peer: nothing is sent to it (the engine's sends
+    //  to it are dropped by the transport)
     for (size_t i = 0; i < n; i++)
-        if (gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
+        if (!p->cfg->peers [peers [i]].revoked
+        &&  gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
             return gc_err_prefix (err, "peers/%u/endpoint: ", peers [i]);
     return gc_zmq_start (p->zmq, err);
 }
@@ -408,7 +466,9 @@ static void
 s_wait_for_neighbours (gc_peer_t *p, volatile int *stop)
 {
     const uint32_t *peers;
-    int total = (int) gc_engine_neighbours (p->engine, &peers), connected = 0;
+    int n = (int) gc_engine_neighbours (p->engine, &peers), total = 0, connected = 0;
+    for (int i = 0; i < n; i++)
+        total += !p->cfg->peers [peers [i]].revoked;
     double start = gc_now_s ();
     while (!(stop && *stop) && !atomic_load (&p->stop) && (connected = gc_zmq_connected (p->zmq)) < total) {
         double waited = gc_now_s () - start;
@@ -416,9 +476,21 @@ s_wait_for_neighbours (gc_peer_t *p, volatile int *stop)
             break;
         zclock_sleep (20);
     }
-    if (connected < total)
-        gc_log_warning ("%d of %d neighbours reachable after %.0f s; starting anyway", connected,
-                        total, gc_now_s () - start);
+    if (connected < total) {
+        //  the transport counts links, not which: name every candidate
+        char names [1024] = "";
+        size_t used = 0;
+        for (int i = 0; i < n && used + 1 < sizeof names; i++) {
+            if (p->cfg->peers [peers [i]].revoked)
+                continue;
+            int k = snprintf (names + used, sizeof names - used, "%speer %u at %s", used ? ", " : "", peers [i],
+                              p->cfg->peers [peers [i]].endpoint);
+            used = k < 0 ? sizeof names : used + (size_t) k;
+        }
+        gc_log (connected == 0 ? GC_LOG_ERROR : GC_LOG_WARNING,
+                "%d of %d neighbours reachable after %.0f s (%s %s); starting anyway, they are retried",
+                connected, total, gc_now_s () - start, connected == 0 ? "none of" : "not all of", names);
+    }
     else
         gc_log_info ("connected to all %d neighbours", total);
 }
@@ -530,6 +602,7 @@ gc_peer_new (gc_config_t *cfg, const gc_peer_options_t *opt, bool *bad_input, gc
     p->resume = opt->resume;
     p->external = opt->external;
     int rc = 0;
+    gc_reject_log_enable (GC_REJECT_LOG_EVERY_S);
     if (gc_log_setup (cfg->log_level, cfg->log_to, err) || s_setup_identity (p, err)
     ||  (!p->external && s_setup_data (p, err)) || s_setup_engine (p, err)) {
         bad = true;
@@ -539,6 +612,10 @@ gc_peer_new (gc_config_t *cfg, const gc_peer_options_t *opt, bool *bad_input, gc
         gc_engine_bind_params (p->engine, opt->params, opt->adopt);
     if (rc == 0 && !(p->ops = gc_ops_new (&(gc_ops_config_t) { cfg, p->key, p->trust,
                                           (const uint8_t (*) [8]) p->ids, p->engine }, err))) {
+        bad = gc_cli_exit_code (err) == GC_EXIT_USAGE;
+        rc = -1;
+    }
+    if (rc == 0 && s_check_endpoints (p, err)) {
         bad = gc_cli_exit_code (err) == GC_EXIT_USAGE;
         rc = -1;
     }

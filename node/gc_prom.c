@@ -114,7 +114,19 @@ s_learning (s_writer_t *w, const gc_snapshot_t *s)
     s_gauge (w, "gcnode_start_time_seconds", "When this peer started, Unix time.", s->started_unix);
     s_gauge (w, "gcnode_last_round_timestamp_seconds",
              "When the numbers below were taken (end of the last round), Unix time.", s->unix_time);
-    s_counter (w, "gcnode_rounds_total", "Rounds completed.", e->round);
+    //  the round number jumps on a catch-up (and starts high after a
+    //  resume): a gauge; the counter counts what this process did
+    s_gauge (w, "gcnode_round", "The peer's round (jumps forward on a catch-up, starts at the checkpoint's).",
+             (double) e->round);
+    s_counter (w, "gcnode_rounds_total", "Rounds this process completed (a catch-up counts as one).",
+               s->rounds_run);
+    s_family (w, "gcnode_state", "gauge", "1 for the peer's state, 0 for the others.");
+    static const char *states [] = { "starting", "running", "done", "stopped" };
+    for (size_t i = 0; i < sizeof states / sizeof states [0]; i++) {
+        char label [32];
+        snprintf (label, sizeof label, "state=\"%s\"", states [i]);
+        s_sample_u (w, "gcnode_state", label, s->state && !strcmp (s->state, states [i]));
+    }
     s_gauge (w, "gcnode_rounds_target", "Rounds this run is configured for (train/rounds).",
              (double) s->rounds_target);
     s_gauge (w, "gcnode_loss", "Mean training loss of the last round's local steps.", e->last_loss);
@@ -129,7 +141,11 @@ static void
 s_traffic (s_writer_t *w, const gc_snapshot_t *s)
 {
     const gc_engine_stats_t *e = &s->engine;
-    s_counter (w, "gcnode_bytes_sent_total", "Message bytes sent, counted once per destination.",
+    s_counter (w, "gcnode_bytes_sent_total",
+               "Message bytes handed to neighbour sockets, once per destination (not the dropped sends).",
+               gc_snapshot_bytes_sent (s));
+    s_counter (w, "gcnode_bytes_offered_total",
+               "Message bytes the engine sent, once per destination, including sends the transport dropped.",
                e->bytes_sent);
     s_counter (w, "gcnode_bytes_received_total", "Message bytes received (before any check).",
                e->bytes_recv);
@@ -154,7 +170,18 @@ s_traffic (s_writer_t *w, const gc_snapshot_t *s)
     s_counter (w, "gcnode_deltas_applied_total", "Deltas applied to neighbour replicas.", e->deltas_applied);
     s_counter (w, "gcnode_sequence_gaps_total", "Sequence gaps seen (each asks for a keyframe).", e->gaps);
     s_counter (w, "gcnode_mix_skipped_total", "Rounds whose robust mix was skipped.", e->mix_skipped);
+    s_counter (w, "gcnode_mix_fallbacks_total",
+               "Rounds mixed under a weaker rule: too few fresh inputs for the configured one.", e->mix_fallbacks);
     s_counter (w, "gcnode_catchups_total", "Round catch-ups to faster neighbours.", e->catchups);
+    s_counter (w, "gcnode_sends_skipped_total", "Rounds whose send the ratio policy skipped.",
+               e->sends_skipped);
+    s_gauge (w, "gcnode_equivocators", "Authors excluded on proof of equivocation.", (double) e->equivocators);
+    s_counter (w, "gcnode_evidence_found_total", "Proofs of equivocation found here (two headers, one seq).",
+               e->evidence_found);
+    s_counter (w, "gcnode_evidence_received_total", "Valid EVIDENCE messages received.", e->evidence_recv);
+    s_counter (w, "gcnode_evidence_sent_total", "EVIDENCE messages sent (per destination).", e->evidence_sent);
+    s_gauge (w, "gcnode_send_budget", "Last round's compressor budget, fraction of entries (0: skipped).",
+             e->send_budget);
     s_family (w, "gcnode_phase_seconds_total", "counter", "Time spent per phase of the round.");
     static const char *phases [] = { "train", "compress", "sign", "aggregate" };
     double t [4] = { e->time_train_s, e->time_compress_s, e->time_sign_s, e->time_aggregate_s };
@@ -169,17 +196,51 @@ static void
 s_neighbours (s_writer_t *w, const gc_snapshot_t *s)
 {
     s_gauge (w, "gcnode_neighbours", "Neighbours (in- and out-edges) in the topology.", (double) s->n_neighbours);
+    s_gauge (w, "gcnode_neighbours_revoked", "Neighbours revoked by the configuration (not connected).",
+             (double) s->revoked);
     if (s->connected >= 0)
         s_gauge (w, "gcnode_neighbours_connected", "Neighbour links that can take a message now.",
                  (double) s->connected);
+    //  every in-neighbour, whatever its replica holds
     s_family (w, "gcnode_staleness_rounds", "gauge",
-              "Rounds since the replica of this in-neighbour was last updated (absent: no state yet).");
+              "Own round minus the round of this in-neighbour's replica (negative: it is ahead; "
+              "never delivered: own round; NaN: no usable state, waiting for a keyframe).");
     for (size_t i = 0; i < s->n_neighbours; i++)
-        if (s->staleness [i] >= 0) {
+        if (s->kind [i] != GC_REPLICA_NOT_IN && s->kind [i] != GC_SNAPSHOT_REVOKED) {
             char label [32];
             snprintf (label, sizeof label, "neighbour=\"%u\"", s->neighbours [i]);
-            s_sample_u (w, "gcnode_staleness_rounds", label, (uint64_t) s->staleness [i]);
+            s_sample_d (w, "gcnode_staleness_rounds", label,
+                        s->kind [i] == GC_REPLICA_RESYNC ? NAN : (double) s->lag [i]);
         }
+    s_family (w, "gcnode_neighbour_replica", "gauge",
+              "1 for what the replica of this in-neighbour holds: never (nothing delivered yet), resync "
+              "(waiting for a keyframe), behind, current, ahead (its round against ours).");
+    static const char *kinds [] = { "never", "resync", "behind", "current", "ahead" };
+    for (size_t i = 0; i < s->n_neighbours; i++) {
+        if (s->kind [i] == GC_REPLICA_NOT_IN || s->kind [i] == GC_SNAPSHOT_REVOKED)
+            continue;
+        int k = s->kind [i] == GC_REPLICA_NEVER ? 0 : s->kind [i] == GC_REPLICA_RESYNC ? 1
+              : s->lag [i] > 0 ? 2 : s->lag [i] == 0 ? 3 : 4;
+        for (int j = 0; j < 5; j++) {
+            char label [64];
+            snprintf (label, sizeof label, "neighbour=\"%u\",replica=\"%s\"", s->neighbours [i], kinds [j]);
+            s_sample_u (w, "gcnode_neighbour_replica", label, j == k);
+        }
+    }
+    s_family (w, "gcnode_neighbour_bytes_sent_total", "counter",
+              "Message bytes handed to this neighbour's socket.");
+    for (size_t i = 0; s->has_transport && i < s->n_neighbours; i++) {
+        char label [32];
+        snprintf (label, sizeof label, "neighbour=\"%u\"", s->neighbours [i]);
+        s_sample_u (w, "gcnode_neighbour_bytes_sent_total", label, s->sent_bytes [i]);
+    }
+    s_family (w, "gcnode_neighbour_bytes_received_total", "counter",
+              "Bytes of this neighbour's authentic messages (with an edge for their type).");
+    for (size_t i = 0; i < s->n_neighbours; i++) {
+        char label [32];
+        snprintf (label, sizeof label, "neighbour=\"%u\"", s->neighbours [i]);
+        s_sample_u (w, "gcnode_neighbour_bytes_received_total", label, s->recv_bytes [i]);
+    }
     s_counter (w, "gcnode_rejected_total", "Messages rejected, every reason and sender.", s->engine.rejected);
     s_family (w, "gcnode_rejections_total", "counter",
               "Messages rejected by reason and sending neighbour (series appear at the first rejection).");
@@ -204,6 +265,8 @@ s_transport (s_writer_t *w, const gc_snapshot_t *s)
 {
     const gc_zmq_stats_t *t = &s->transport;
     s_counter (w, "gcnode_transport_sent_frames_total", "Messages handed to neighbour sockets.", t->sent_frames);
+    s_counter (w, "gcnode_transport_sent_bytes_total", "Bytes of the messages handed to neighbour sockets.",
+               t->sent_bytes);
     s_counter (w, "gcnode_transport_send_dropped_total",
                "Sends dropped: neighbour not connected or its queue full.", t->send_dropped);
     s_counter (w, "gcnode_transport_recv_malformed_total", "Inbound messages with the wrong frame count.",
@@ -241,6 +304,20 @@ s_extra (s_writer_t *w, const gc_snapshot_t *s)
     }
 }
 
+//  The names client libraries use, so dashboards for any process work.
+static void
+s_process (s_writer_t *w, const gc_snapshot_t *s)
+{
+    const gc_procstat_t *p = &s->proc;
+    s_gauge (w, "process_resident_memory_bytes", "Resident memory size in bytes.", (double) p->rss_bytes);
+    s_family (w, "process_cpu_seconds_total", "counter", "User and system CPU time spent in seconds.");
+    s_sample_d (w, "process_cpu_seconds_total", NULL, p->cpu_seconds);
+    s_gauge (w, "process_open_fds", "Open file descriptors.", (double) p->open_fds);
+    if (p->max_fds)
+        s_gauge (w, "process_max_fds", "Maximum number of open file descriptors.", (double) p->max_fds);
+    s_gauge (w, "process_start_time_seconds", "Start time of the process, Unix time.", s->started_unix);
+}
+
 int
 gc_prom_render (const gc_snapshot_t *s, const char *version, gc_buf_t *out, gc_err_t *err)
 {
@@ -254,5 +331,7 @@ gc_prom_render (const gc_snapshot_t *s, const char *version, gc_buf_t *out, gc_e
     if (s->has_transport)
         s_transport (&w, s);
     s_extra (&w, s);
+    if (s->proc.valid)
+        s_process (&w, s);
     return w.rc;
 }

@@ -15,6 +15,9 @@ gc_role_publish_delta (gc_engine_t *self, gc_err_t *err)
     gc_vec_advance (self->learn.update, self->learn.x, self->learn.prev, self->learn.n);
     bool exact = false;
     bool through = gc_ec_passes_through (self->gossip.ec);
+    double compute_s = self->gossip.compute_s;
+    gc_policy_set_env (self->gossip.policy,
+                       compute_s > 0 ? compute_s : gc_gauge_get (&self->ctr.t_last_train), 0);
     if (gc_ec_step (self->gossip.ec, self->learn.update, self->round, &self->gossip.payload,
                     through ? NULL : self->learn.sent, &exact, err))
         return -1;
@@ -24,6 +27,9 @@ gc_role_publish_delta (gc_engine_t *self, gc_err_t *err)
     else
         gc_vec_axpy (self->learn.pub, 1.0f, self->learn.sent, self->learn.n);
     gc_gauge_add (&self->ctr.t_compress, gc_now_s () - t0);
+    gc_gauge_set (&self->ctr.send_budget, gc_policy_budget (self->gossip.policy));
+    if (gc_ec_skipped (self->gossip.ec))
+        gc_counter_add (&self->ctr.sends_skipped, 1);
     uint64_t base = self->state;
     if (gc_engine_send (self, self->out_peers, self->n_out, GC_MSG_DELTA, exact ? GC_WIRE_FLAG_EXACT : 0,
                         base, self->gossip.payload.data, self->gossip.payload.len, err))

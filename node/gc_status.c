@@ -39,11 +39,64 @@ gc_status_render (const gc_snapshot_t *s, gc_buf_t *out, gc_err_t *err)
     rc = rc ? rc : gc_buf_printf (out, err, ",\"neighbours\":%zu,\"connected\":%d,\"max_staleness\":%lld"
                              ",\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"msgs_recv\":%llu,\"rejected\":%llu"
                              ",\"http\":", s->n_neighbours, s->connected,
-                             (long long) gc_snapshot_max_staleness (s), (unsigned long long) e->bytes_sent,
+                             (long long) gc_snapshot_max_staleness (s), (unsigned long long) gc_snapshot_bytes_sent (s),
                              (unsigned long long) e->bytes_recv, (unsigned long long) e->msgs_recv,
                              (unsigned long long) e->rejected);
     rc = rc ? rc : gc_json_buf_string (out, s->http, err);
+    long in = 0, none = 0, ahead = 0;
+    char names [128] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < s->n_neighbours; i++) {
+        if (s->kind [i] == GC_REPLICA_NOT_IN || s->kind [i] == GC_SNAPSHOT_REVOKED)
+            continue;
+        in++;
+        if (s->kind [i] == GC_REPLICA_STATE && s->lag [i] < 0)
+            ahead++;
+        if (s->kind [i] == GC_REPLICA_NEVER || s->kind [i] == GC_REPLICA_RESYNC) {
+            none++;
+            //  a long list is cut with "...": the count stays exact
+            int k = snprintf (names + used, sizeof names - used, "%s%u", used ? "," : "", s->neighbours [i]);
+            if (k < 0 || (size_t) k >= sizeof names - used - 4) {
+                snprintf (names + used, sizeof names - used, ",...");
+                used = sizeof names - 1;
+            }
+            else
+                used += (size_t) k;
+        }
+    }
+    rc = rc ? rc : gc_buf_printf (out, err, ",\"revoked\":%zu,\"in_neighbours\":%ld,\"no_state\":%ld,\"ahead\":%ld"
+                             ",\"no_state_peers\":\"%s\",\"window_s\":%.1f,\"window_rounds\":%llu"
+                             ",\"window_rejected\":%llu,\"window_mix_skipped\":%llu,\"window_mix_fallbacks\":%llu",
+                             s->revoked, in, none, ahead, names, s->window_s, (unsigned long long) s->window_rounds,
+                             (unsigned long long) s->window_rejected,
+                             (unsigned long long) s->window_mix_skipped,
+                             (unsigned long long) s->window_mix_fallbacks);
     return rc ? rc : gc_buf_printf (out, err, "}\n");
+}
+
+void
+gc_status_window_update (gc_status_window_t *w, gc_snapshot_t *s)
+{
+    size_t at = (w->head + w->n) % GC_STATUS_WINDOW_MAX;
+    if (w->n == GC_STATUS_WINDOW_MAX)
+        w->head = (w->head + 1) % GC_STATUS_WINDOW_MAX;
+    else
+        w->n++;
+    w->t [at] = s->unix_time;
+    w->rejected [at] = s->engine.rejected;
+    w->skipped [at] = s->engine.mix_skipped;
+    w->fallbacks [at] = s->engine.mix_fallbacks;
+    //  the baseline: the newest sample a window old, else the oldest kept
+    size_t base = 0;
+    for (size_t i = 1; i < w->n; i++)
+        if (w->t [(w->head + i) % GC_STATUS_WINDOW_MAX] <= s->unix_time - GC_STATUS_WINDOW_S)
+            base = i;
+    size_t b = (w->head + base) % GC_STATUS_WINDOW_MAX;
+    s->window_s = s->unix_time - w->t [b];
+    s->window_rounds = w->n - 1 - base;
+    s->window_rejected = s->engine.rejected - w->rejected [b];
+    s->window_mix_skipped = s->engine.mix_skipped - w->skipped [b];
+    s->window_mix_fallbacks = s->engine.mix_fallbacks - w->fallbacks [b];
 }
 
 int
@@ -78,145 +131,12 @@ gc_status_write (const char *path, const gc_snapshot_t *snap, gc_err_t *err)
 }
 
 //  ---------------------------------------------------------------------------
-//  a flat JSON object: {"key": number | "string" | true | false | null, ...}
-
-typedef struct {
-    const char *p, *end;
-} s_cursor_t;
-
-static void
-s_space (s_cursor_t *c)
-{
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-        c->p++;
-}
-
-//  A string into out (truncated to size-1; \u escapes become '?').
-static int
-s_parse_string (s_cursor_t *c, char *out, size_t size)
-{
-    if (c->p >= c->end || *c->p != '"')
-        return -1;
-    c->p++;
-    size_t n = 0;
-    while (c->p < c->end && *c->p != '"') {
-        unsigned char ch = (unsigned char) *c->p++;
-        if (ch < 0x20)
-            return -1;
-        if (ch == '\\') {
-            if (c->p >= c->end)
-                return -1;
-            char esc = *c->p++;
-            if (esc == 'u') {
-                if (c->end - c->p < 4)
-                    return -1;
-                for (int i = 0; i < 4; i++)
-                    if (!strchr ("0123456789abcdefABCDEF", c->p [i]) || !c->p [i])
-                        return -1;
-                c->p += 4;
-                ch = '?';
-            }
-            else {
-                const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-                const char *at = esc ? strchr (from, esc) : NULL;
-                if (!at)
-                    return -1;
-                ch = (unsigned char) to [at - from];
-            }
-        }
-        if (n + 1 < size)
-            out [n++] = (char) ch;
-    }
-    if (c->p >= c->end)
-        return -1;
-    c->p++;
-    if (size)
-        out [n] = 0;
-    return 0;
-}
-
-//  A JSON number token, checked against the grammar before strtod.
-static int
-s_parse_number (s_cursor_t *c, double *value, bool *integer)
-{
-    const char *start = c->p, *p = c->p;
-    if (p < c->end && *p == '-')
-        p++;
-    const char *digits = p;
-    while (p < c->end && *p >= '0' && *p <= '9')
-        p++;
-    if (p == digits || (*digits == '0' && p - digits > 1))
-        return -1;
-    *integer = true;
-    if (p < c->end && *p == '.') {
-        *integer = false;
-        const char *frac = ++p;
-        while (p < c->end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == frac)
-            return -1;
-    }
-    if (p < c->end && (*p == 'e' || *p == 'E')) {
-        *integer = false;
-        p++;
-        if (p < c->end && (*p == '+' || *p == '-'))
-            p++;
-        const char *exp = p;
-        while (p < c->end && *p >= '0' && *p <= '9')
-            p++;
-        if (p == exp)
-            return -1;
-    }
-    char token [64];
-    if (p - start >= (long) sizeof token)
-        return -1;
-    memcpy (token, start, (size_t) (p - start));
-    token [p - start] = 0;
-    *value = strtod (token, NULL);
-    if (!isfinite (*value))
-        return -1;
-    c->p = p;
-    return 0;
-}
-
-typedef enum { S_V_NUMBER, S_V_STRING, S_V_BOOL, S_V_NULL } s_vtype_t;
-
-typedef struct {
-    s_vtype_t type;
-    double    number;
-    bool      integer;
-    bool      boolean;
-    char      string [128];
-} s_value_t;
-
-static int
-s_parse_value (s_cursor_t *c, s_value_t *v)
-{
-    static const struct { const char *word; s_vtype_t type; bool b; } words [] = {
-        { "true", S_V_BOOL, true }, { "false", S_V_BOOL, false }, { "null", S_V_NULL, false }
-    };
-    if (c->p >= c->end)
-        return -1;
-    if (*c->p == '"') {
-        v->type = S_V_STRING;
-        return s_parse_string (c, v->string, sizeof v->string);
-    }
-    for (size_t i = 0; i < 3; i++) {
-        size_t len = strlen (words [i].word);
-        if ((size_t) (c->end - c->p) >= len && !memcmp (c->p, words [i].word, len)) {
-            c->p += len;
-            v->type = words [i].type;
-            v->boolean = words [i].b;
-            return 0;
-        }
-    }
-    v->type = S_V_NUMBER;
-    return s_parse_number (c, &v->number, &v->integer);
-}
+//  a flat JSON object: {"key": number | "string" | true | false | null, ...},
+//  read with common/gc_json (hostile text: checked byte by byte there)
 
 //  Store one field; `seen` marks the required ones.
 static int
-s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, gc_err_t *err)
+s_field (gc_status_t *st, const char *key, const gc_json_t *v, unsigned *seen, gc_err_t *err)
 {
     static const struct { const char *key; int kind; size_t off, size; unsigned bit; } fields [] = {
 #define S_STR(k, f, b)   { k, 0, offsetof (gc_status_t, f), sizeof ((gc_status_t *) 0)->f, b }
@@ -224,7 +144,10 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
 #define S_U64(k, f, b)   { k, 2, offsetof (gc_status_t, f), 0, b }
 #define S_DBL(k, f, b)   { k, 3, offsetof (gc_status_t, f), 0, b }
         S_STR ("state", state, 2), S_STR ("peer_id", peer_id, 0), S_STR ("network", network, 0),
-        S_STR ("role", role, 0), S_STR ("http", http, 0),
+        S_STR ("role", role, 0), S_STR ("http", http, 0), S_STR ("no_state_peers", no_state_peers, 0),
+        S_LNG ("in_neighbours", in_neighbours, 0), S_LNG ("revoked", revoked, 0), S_LNG ("no_state", no_state, 0), S_LNG ("ahead", ahead, 0),
+        S_U64 ("window_rounds", window_rounds, 0), S_U64 ("window_rejected", window_rejected, 0),
+        S_U64 ("window_mix_skipped", window_mix_skipped, 0), S_U64 ("window_mix_fallbacks", window_mix_fallbacks, 0), S_DBL ("window_s", window_s, 0),
         S_LNG ("peer", peer, 4), S_LNG ("pid", pid, 0), S_LNG ("neighbours", neighbours, 0),
         S_LNG ("connected", connected, 0), S_LNG ("max_staleness", max_staleness, 0),
         S_U64 ("round", round, 16), S_U64 ("rounds", rounds, 0), S_U64 ("accuracy_round", accuracy_round, 0),
@@ -236,16 +159,20 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
 #undef S_U64
 #undef S_DBL
     };
+    if (v->type == GC_JSON_NUMBER && !isfinite (v->number))
+        return gc_err_set (err, GC_E_FORMAT, "status: %s is not a finite number", key);
+    if (v->type == GC_JSON_ARRAY || v->type == GC_JSON_OBJECT)
+        return gc_err_set (err, GC_E_FORMAT, "status: bad value for \"%s\" (flat objects only)", key);
     if (!strcmp (key, "v")) {
-        if (v->type != S_V_NUMBER || v->number != 1)
-            return gc_err_set (err, GC_E_FORMAT, "status: version %g is not 1", v->type == S_V_NUMBER ? v->number : -1);
+        if (v->type != GC_JSON_NUMBER || v->number != 1)
+            return gc_err_set (err, GC_E_FORMAT, "status: version %g is not 1", v->type == GC_JSON_NUMBER ? v->number : -1);
         *seen |= 1;
         return 0;
     }
     if (!strcmp (key, "accuracy")) {
-        if (v->type != S_V_NUMBER && v->type != S_V_NULL)
+        if (v->type != GC_JSON_NUMBER && v->type != GC_JSON_NULL)
             return gc_err_set (err, GC_E_FORMAT, "status: accuracy is not a number or null");
-        st->has_accuracy = v->type == S_V_NUMBER;
+        st->has_accuracy = v->type == GC_JSON_NUMBER;
         st->accuracy = st->has_accuracy ? v->number : 0;
         return 0;
     }
@@ -254,17 +181,17 @@ s_field (gc_status_t *st, const char *key, const s_value_t *v, unsigned *seen, g
             continue;
         char *at = (char *) st + fields [i].off;
         bool want_string = fields [i].kind == 0;
-        bool null_ok = !strcmp (key, "loss") && v->type == S_V_NULL;     /* a diverged loss */
-        if (!null_ok && (want_string != (v->type == S_V_STRING) || (!want_string && v->type != S_V_NUMBER)))
+        bool null_ok = !strcmp (key, "loss") && v->type == GC_JSON_NULL;     /* a diverged loss */
+        if (!null_ok && (want_string != (v->type == GC_JSON_STRING) || (!want_string && v->type != GC_JSON_NUMBER)))
             return gc_err_set (err, GC_E_FORMAT, "status: %s has the wrong type", key);
         if (fields [i].kind == 0)
             snprintf (at, fields [i].size, "%s", v->string);
         else
         if (fields [i].kind == 3)
-            *(double *) at = v->type == S_V_NULL ? NAN : v->number;
+            *(double *) at = v->type == GC_JSON_NULL ? NAN : v->number;
         else {
             //  Integers: whole numbers within range (doubles hold 2^53 exactly).
-            if (!v->integer || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
+            if (v->number != floor (v->number) || v->number < (fields [i].kind == 2 ? 0 : -9.0e15) || v->number > 9.0e15)
                 return gc_err_set (err, GC_E_FORMAT, "status: %s is not an integer in range", key);
             if (fields [i].kind == 1)
                 *(long *) at = (long) v->number;
@@ -283,42 +210,20 @@ gc_status_parse (const char *text, size_t len, gc_status_t *out, gc_err_t *err)
     memset (out, 0, sizeof *out);
     out->connected = -1;
     out->max_staleness = -1;
+    out->in_neighbours = out->no_state = out->ahead = -1;
     if (!text || len > GC_STATUS_FILE_MAX)
         return gc_err_set (err, GC_E_FORMAT, "status: empty or larger than %d bytes", GC_STATUS_FILE_MAX);
-    s_cursor_t c = { text, text + len };
-    s_space (&c);
-    if (c.p >= c.end || *c.p++ != '{')
-        return gc_err_set (err, GC_E_FORMAT, "status: not a JSON object");
+    gc_json_t *root = gc_json_parse (text, len, err);
+    if (!root)
+        return err ? gc_err_prefix (err, "status: ") : -1;
+    int rc = root->type == GC_JSON_OBJECT ? 0 : gc_err_set (err, GC_E_FORMAT, "status: not a JSON object");
     unsigned seen = 0;
-    s_space (&c);
-    bool empty = c.p < c.end && *c.p == '}';
-    while (!empty) {
-        char key [64];
-        s_value_t v;
-        s_space (&c);
-        if (s_parse_string (&c, key, sizeof key))
-            return gc_err_set (err, GC_E_FORMAT, "status: bad key at byte %ld", (long) (c.p - text));
-        s_space (&c);
-        if (c.p >= c.end || *c.p++ != ':')
-            return gc_err_set (err, GC_E_FORMAT, "status: expected ':' after \"%s\"", key);
-        s_space (&c);
-        if (s_parse_value (&c, &v))
-            return gc_err_set (err, GC_E_FORMAT, "status: bad value for \"%s\" (flat objects only)", key);
-        if (s_field (out, key, &v, &seen, err))
-            return -1;
-        s_space (&c);
-        if (c.p < c.end && *c.p == ',') {
-            c.p++;
-            continue;
-        }
-        break;
-    }
-    s_space (&c);
-    if (c.p >= c.end || *c.p++ != '}')
-        return gc_err_set (err, GC_E_FORMAT, "status: expected ',' or '}' at byte %ld", (long) (c.p - text));
-    s_space (&c);
-    if (c.p != c.end)
-        return gc_err_set (err, GC_E_FORMAT, "status: trailing bytes after the object");
+    //  members in order: a later duplicate key wins
+    for (const gc_json_t *m = root->child; m && !rc; m = m->next)
+        rc = s_field (out, m->key, m, &seen, err);
+    gc_json_destroy (&root);
+    if (rc)
+        return -1;
     if ((seen & 31) != 31)
         return gc_err_set (err, GC_E_FORMAT, "status: missing one of v, state, peer, time, round");
     return 0;

@@ -15,7 +15,7 @@ static const gc_cli_command_t s_commands [] = {
     { "control", gc_cmd_control, "send a command to a running peer's control channel" },
     { "keygen", gc_cmd_keygen, "generate a peer identity (NAME.key/.pub) and CURVE keys (NAME.curve/.curve.pub)" },
     { "id", gc_cmd_id, "print the peer id of a key file" },
-    { "status", gc_cmd_status, "print a running peer's state; exit 0 if it is alive and progressing" },
+    { "status", gc_cmd_status, "check a peer like a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN" },
 };
 
 int

@@ -156,6 +156,47 @@ gc_robust_new (const char *spec, gc_err_t *err)
     return self;
 }
 
+gc_robust_t *
+gc_robust_new_fallback (const gc_robust_t *self, size_t k, gc_err_t *err)
+{
+    if (!self || k >= self->min_inputs || self->rule.f <= 0) {
+        gc_err_set (err, GC_E_INPUT, "robust rule '%s': no weaker variant for %zu inputs", self ? self->name : "?", k);
+        return NULL;
+    }
+    for (long f = self->rule.f - 1; f >= 0; f--) {
+        gc_robust_t *w = calloc (1, sizeof *w);
+        if (!w) {
+            gc_err_set (err, GC_E_NOMEM, "robust rule: out of memory");
+            return NULL;
+        }
+        w->rule = self->rule;
+        w->rule.f = f;
+        if (w->rule.desc == &gc_robust_rule_mkrum && w->rule.m > (long) k - f)
+            w->rule.m = (long) k - f;
+        size_t need = w->rule.m >= 1 || w->rule.desc != &gc_robust_rule_mkrum ? s_rule_min_inputs (&w->rule)
+                                                                             : SIZE_MAX;
+        //  nnm's F counts the same Byzantine inputs as the rule's f
+        w->n_pre = self->n_pre;
+        for (size_t i = self->n_pre; i-- > 0 && need <= k; ) {
+            w->pre [i] = self->pre [i];
+            if (w->pre [i].desc == &gc_robust_pre_nnm && w->pre [i].arg > f)
+                w->pre [i].arg = f;
+            if (w->pre [i].desc->compose (&w->pre [i], &w->rule, &need, self->name, NULL))
+                need = SIZE_MAX;
+        }
+        if (need <= k) {
+            w->min_inputs = need;
+            w->rng = self->rng;
+            w->ws.portable = self->ws.portable;
+            s_make_name (w);
+            return w;
+        }
+        free (w);
+    }
+    gc_err_set (err, GC_E_INPUT, "robust rule '%s': %zu inputs support no weaker variant", self->name, k);
+    return NULL;
+}
+
 void
 gc_robust_destroy (gc_robust_t **self_p)
 {
@@ -234,7 +275,8 @@ gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k)
     size_t k2 = k * k;
     ws->k_cap = 0;
     if (!S_GROW (ws->dist, k2) || !S_GROW (ws->vdist, k2) || !S_GROW (ws->mix, k2)
-    ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->gram, k2) || !S_GROW (ws->scale, k)
+    ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->mixc, k) || !S_GROW (ws->gram, k2)
+    ||  !S_GROW (ws->scale, k)
     ||  !S_GROW (ws->lanes, 16 * k)
     ||  !S_GROW (ws->vw, k) || !S_GROW (ws->vec_a, k) || !S_GROW (ws->vec_b, k)
     ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k)
@@ -286,7 +328,7 @@ void
 gc_robust_ws_free (gc_robust_ws_t *ws)
 {
     void *bufs [] = { ws->tile, ws->dtile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
-                      ws->mix, ws->mix2, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
+                      ws->mix, ws->mix2, ws->mixc, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
                       ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
@@ -440,6 +482,12 @@ s_rule_coords (gc_robust_t *self, gc_robust_run_t *st, float *out)
     size_t n = st->kv, d = st->d;
     const float *const *x = st->in;
     int rc;
+    size_t lo, hi;
+    //  One window of the sorted virtual inputs: formed block by block.
+    if (st->mixed && self->rule.desc->window) {
+        self->rule.desc->window (&self->rule, n, &lo, &hi);
+        return gc_robust_mix_window (ws, st->in, st->k, d, ws->mix, n, lo, hi, out);
+    }
     if (st->mixed) {
         if (gc_robust_ws_reserve_vbuf (ws, n * d))
             return -1;

@@ -80,6 +80,15 @@ int gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
 /*  Smallest k the rule accepts (e.g. 2f+3 for krum:f, 2b+1 for cwtm:b). */
 size_t gc_robust_min_inputs (const gc_robust_t *self);
 
+/*  The rule for k inputs when k is below gc_robust_min_inputs: the same
+    stages with the number of tolerated Byzantine inputs f (cwtm's b,
+    krum's, mkrum's, bulyan's f; nnm's F follows it, mkrum's M is cut to
+    k - f) lowered to the largest that k inputs support, down to 0 (cwtm:0
+    is the plain mean). NULL with GC_E_INPUT when none does (krum below 3
+    inputs, a rule without f) or k is not too few; the caller owns the
+    result (gc_robust_destroy). It starts from self's bucketing stream. */
+gc_robust_t *gc_robust_new_fallback (const gc_robust_t *self, size_t k, gc_err_t *err);
+
 /*  Canonical spec text, with every default spelled out ("cwtm:1",
     "nnm:1+cwtm:1", "gm:1e-06:32:1e-06"): equal names mean equal rules. */
 const char *gc_robust_name (const gc_robust_t *self);

@@ -84,9 +84,15 @@ GC_NET_LIST (S_REG_DEFINE)
 //  chains (extraction networks and the sum in wire order especially), and
 //  one narrow chain leaves most of the core idle; two independent ones give
 //  it the parallelism a 16-lane register has, at the price of spilling some
-//  of the 2k values to L1. The level supplies the primitives below.
+//  of the 2k values to L1. The level supplies the primitives below, and
+//  S_RPAIR: SSE2 runs the median (one output wire) one column at a time:
+//  with 16 xmm registers the pair spilled so much that the k = 16 median
+//  took 6.1 ms per 1M coordinates against 4.9 ms single (AMD EPYC Zen 4, CPU
+//  time); windows with a sum keep the pair, whose second chain of double
+//  additions is worth the spills (cwtm:1 single 7.0 ms, paired 6.5).
 #if GC_KLEVEL == GC_KLEVEL_AVX2
 #   define S_RW 8
+#   define S_RPAIR 1
 typedef __m256  s_rv;
 typedef __m256i s_rbad;
 typedef __m256d s_rd;
@@ -110,6 +116,7 @@ typedef __m256d s_rd;
 //  compare of |x| and reported as GC_ROBUST_NONFINITE_BITS.
 #   include <emmintrin.h>
 #   define S_RW 4
+#   define S_RPAIR 0
 typedef __m128  s_rv;
 typedef __m128i s_rbad;
 typedef __m128d s_rd;
@@ -198,12 +205,10 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 { \
     s_rbad bad = S_RBAD_ZERO (); \
     size_t c = 0; \
-    for (; c + 2 * S_RW <= d; c += 2 * S_RW) \
+    for (; (S_RPAIR || (LO) != (HI)) && c + 2 * S_RW <= d; c += 2 * S_RW) \
         s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
-    if (c + S_RW <= d) { \
+    for (; c + S_RW <= d; c += S_RW) \
         s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \
-        c += S_RW; \
-    } \
     if (c < d) { \
         float pad [(K) * S_RW], obuf [S_RW]; \
         const float *rows [K]; \
@@ -520,11 +525,11 @@ s_k_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 
 //  --- Mixing -------------------------------------------------------------------
 
-//  One mixed row of a block: sum over the non-zero coefficients in double,
-//  multiply then add (no FMA) in both versions so they agree bit for bit.
+//  One row of a weighted sum over a block of the double tile (the clipping
+//  step): over the non-zero coefficients in double, multiply then add (no
+//  FMA) in both versions so they agree bit for bit.
 static void
-s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable,
-           bool premul)
+s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bool portable)
 {
     float obuf [TB];
 #ifdef S_WD
@@ -558,109 +563,234 @@ s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bo
         if (m [j] == 0)
             continue;
         const double *restrict x = dt + j * TB;
-        if (premul)
-            for (size_t c = 0; c < TB; c++)
-                acc [c] += x [c];
-        else
-            for (size_t c = 0; c < TB; c++)
-                acc [c] += m [j] * x [c];
+        for (size_t c = 0; c < TB; c++)
+            acc [c] += m [j] * x [c];
     }
     for (size_t c = 0; c < n; c++)
         obuf [c] = (float) acc [c];
     memcpy (out, obuf, n * sizeof *out);
 }
 
-#ifdef S_WD
-//  One mixed row of a block over its non-zero coefficients (nz, cnt of
-//  them): the same operations per lane as s_mix_row, without a branch per
-//  coefficient, and with eight accumulator chains in flight instead of four.
-//  With premul, dt holds the products m[j] x_j already (every row's non-zero
-//  coefficient of column j is the same), and the row only adds them up.
+//  How every mixing kernel forms one block of a mixed row, the same
+//  operations per lane at every level (plain loops; no contraction):
+//  - a "complement" row, whose non-zero coefficients all equal c and which
+//    leaves out fewer inputs than it keeps (NNM's rows: the mean of all but
+//    the f farthest): c * (S - x_o1 - x_o2 ...), S the block's sum of all k
+//    inputs in index order, the left-out inputs subtracted in index order.
+//    That is k + f additions per row instead of k - f - 1, and S is shared
+//    by every row. It is used only where the left-out inputs of the block
+//    are at most 2^8 times larger (by exponent) than the largest kept one:
+//    then S's rounding error stays below 2^-37 of the kept values, far
+//    below the float the row is rounded to; an outlier (what NNM is there
+//    to leave out) would cancel the kept values away, so its blocks take
+//    the direct sum;
+//  - any other row (and those blocks): sum over the non-zero m_j in index
+//    order of m_j * x_j, in double.
+#define S_COMPLEMENT_EXP 8
+
+//  mixc[a] = the value shared by the non-zero coefficients of row a, or 0
+//  when they differ or when the row keeps no more inputs than it leaves out.
 static void
-s_mix_list (const double *m, const size_t *nz, size_t cnt, const double *dt, bool premul,
-            float *out, size_t n)
+s_mix_plan (const double *mix, size_t kv, size_t k, double *mixc)
 {
-    float obuf [TB];
-    for (size_t c = 0; c < TB; c += 8 * S_WD) {
-        s_vd a [8];
-        for (int v = 0; v < 8; v++)
-            a [v] = s_vd_zero ();
-        for (size_t t = 0; t < cnt; t++) {
-            const double *x = dt + nz [t] * TB + c;
-            s_vd mj = s_vd_set1 (m [nz [t]]);
-            for (int v = 0; v < 8; v++) {
-                s_vd xv = s_vd_load (x + v * S_WD);
-                a [v] = s_vd_add (a [v], premul ? xv : s_vd_mul (mj, xv));
+    for (size_t a = 0; a < kv; a++) {
+        const double *m = mix + a * k;
+        double c = 0;
+        size_t kept = 0;
+        bool same = true;
+        for (size_t j = 0; j < k; j++) {
+            if (m [j] == 0)
+                continue;
+            same = same && (kept == 0 || m [j] == c);
+            c = m [j];
+            kept++;
+        }
+        mixc [a] = same && k - kept < kept ? c : 0;
+    }
+}
+
+//  Copy a block of n <= TB coordinates of each input into the tile rows,
+//  with each row's largest |x| bit pattern (the NaN/Inf check and the
+//  complement rows' magnitude test). (Reading the rows in lockstep, 16
+//  floats at a time, as gc_robust_dist.c's packing does, was no faster
+//  here: 512-byte runs per row already stream.)
+static void
+s_tile_load_rows (float *restrict tile, const float *const *in, size_t k, size_t c0,
+                  size_t n, uint32_t *restrict rowmax)
+{
+    for (size_t i = 0; i < k; i++) {
+        const float *restrict src = in [i] + c0;
+        float *restrict row = tile + i * TB;
+        uint32_t big = 0;
+        for (size_t c = 0; c < n; c++) {
+            uint32_t u = s_absbits (src [c]);
+            row [c] = src [c];
+            big = u > big ? u : big;
+        }
+        rowmax [i] = big;
+    }
+}
+
+//  Lanes per chunk of the block loops below: small and fixed, so that the
+//  compiler keeps a chunk's sums in registers across the rows it adds.
+#define S_MC 16
+
+//  One block of the kv mixed rows from the tile (k rows) into dst[a] + off,
+//  n lanes. rowmax: the tile rows' largest |x| bits. Per row, the inputs it
+//  adds (or subtracts) are listed first, then each chunk of lanes runs
+//  through the list.
+static void
+s_mix_block (const float *tile, const uint32_t *rowmax, size_t k, const double *mix,
+             const double *mixc, size_t kv, float *const *dst, size_t off, size_t n,
+             size_t *list)
+{
+    double sum [TB];
+    bool have_sum = false;
+    for (size_t a = 0; a < kv; a++) {
+        const double *m = mix + a * k;
+        double c = mixc [a];
+        if (c != 0) {
+            uint32_t kept = 0, left = 0;
+            for (size_t j = 0; j < k; j++)
+                if (m [j] == 0)
+                    left = rowmax [j] > left ? rowmax [j] : left;
+                else
+                    kept = rowmax [j] > kept ? rowmax [j] : kept;
+            if ((left >> 23) > (kept >> 23) + S_COMPLEMENT_EXP)
+                c = 0;
+        }
+        size_t cnt = 0;
+        for (size_t j = 0; j < k; j++)
+            if ((m [j] == 0) == (c != 0))
+                list [cnt++] = j;
+        float *restrict out = dst [a] + off;
+        float obuf [S_MC];
+        if (c != 0 && !have_sum) {
+            for (size_t t0 = 0; t0 < TB; t0 += S_MC) {
+                double v [S_MC];
+                for (size_t u = 0; u < S_MC; u++)
+                    v [u] = 0;
+                for (size_t j = 0; j < k; j++) {
+                    const float *restrict x = tile + j * TB + t0;
+                    for (size_t u = 0; u < S_MC; u++)
+                        v [u] += (double) x [u];
+                }
+                for (size_t u = 0; u < S_MC; u++)
+                    sum [t0 + u] = v [u];
+            }
+            have_sum = true;
+        }
+        for (size_t t0 = 0; t0 < n; t0 += S_MC) {
+            double v [S_MC];
+            if (c != 0) {
+                for (size_t u = 0; u < S_MC; u++)
+                    v [u] = sum [t0 + u];
+                for (size_t e = 0; e < cnt; e++) {
+                    const float *restrict x = tile + list [e] * TB + t0;
+                    for (size_t u = 0; u < S_MC; u++)
+                        v [u] -= (double) x [u];
+                }
+                for (size_t u = 0; u < S_MC; u++)
+                    v [u] *= c;
+            } else {
+                for (size_t u = 0; u < S_MC; u++)
+                    v [u] = 0;
+                for (size_t e = 0; e < cnt; e++) {
+                    const float *restrict x = tile + list [e] * TB + t0;
+                    double mj = m [list [e]];
+                    for (size_t u = 0; u < S_MC; u++)
+                        v [u] += mj * (double) x [u];
+                }
+            }
+            //  A whole chunk straight to out (a memcpy of a variable length
+            //  here cost more than the sums); the last, partial one by copy.
+            if (t0 + S_MC <= n)
+                for (size_t u = 0; u < S_MC; u++)
+                    out [t0 + u] = (float) v [u];
+            else {
+                for (size_t u = 0; u < S_MC; u++)
+                    obuf [u] = (float) v [u];
+                memcpy (out + t0, obuf, (n - t0) * sizeof *out);
             }
         }
-        for (int v = 0; v < 8; v++)
-            s_vd_store_ps (obuf + c + v * S_WD, a [v]);
     }
-    memcpy (out, obuf, n * sizeof *out);
 }
-#endif
 
-//  The coefficient shared by the non-zero entries of each column j of mix
-//  (kv x k) into col[j] (0 for an unused column); false when some column
-//  has two different non-zero values. NNM's and bucketing's matrices
-//  (means of subsets) share them, so each product m x_j is formed once per
-//  block instead of once per row: the same value either way.
-static bool
-s_mix_shared (const double *mix, size_t kv, size_t k, double *col)
+//  Load and check the block at c0 of the k inputs, then mix it into
+//  dst[a] + off (ws->mixc holds s_mix_plan's plan); 1 on a NaN or Inf.
+static int
+s_mix_tile (gc_robust_ws_t *ws, const float *const *in, size_t k, const double *mix,
+            size_t kv, size_t c0, size_t n, float *const *dst, size_t off)
 {
-    for (size_t j = 0; j < k; j++) {
-        col [j] = 0;
-        for (size_t a = 0; a < kv; a++) {
-            double v = mix [a * k + j];
-            if (v == 0)
-                continue;
-            if (col [j] != 0 && col [j] != v)
-                return false;
-            col [j] = v;
-        }
-    }
-    return true;
+    uint32_t *rowmax = ws->lanes;
+    s_tile_load_rows (ws->tile, in, k, c0, n, rowmax);
+    for (size_t j = 0; j < k; j++)
+        if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
+            return 1;
+    s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, kv, dst, off, n, ws->idx);
+    return 0;
 }
 
 static int
 s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
          const double *mix, size_t kv, float *const *rows)
 {
-    if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_dtile (ws, k))
+    if (gc_robust_ws_reserve_tile (ws, k))
         return -1;
-    double *dt = ws->dtile, *col = ws->coef;
-    bool premul = !ws->portable && s_mix_shared (mix, kv, k, col);
+    s_mix_plan (mix, kv, k, ws->mixc);
+    for (size_t c0 = 0; c0 < d; c0 += TB)
+        if (s_mix_tile (ws, in, k, mix, kv, c0, d - c0 < TB ? d - c0 : TB, rows, c0))
+            return 1;
+    return 0;
+}
+
+//  The window kernel on the mixed rows, block by block in L1: the mixed
+//  vectors are never written to memory (the same values as s_k_mix, then
+//  s_k_cw_window, would give).
+static int
+s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                const double *mix, size_t kv, size_t lo, size_t hi, float *out)
+{
+    if (gc_robust_ws_reserve_tile (ws, k) || gc_robust_ws_reserve_vbuf (ws, kv * TB))
+        return -1;
+    float **mrows = ws->rows;
+    for (size_t a = 0; a < kv; a++)
+        mrows [a] = ws->vbuf + a * TB;
+    s_mix_plan (mix, kv, k, ws->mixc);
+    const gc_robust_net_t *net = NULL;
+#ifdef S_HAVE_REG
+    s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (kv, lo, hi);
+#endif
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
-        //  Each input block is read from memory once, into the tile, and
-        //  widened to double once (and multiplied once, with premul).
-        if (s_tile_load (ws, in, k, c0, n) >= GC_ROBUST_NONFINITE_BITS)
+        if (s_mix_tile (ws, in, k, mix, kv, c0, n, mrows, 0))
             return 1;
-        if (premul)
-            for (size_t j = 0; j < k; j++) {
-                const float *restrict t = ws->tile + j * TB;
-                double *restrict p = dt + j * TB, cj = col [j];
-                for (size_t c = 0; c < TB; c++)
-                    p [c] = cj * (double) t [c];
-            }
-        else
-            for (size_t i = 0; i < k * TB; i++)
-                dt [i] = ws->tile [i];
-#ifdef S_WD
-        if (!ws->portable) {
-            for (size_t a = 0; a < kv; a++) {
-                const double *m = mix + a * k;
-                size_t cnt = 0;
-                for (size_t j = 0; j < k; j++)
-                    if (m [j] != 0)
-                        ws->idx [cnt++] = j;
-                s_mix_list (m, ws->idx, cnt, dt, premul, rows [a] + c0, n);
-            }
+#ifdef S_HAVE_REG
+        if (fn) {
+            uint32_t big;
+            fn ((const float *const *) mrows, n, out + c0, &big);
+            if (big >= GC_ROBUST_NONFINITE_BITS)
+                return 1;
             continue;
         }
 #endif
+        if (!net && !(net = s_net (ws, kv, lo, hi, false)))
+            return -1;
+        uint32_t big = 0;
         for (size_t a = 0; a < kv; a++)
-            s_mix_row (mix + a * k, dt, k, rows [a] + c0, n, ws->portable, premul);
+            for (size_t t = 0; t < n; t++) {
+                uint32_t u = s_absbits (ws->vbuf [a * TB + t]);
+                big = u > big ? u : big;
+            }
+        if (big >= GC_ROBUST_NONFINITE_BITS)
+            return 1;
+#ifdef S_W
+        if (!ws->portable)
+            s_tile_net_simd (ws->vbuf, net);
+        else
+#endif
+            s_tile_net_portable (ws->vbuf, net);
+        s_tile_sum (ws->vbuf, lo, hi, ws->acc, out + c0, n);
     }
     return 0;
 }
@@ -896,7 +1026,7 @@ s_k_step (gc_robust_ws_t *ws, const float *const *in, const double *a,
         //  before the block is written.
         for (size_t c = 0; c < n; c++)
             centre_row [c] = centre [c0 + c];
-        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable, false);
+        s_mix_row (coef, dt, k + 1, out + c0, n, ws->portable);
         if (!d2)
             continue;
         //  Distances to the new point while the block is in L1.
@@ -943,6 +1073,7 @@ const gc_robust_cw_kern_t GC_KSYM (gc_robust_cw_kern) = {
     .window = s_k_cw_window,
     .closest = s_k_cw_closest,
     .mix = s_k_mix,
+    .mix_window = s_k_mix_window,
     .combine = s_k_combine,
     .step = s_k_step,
     .dist_to = s_k_dist_to

@@ -7,13 +7,29 @@
 
 #include "gc_robust_rule.h"
 
+static void
+s_window_median (const gc_robust_params_t *r, size_t n, size_t *lo, size_t *hi)
+{
+    (void) r;
+    *lo = (n - 1) / 2;
+    *hi = n / 2;
+}
+
+static void
+s_window_trimmed (const gc_robust_params_t *r, size_t n, size_t *lo, size_t *hi)
+{
+    *lo = (size_t) r->f;
+    *hi = n - 1 - (size_t) r->f;
+}
+
 static int
-s_run_median (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const double *w,
+s_run_window (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const double *w,
               float *out)
 {
     (void) w;
-    size_t n = st->kv;
-    return gc_robust_cw_window (&self->ws, x, n, st->d, (n - 1) / 2, n / 2, out);
+    size_t lo, hi;
+    self->rule.desc->window (&self->rule, st->kv, &lo, &hi);
+    return gc_robust_cw_window (&self->ws, x, st->kv, st->d, lo, hi, out);
 }
 
 static int
@@ -36,20 +52,12 @@ s_describe_trimmed (const gc_robust_params_t *r, char *buf, size_t size, size_t 
     gc_text_add (buf, size, used, "cwtm:%ld", r->f);
 }
 
-static int
-s_run_trimmed (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const double *w,
-               float *out)
-{
-    (void) w;
-    size_t n = st->kv, b = (size_t) self->rule.f;
-    return gc_robust_cw_window (&self->ws, x, n, st->d, b, n - 1 - b, out);
-}
-
 const gc_robust_rule_t gc_robust_rule_cwmed = {
     .name = "cwmed", .usage = "cwmed", .help = "coordinate-wise median",
     .example = "cwmed", .malformed = "cwmed:1",
     .coords = true,
-    .parse = gc_robust_parse_plain, .describe = gc_robust_describe_plain, .run = s_run_median,
+    .parse = gc_robust_parse_plain, .describe = gc_robust_describe_plain, .run = s_run_window,
+    .window = s_window_median,
 };
 
 const gc_robust_rule_t gc_robust_rule_cwtm = {
@@ -57,5 +65,5 @@ const gc_robust_rule_t gc_robust_rule_cwtm = {
     .example = "cwtm:2", .malformed = "cwtm",
     .coords = true,
     .parse = s_parse_trimmed, .min_inputs = s_min_trimmed, .describe = s_describe_trimmed,
-    .run = s_run_trimmed,
+    .run = s_run_window, .window = s_window_trimmed,
 };

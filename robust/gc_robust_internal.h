@@ -39,6 +39,7 @@ typedef struct {
     double *dist;           /* k x k squared distances of the original inputs */
     double *vdist;          /* kv x kv squared distances of the virtual inputs */
     double *mix, *mix2;     /* kv x k mixing matrices (virtual = mix . originals) */
+    double *mixc;           /* kv: the mixing kernels' per-row plan */
     double *vw;             /* kv weights of the virtual inputs */
     double *vec_a, *vec_b;  /* k scratch */
     double *coef;           /* k + 1 */
@@ -75,10 +76,18 @@ int gc_robust_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k,
 int gc_robust_cw_closest (gc_robust_ws_t *ws, const float *const *in, size_t k,
                           size_t d, size_t beta, float *out);
 
-/*  rows[a] = sum_j mix[a * k + j] * in[j] for a < kv (double accumulation),
-    reading every input once, block by block (and checking all of them). */
+/*  rows[a] = sum_j mix[a * k + j] * in[j] for a < kv (double accumulation;
+    rows of equal coefficients that leave out a few inputs as their
+    complement, see gc_robust_cw.c), reading every input once, block by
+    block (and checking all of them). */
 int gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                    const double *mix, size_t kv, float *const *rows);
+
+/*  gc_robust_cw_window of the kv rows gc_robust_mix would write, formed
+    block by block in cache instead (the same result, one pass, no kv x d
+    buffer). */
+int gc_robust_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                          const double *mix, size_t kv, size_t lo, size_t hi, float *out);
 
 /*  out = sum_i c[i] * in[i], accumulated in double. Inputs with c[i] == 0
     are neither read nor checked: the caller covers them. */
@@ -106,6 +115,8 @@ typedef struct {
                     size_t beta, float *out);
     int (*mix) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                 const double *mix, size_t kv, float *const *rows);
+    int (*mix_window) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                       const double *mix, size_t kv, size_t lo, size_t hi, float *out);
     int (*combine) (gc_robust_ws_t *ws, const float *const *in, const double *c,
                     size_t k, size_t d, float *out);
     int (*step) (gc_robust_ws_t *ws, const float *const *in, const double *a,

@@ -46,6 +46,13 @@ gc_robust_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 }
 
 int
+gc_robust_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
+                      const double *mix, size_t kv, size_t lo, size_t hi, float *out)
+{
+    return s_kern ()->cw->mix_window (ws, in, k, d, mix, kv, lo, hi, out);
+}
+
+int
 gc_robust_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
                    size_t k, size_t d, float *out)
 {

@@ -101,6 +101,11 @@ struct gc_robust_rule_t {
         weights; for the others NULL (they read ws.vdist and ws.mix). */
     int    (*run) (gc_robust_t *self, gc_robust_run_t *st, const float *const *x,
                    const double *w, float *out);
+    /*  Rules that are one window of the sorted virtual inputs per
+        coordinate (NULL: not one): its rows lo..hi of n, so that mixed
+        inputs are formed in cache by the window kernel instead of
+        materialised (run then sees only unmixed inputs). */
+    void   (*window) (const gc_robust_params_t *r, size_t n, size_t *lo, size_t *hi);
     /*  Stateful rules only (NULL: stateless): release self->state. */
     void   (*fini) (void *state);
 };

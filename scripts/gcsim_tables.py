@@ -3,7 +3,8 @@
 
     scripts/results.sh TABLE [--jobs J] [--threads T] [--force]
 
-TABLE is 1 (aggregators x attacks), 2 (compression), 3 (stragglers), 4
+TABLE is 1 (aggregators x attacks), 2 (compression), 2p (ratio
+policies), 3 (stragglers), 4
 (scale), 5 (agreement with gcnet), speed (table 1's speed rows) or all.
 Each run is a gcsim scenario written to runs/results/tN/KEY/scenario.zpl
 and simulated into that directory; a run whose directory already holds a
@@ -407,6 +408,129 @@ plot for [i=0:{len(COMPRESSORS) - 1}] "{name}.dat" index i using 1:2 with linesp
     write_table(2, "scripts/results.sh 2", "\n".join(body))
 
 
+# --- table 2p: ratio policies (issue 20) ------------------------------------------------
+
+T2P_TARGET = 0.84
+T2P_SEEDS = [1, 2]
+T2P_HET_SEEDS = [1]             # the machine's time: one seed for the heterogeneous links
+T2P_SCHEDULES = [("cosine", "cosine"), ("constant", "constant")]
+#   (label, compressor, ec, policy)
+T2P_ROWS = [("dense fp32", "none", "none", "fixed"),
+            ("top-k 1 %, fixed", "topk:0.01", "liec:100", "fixed"),
+            ("top-k 0.5 %, fixed", "topk:0.005", "liec:100", "fixed"),
+            ("top-k 2 %, fixed", "topk:0.02", "liec:100", "fixed"),
+            ("LBS over top-k 1 %", "lbs:topk:0.01", "liec:100", "fixed"),
+            ("top-k 1 %, lazy", "topk:0.01", "liec:100", "lazy"),
+            ("top-k 1 %, accordion", "topk:0.01", "liec:100", "accordion"),
+            ("top-k 1 %, lgreco", "topk:0.01", "liec:100", "lgreco")]
+#   heterogeneous links: every link 100 MB/s, the thin peers' 10 MB/s (the slower end decides)
+T2P_THIN = "0,5,10,15"
+T2P_BW, T2P_THIN_BW = "100MB", "10MB"
+T2P_HET_ROWS = [("top-k 0.5 %, fixed", "topk:0.005", "fixed"), ("top-k 1 %, fixed", "topk:0.01", "fixed"),
+                ("top-k 2 %, fixed", "topk:0.02", "fixed"), ("top-k 4 %, fixed", "topk:0.04", "fixed"),
+                ("top-k ≤ 4 %, bandwidth frac 0.5", "topk:0.01", "bandwidth:frac=0.5:max=0.04"),
+                ("top-k ≤ 4 %, bandwidth frac 1", "topk:0.01", "bandwidth:frac=1:max=0.04")]
+T2P_BYZ_AGG = "nnm+cwtm:1"
+T2P_BYZ_ATTACK = "alie:1"
+T2P_BYZ_ROWS = [r for r in T2P_ROWS if r[0] in ("top-k 1 %, fixed", "top-k 1 %, lazy", "top-k 1 %, accordion",
+                                                 "top-k 1 %, lgreco")]
+
+
+def t2p_key(*parts):
+    return "-".join(str(p).replace(":", "").replace("+", "_").replace(",", "").replace("=", "")
+                    .replace(" ", "").replace("%", "") for p in parts)
+
+
+def t2p_to_target(res, target, column):
+    """From the series: the mean MB sent (column 4) or median virtual s (3) when the honest mean first reached target."""
+    for row in res["series"]:
+        if row[1] >= target:
+            return row[column]
+    return None
+
+
+def t2p_scenario(comp, ec, policy, schedule, seed, aggregator="mean", groups=None, sim=None):
+    gossip = {"compress": comp, "ec": ec, "aggregator": aggregator, "wait": "sync", "policy": policy}
+    sections = base_sections(T2_ROUNDS, 5, gossip)
+    sections["node"]["seed"] = seed
+    sections["train"]["schedule"] = schedule
+    return zpl("t2p", 16, sections, groups, dict({"skip_crypto": 1}, **(sim or {})))
+
+
+def t2p_mean(values):
+    values = [v for v in values if v is not None]
+    return statistics.mean(values) if values else None
+
+
+def t2p_cell(results, what, spec="{:.2f}"):
+    vals = [what(r) for r in results]
+    reached = [v for v in vals if v is not None]
+    if len(reached) < len(vals):
+        return fmt(t2p_mean(reached), spec) + f" ({len(reached)}/{len(vals)})" if reached else "–"
+    return fmt(t2p_mean(vals), spec)
+
+
+def table2p(args):
+    runner = Runner("2p", args.jobs, args.threads, args.force)
+    runs = {}
+    het_groups = {"thin": (T2P_THIN, {"sim/bandwidth": T2P_THIN_BW})}
+    for _, comp, policy in T2P_HET_ROWS:
+        for seed in T2P_HET_SEEDS:
+            runs[t2p_key("het", comp, policy, seed)] = (
+                t2p_scenario(comp, "liec:100", policy, "cosine", seed, groups=het_groups,
+                             sim={"bandwidth": T2P_BW}), [])
+    byz_groups = {"attackers": (BYZANTINE, {"role/attack": T2P_BYZ_ATTACK})}
+    for _, comp, ec, policy in T2P_BYZ_ROWS:
+        for attacked in (False, True):
+            runs[t2p_key("byz", comp, policy, attacked)] = (
+                t2p_scenario(comp, ec, policy, "cosine", 1, T2P_BYZ_AGG, byz_groups if attacked else None), [])
+    for _, comp, ec, policy in T2P_ROWS:
+        for _, sched in T2P_SCHEDULES:
+            for seed in T2P_SEEDS:
+                runs[t2p_key(comp, ec, policy, sched, seed)] = (t2p_scenario(comp, ec, policy, sched, seed), [])
+    res = runner.run_all(runs)
+    t = T2P_TARGET
+    body = [f"Table 2's setting (16 honest peers, 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, `mean`,",
+            "`wait sync`, 2000 test images every 5 rounds), EC liec:100 for the compressed rows, with a ratio",
+            "policy (`gossip/policy`, docs/ALGORITHMS.md \"Ratio policies\") deciding each round's budget.",
+            f"Each cell is the mean over seeds {', '.join(map(str, T2P_SEEDS))}: *final* honest mean accuracy / *MB to {t}*,",
+            f"megabytes each peer sent until the honest mean first reached {t} ((n/2): only n seeds reached it;",
+            "– none) / *MB total* per peer. *cosine*: the default learning-rate schedule; *constant*: lr 0.03",
+            "throughout. Policies over top-k 1 %: `lazy` (defaults theta=1, K=2, window=8), `accordion`",
+            "(crit 2 %, calm 0.5 %, eta 0.5, window 10), `lgreco` (per-layer ratios every 10 rounds).", "",
+            "| method | " + " | ".join(f"{lab}: final / MB to {t} / MB total" for lab, _ in T2P_SCHEDULES) + " |",
+            "| --- |" + " --- |" * len(T2P_SCHEDULES)]
+    for label, comp, ec, policy in T2P_ROWS:
+        cells = []
+        for _, sched in T2P_SCHEDULES:
+            rs = [res[t2p_key(comp, ec, policy, sched, seed)] for seed in T2P_SEEDS]
+            cells.append(f"{fmt(t2p_mean([honest(r, 'mean_accuracy') for r in rs]))} / "
+                         f"{t2p_cell(rs, lambda r: t2p_to_target(r, t, 4))} / "
+                         f"{fmt(t2p_mean([sim_value(r, 'honest_mb_sent_per_peer') for r in rs]), '{:.1f}')}")
+        body.append(f"| {label} | " + " | ".join(cells) + " |")
+    body += ["", f"**Heterogeneous links.** The same, cosine schedule, links of {T2P_BW}/s but those of peers",
+             f"{T2P_THIN} ({T2P_THIN_BW}/s, 10x thinner; a link runs at its slower end's rate): "
+             f"*virtual s to {t}* (median honest peer's virtual clock when the honest mean first reached {t}),",
+             f"final accuracy, MB total per peer; seed {', '.join(map(str, T2P_HET_SEEDS))}. `bandwidth` takes frac (0.5, then 1) of the round's",
+             "compute time (gcsim hands each peer its virtual compute time and its slowest out-link's rate),",
+             "ratio within [0.1 %, 4 %].", "",
+             f"| method | virtual s to {t} | final | MB total |", "| --- | --- | --- | --- |"]
+    for label, comp, policy in T2P_HET_ROWS:
+        rs = [res[t2p_key("het", comp, policy, seed)] for seed in T2P_HET_SEEDS]
+        body.append(f"| {label} | {t2p_cell(rs, lambda r: t2p_to_target(r, t, 3), '{:.3f}')} | "
+                    f"{fmt(t2p_mean([honest(r, 'mean_accuracy') for r in rs]))} | "
+                    f"{fmt(t2p_mean([sim_value(r, 'honest_mb_sent_per_peer') for r in rs]), '{:.1f}')} |")
+    body += ["", f"**Byzantine peers.** Peers {BYZANTINE} attack with `{T2P_BYZ_ATTACK}` (table 1's placement: every",
+             f"honest peer has one Byzantine neighbour of four), aggregation `{T2P_BYZ_AGG}`, seed 1, cosine:",
+             "honest mean final accuracy without and with the attack.", "",
+             "| method | no attack | attack | difference (points) |", "| --- | --- | --- | --- |"]
+    for label, comp, ec, policy in T2P_BYZ_ROWS:
+        a = honest(res[t2p_key("byz", comp, policy, False)], "mean_accuracy")
+        b = honest(res[t2p_key("byz", comp, policy, True)], "mean_accuracy")
+        body.append(f"| {label} | {fmt(a)} | {fmt(b)} | {fmt(None if a is None or b is None else 100 * (b - a), '{:+.1f}')} |")
+    write_table("2p", "scripts/results.sh 2p", "\n".join(body))
+
+
 # --- table 3: stragglers ----------------------------------------------------------------
 
 POLICIES = [("sync", "sync"), ("quorum:2", "quorum:2"), ("adaptive", "adaptive")]
@@ -642,7 +766,7 @@ def snapshot_binary(table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["1", "2", "3", "4", "5", "speed", "all"])
+    parser.add_argument("table", choices=["1", "2", "2p", "3", "4", "5", "speed", "all"])
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
@@ -652,7 +776,7 @@ def main():
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
     copy = snapshot_binary(args.table)
-    tables = {"1": table1, "2": table2, "3": table3, "4": table4, "5": table5, "speed": speed}
+    tables = {"1": table1, "2": table2, "2p": table2p, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
         for name in (["1", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)

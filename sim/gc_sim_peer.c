@@ -101,6 +101,25 @@ s_send_owned (void *ctx, const uint32_t *dests, size_t n_dests, const uint8_t *h
     return s_send_msg (ctx, dests, n_dests, header, hlen, NULL, payload, plen);
 }
 
+//  The bytes/s of p's slowest out-link: the link model's (the slower end
+//  decides) and the fault layer's cap, 0 when nothing limits them.
+static double
+s_link_rate (gc_sim_peer_t *p)
+{
+    const gc_sim_t *sim = p->sim;
+    const uint32_t *out;
+    size_t n_out = gc_topology_out (sim->topology, p->index, &out);
+    double rate = p->fault.rate > 0 ? p->fault.rate : 0;
+    for (size_t j = 0; j < n_out; j++) {
+        const gc_simpeer_t *a = p->sp, *b = sim->peers [out [j]].sp;
+        double bw = a->bandwidth > 0 && b->bandwidth > 0 ? fmin (a->bandwidth, b->bandwidth)
+                  : fmax (a->bandwidth, b->bandwidth);
+        if (bw > 0 && (rate == 0 || bw < rate))
+            rate = bw;
+    }
+    return rate;
+}
+
 int64_t
 gc_sim_peer_compute_ns (gc_sim_peer_t *p)
 {
@@ -109,6 +128,9 @@ gc_sim_peer_compute_ns (gc_sim_peer_t *p)
     long cores = p->sim->scfg->cores;
     double shared = cores > 0 && (long) p->sim->n > cores ? (double) p->sim->n / (double) cores : 1.0;
     double ns = ((double) p->step_ns * steps + p->sp->round_ms * 1e6) * p->sp->slow * p->ctl_slow * jitter * shared;
+    //  A ratio policy budgets against this round's virtual compute and link.
+    if (p->engine)
+        gc_engine_set_link (p->engine, ns * 1e-9, s_link_rate (p));
     return llround (ns);
 }
 

@@ -45,6 +45,7 @@ test_invalid (void **state)
         "", "   ", "{", "}", "[1,]", "[1 2]", "{\"a\" 1}", "{\"a\":}", "{a:1}", "\"unterminated",
         "\"bad \\q escape\"", "\"\\u12\"", "\"\\u12G4\"", "01x", "1.", "1e", "-", "+1", ".5", "nul", "tru",
         "NaN", "Infinity", "0x10", "{\"a\":1} x", "[1]]", "\"ctl \x01 char\"", "\"\\",
+        "01", "-01", "00.5",                    /* JSON has no leading zeros */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
         gc_err_t err = { 0 };

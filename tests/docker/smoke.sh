@@ -199,8 +199,9 @@ say "all 4 containers healthy (the image's HEALTHCHECK)"
 # The peer's own view: gcnode status on its status file, and its HTTP endpoint's
 # Prometheus metrics on the compose network (peer 0 is host 2 of the subnet).
 if docker exec "$(dc ps -q peer0)" gcnode status --help >/dev/null 2>&1; then
+  # 0 OK or 1 WARNING: the Byzantine peer's refused messages may count as rising rejections
   st=$(docker exec "$(dc ps -q peer0)" gcnode status --file /var/lib/gcnode/metrics/status) \
-    || fail "gcnode status in peer0: $st"
+    || [ $? -le 1 ] || fail "gcnode status in peer0: $st"
   say "  gcnode status (peer0): $st"
   ip=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$(dc ps -q peer0)")
   prom=$(curl -sf --max-time 5 "http://$ip:9100/metrics") || fail "no answer from http://$ip:9100/metrics"

@@ -16,10 +16,11 @@ import sys
 REQUIRED = ["unix_s", "t", "peer", "id", "round", "loss", "bytes_sent", "bytes_recv",
             "msgs_sent", "msgs_recv", "compression_ratio", "wait_s", "wait_total_s",
             "keyframes_sent", "keyframes_recv", "rejected", "staleness", "rejections",
-            "rejections_by_peer", "rejections_unattributed"]
-COUNTERS = ["round", "bytes_sent", "bytes_recv", "msgs_sent", "msgs_recv", "dense_equiv_bytes",
+            "rejections_by_peer", "rejections_unattributed", "bytes_offered", "staleness_ahead",
+            "no_state", "never_delivered"]
+COUNTERS = ["round", "bytes_sent", "bytes_offered", "bytes_recv", "msgs_sent", "msgs_recv", "dense_equiv_bytes",
             "keyframes_sent", "keyframes_recv", "keyframe_requests_sent",
-            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups",
+            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups", "sends_skipped", "equivocators", "evidence_found", "evidence_recv", "evidence_sent",
             "rejected", "sent_frames", "send_dropped", "recv_muted", "recv_malformed",
             "connections_muted", "wait_total_s", "t", "unix_s"]
 NESTED = ["rejections", "rejections_unattributed", "curve", "discovery", "time"]
@@ -74,6 +75,16 @@ def check(path, min_lines, final_round=None):
             for key in previous:
                 if key not in current and not key.startswith("time."):
                     problems.append("%s: %s disappeared" % (where, key))
+            # what reached the sockets is at most what the engine sent
+            if isinstance(obj.get("bytes_sent"), int) and isinstance(obj.get("bytes_offered"), int) \
+                    and obj["bytes_sent"] > obj["bytes_offered"]:
+                problems.append("%s: bytes_sent %d > bytes_offered %d" % (where, obj["bytes_sent"],
+                                                                          obj["bytes_offered"]))
+            # every in-neighbour is in exactly one of staleness, staleness_ahead, no_state
+            seen = list(obj.get("staleness", {})) + list(obj.get("staleness_ahead", {})) \
+                + [str(p) for p in obj.get("no_state", [])]
+            if len(seen) != len(set(seen)):
+                problems.append("%s: an in-neighbour is listed twice in staleness/ahead/no_state" % where)
             previous = current
     if lines < min_lines:
         problems.append("%s: %d lines, expected at least %d" % (path, lines, min_lines))

@@ -1,7 +1,7 @@
 /*  A running peer as its operator sees it: the metrics file (every line
     JSON, counters never going down), the Prometheus endpoint (answers,
     parses, counters grow between scrapes), `gcnode status` (exit 0 while
-    alive, 1 once stopped), systemd notifications against a fake
+    alive, 2 CRITICAL once stopped by SIGSTOP, killed or ended), systemd notifications against a fake
     NOTIFY_SOCKET, the shipped unit file (systemd-analyze verify), and one
     clear line for misconfigured operational keys. Real gcnode processes on
     loopback. */
@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gc_json.h"
 #include "gc_status.h"
 #include "ops_fixture.h"
 #include "prom_check.h"
@@ -42,6 +43,25 @@ s_gcnode (const ops_net_t *net, const char *args, char **out)
     else
         free (o);
     return rc;
+}
+
+//  `gcnode ARGS` until it exits rc with needle in its output (a signal
+//  takes effect soon, not at once); fails after timeout_s.
+static void
+s_gcnode_until (const ops_net_t *net, const char *args, int rc, const char *needle, double timeout_s)
+{
+    char *out = NULL;
+    int got = -1;
+    for (double waited = 0; waited <= timeout_s; waited += 0.1) {
+        free (out);
+        got = s_gcnode (net, args, &out);
+        if (got == rc && strstr (out, needle))
+            break;
+        usleep (100000);
+    }
+    if (got != rc || !strstr (out, needle))
+        fail_msg ("%s: exit %d, expected %d with '%s': %s", args, got, rc, needle, out);
+    free (out);
 }
 
 //  final_round > 0: the last line must be that round.
@@ -107,7 +127,7 @@ test_metrics_endpoint_and_status (void **state)
     //  gcnode status: healthy while running, from the file and the config.
     char args [1024], *out = NULL;
     snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
-    if (s_gcnode (net, args, &out) != 0 || !strstr (out, " running round ") || !strstr (out, "healthy"))
+    if (s_gcnode (net, args, &out) != 0 || !strstr (out, " running round ") || strncmp (out, "OK: ", 4))
         fail_msg ("%s: %s", args, out);
     free (out);
     snprintf (args, sizeof args, "status --config %s/p1.zpl --json", net->dir);
@@ -143,23 +163,55 @@ test_metrics_endpoint_and_status (void **state)
     free (second);
 #endif
 
-    //  SIGTERM: both stop cleanly; the status says stopped, status exits 1.
-    for (int i = 0; i < 2; i++)
-        ops_signal (net, i, SIGTERM);
-    for (int i = 0; i < 2; i++)
-        if (ops_wait (net, i, 30) != 0)
-            fail_msg ("peer %d did not stop cleanly; see %s/p%d.log", i, net->dir, i);
+    //  A stopped process (SIGSTOP) still has a fresh file: CRITICAL at once,
+    //  OK again once it continues.
+    snprintf (args, sizeof args, "status --config %s/p1.zpl", net->dir);
+    ops_signal (net, 1, SIGSTOP);
+    s_gcnode_until (net, args, 2, "is stopped (SIGSTOP", 5);
+    ops_signal (net, 1, SIGCONT);
+    s_gcnode_until (net, args, 0, "OK: ", 10);
+    //  kill -9: the file still says running, the process is gone.
+    ops_signal (net, 1, SIGKILL);
+    assert_int_equal (ops_wait (net, 1, 30), 128 + SIGKILL);
+    s_gcnode_until (net, args, 2, "is gone (killed or crashed)", 5);
+    //  ... and its neighbour, with 0 of 1 connected, says so (ZeroMQ sees
+    //  the link drop within a heartbeat or two).
     snprintf (args, sizeof args, "status --file %s/p0.status", net->dir);
-    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "state stopped"))
+    s_gcnode_until (net, args, 2, "0 of 1 neighbours connected", 30);
+    gc_status_t before;
+    assert_int_equal (gc_status_load (status_path, &before, NULL), 0);
+    assert_true (ops_wait_round (net, 0, before.round + 3, 60));
+
+    //  SIGTERM: a clean stop; the status says stopped, CRITICAL.
+    ops_signal (net, 0, SIGTERM);
+    if (ops_wait (net, 0, 30) != 0)
+        fail_msg ("peer 0 did not stop cleanly; see %s/p0.log", net->dir);
+    if (s_gcnode (net, args, &out) != 2 || !strstr (out, "state stopped"))
         fail_msg ("%s after SIGTERM: %s", args, out);
     free (out);
     snprintf (args, sizeof args, "status --file %s/nonexistent.status --json", net->dir);
-    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "\"healthy\":false"))
+    if (s_gcnode (net, args, &out) != 2 || !strstr (out, "\"healthy\":false") || !strstr (out, "\"level\":\"CRITICAL\""))
         fail_msg ("%s: %s", args, out);
     free (out);
+    snprintf (args, sizeof args, "status --file %s/p0.status --max-age nope", net->dir);
+    assert_int_equal (s_gcnode (net, args, NULL), 3);                 /* UNKNOWN: bad usage */
 
-    for (int i = 0; i < 2; i++)
-        s_check_metrics_file (net, i, 10, 0);
+    s_check_metrics_file (net, 0, 10, 0);
+    //  With its only link down, what peer 0 sent went nowhere: bytes_sent
+    //  (handed to the socket) stopped, bytes_offered (the engine's) did not.
+    char *jsonl = ops_path (net, "p0.jsonl"), *lines = ops_read (jsonl);
+    assert_non_null (lines);
+    char *last = lines + strlen (lines) - 1;
+    while (last > lines && last [-1] != '\n')
+        last--;
+    gc_json_t *line = gc_json_parse (last, strlen (last), NULL);
+    assert_non_null (line);
+    double sent = gc_json_num (line, "bytes_sent", -1), offered = gc_json_num (line, "bytes_offered", -1);
+    if (!(sent > 0 && offered > sent) || gc_json_num (line, "send_dropped", 0) < 1)
+        fail_msg ("bytes_sent %g, bytes_offered %g: %s", sent, offered, last);
+    gc_json_destroy (&line);
+    free (lines);
+    free (jsonl);
     free (status_path);
     ops_destroy (&net);
 }
@@ -178,7 +230,7 @@ test_finished_run_reports_done (void **state)
             fail_msg ("peer %d failed; see %s/p%d.log", i, net->dir, i);
     char args [1024], *out = NULL;
     snprintf (args, sizeof args, "status --file %s/p1.status", net->dir);
-    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "round 20/20") || !strstr (out, "state done"))
+    if (s_gcnode (net, args, &out) != 1 || !strstr (out, "round 20/20") || !strstr (out, "run is finished"))
         fail_msg ("%s: %s", args, out);
     free (out);
     //  One line per completed round, but a peer that came up late (a loaded
@@ -187,6 +239,113 @@ test_finished_run_reports_done (void **state)
     //  and the last one is round 20.
     for (int i = 0; i < 2; i++)
         s_check_metrics_file (net, i, 2, 20);
+    ops_destroy (&net);
+}
+
+//  Whether the net's file NAME holds needle.
+static bool
+s_file_has (const ops_net_t *net, const char *name, const char *needle)
+{
+    char *path = ops_path (net, name), *text = ops_read (path);
+    bool has = text && strstr (text, needle);
+    free (text);
+    free (path);
+    return has;
+}
+
+//  Revoking a peer (docs/OPERATIONS.md, "Revoking a machine"): its public
+//  key removed and peers/N/revoked = 1. The peer starts, trusts neither
+//  the key nor the connections, sends nothing to it, and status does not
+//  count it as a missing neighbour. Without revoked, a removed key is a
+//  configuration error that says how to revoke.
+static void
+test_revoked_peer (void **state)
+{
+    ops_net_t *net = ops_new ("opsrevoke", 3);
+    static const char *revoke = "peers\n    1\n        key = \"/nonexistent/p1.pub\"\n        revoked = 1\n";
+    ops_write_config (net, 2, "ring", NULL, "peers\n    1\n        key = \"/nonexistent/p1.pub\"\n");
+    char args [1024], *out = NULL;
+    snprintf (args, sizeof args, "run --config %s/p2.zpl --log-level error", net->dir);
+    int rc = s_gcnode (net, args, &out);
+    if (rc != 2 || !strstr (out, "peers/1/key: ") || !strstr (out, "peers/1/revoked = 1 revokes that peer"))
+        fail_msg ("a removed key without revoked: exit %d: %s", rc, out);
+    free (out);
+
+    for (int i = 0; i < 3; i++) {
+        ops_write_config (net, i, "ring", NULL, i == 2 ? revoke : NULL);
+        ops_start (net, i, "--rounds 1000000", NULL);
+    }
+    if (!ops_wait_round (net, 2, 15, 60))
+        fail_msg ("peer 2 made no progress; see %s/p2.log", net->dir);
+    char *path = ops_path (net, "p2.status");
+    gc_status_t st;
+    //  peer 1 still connects to 2: with CURVE (the default) its handshake is
+    //  refused, its key no longer allowed, so no message of it arrives
+    bool refused = false;
+    for (int tries = 0; tries < 100 && !refused; tries++) {
+        assert_int_equal (gc_status_load (path, &st, NULL), 0);
+        refused = st.no_state == 0 && s_file_has (net, "p2.jsonl", "\"handshake_failed_auth\":1");
+        if (!refused)
+            usleep (100000);
+    }
+    if (st.revoked != 1 || st.neighbours != 2 || st.in_neighbours != 1 || st.connected != 1 || !refused
+    ||  st.no_state != 0 || st.rejected != 0)
+        fail_msg ("peer 2: revoked %ld neighbours %ld in %ld connected %ld rejected %llu no_state %ld, "
+                  "peer 1's handshake %srefused", st.revoked, st.neighbours, st.in_neighbours, st.connected,
+                  (unsigned long long) st.rejected, st.no_state, refused ? "" : "not ");
+    snprintf (args, sizeof args, "status --file %s --warn-rejections 1000000", path);
+    if (s_gcnode (net, args, &out) != 0)
+        fail_msg ("%s: %s", args, out);
+    free (out);
+    for (int i = 0; i < 3; i++)
+        ops_signal (net, i, SIGTERM);
+    for (int i = 0; i < 3; i++)
+        if (ops_wait (net, i, 30) != 0)
+            fail_msg ("peer %d did not stop cleanly; see %s/p%d.log", i, net->dir, i);
+    char *log_path = ops_path (net, "p2.log"), *log = ops_read (log_path);
+    assert_non_null (log);
+    if (!strstr (log, "peer 1 is revoked") || !strstr (log, "CURVE: refused"))
+        fail_msg ("p2.log:\n%s", log);
+    free (log);
+    free (log_path);
+    //  its last metrics line: nothing from peer 1 was ever applied, and the
+    //  refusals are not held against it (they prove no sender)
+    char *jsonl = ops_path (net, "p2.jsonl"), *lines = ops_read (jsonl);
+    assert_non_null (lines);
+    char *last = lines + strlen (lines) - 1;
+    while (last > lines && last [-1] != '\n')
+        last--;
+    if (!strstr (last, "\"never_delivered\":[1]") || strstr (last, "\"rejections_by_peer\":{\"1\""))
+        fail_msg ("p2's last metrics line: %s", last);
+    free (lines);
+    free (jsonl);
+    free (path);
+    ops_destroy (&net);
+}
+
+//  A neighbour that is not there at start: after the bounded wait the peer
+//  says so at error level, naming the neighbour and its endpoint, and runs
+//  on (peers start in any order).
+static void
+test_unreachable_neighbour_is_named (void **state)
+{
+    ops_net_t *net = ops_new ("opsalone", 2);
+    ops_write_config (net, 0, "ring", NULL, NULL);
+    ops_start (net, 0, "--rounds 2", NULL);           /* peer 1 never starts */
+    if (ops_wait (net, 0, 60) != 0)
+        fail_msg ("peer 0 failed; see %s/p0.log", net->dir);
+    char *path = ops_path (net, "p0.log"), *log = ops_read (path);
+    assert_non_null (log);
+    char needle [256];
+    snprintf (needle, sizeof needle, "0 of 1 neighbours reachable after 10 s (none of peer 1 at tcp://127.0.0.1:%d)",
+              net->ports [1]);
+    const char *at = strstr (log, needle), *line = at;
+    while (line && line > log && line [-1] != '\n')
+        line--;
+    if (!at || strncmp (line, "E: ", 3))
+        fail_msg ("no error line '%s' in p0.log:\n%s", needle, log);
+    free (log);
+    free (path);
     ops_destroy (&net);
 }
 
@@ -305,6 +464,9 @@ test_bad_operational_keys (void **state)
         { "peers\n    1\n        endpoint = \"discover\"\n", "needs discovery/enabled = 1", false },
         { "discovery\n    enabled = 1\npeers\n    0\n        endpoint = \"discover\"\n", "set node/bind", false },
         { "discovery\n    port = 0\n", "discovery/port", false },
+        //  ZeroMQ would retry a name that does not resolve forever, silently
+        { "peers\n    1\n        endpoint = \"tcp://no-such-host.invalid:7000\"\n",
+          "peers/1/endpoint tcp://no-such-host.invalid:7000: cannot resolve host 'no-such-host.invalid'", false },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         //  KEYS stands for the key directory
@@ -355,6 +517,9 @@ test_unit_file_verifies (void **state)
     assert_non_null (strstr (text, "\nType=simple\n"));
     assert_null (strstr (text, "WatchdogSec"));
 #endif
+    //  a configuration error (exit 2) fails again on every restart
+    assert_non_null (strstr (text, "\nRestart=on-failure\n"));
+    assert_non_null (strstr (text, "\nRestartPreventExitStatus=2\n"));
     //  verify needs ExecStart to exist: point it at the binary just built.
     char *dir = gc_test_tmpdir ("unit");
     char *relative = gc_test_build_path ("gcnode");
@@ -406,6 +571,8 @@ main (void)
     signal (SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_metrics_endpoint_and_status),
+        cmocka_unit_test (test_revoked_peer),
+        cmocka_unit_test (test_unreachable_neighbour_is_named),
         cmocka_unit_test (test_finished_run_reports_done),
         cmocka_unit_test (test_systemd_notify),
         cmocka_unit_test (test_bad_operational_keys),

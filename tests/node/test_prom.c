@@ -46,7 +46,18 @@ s_example (void)
     s->neighbours [0] = 2;
     s->neighbours [1] = 4;
     s->staleness [0] = 3;
-    s->staleness [1] = -1;                      /* no state yet: no sample */
+    s->staleness [1] = -1;
+    s->kind [0] = GC_REPLICA_STATE;
+    s->lag [0] = 3;
+    s->kind [1] = GC_REPLICA_RESYNC;            /* no usable state: NaN, not absent */
+    s->engine.round = 42;
+    s->rounds_run = 40;                         /* a catch-up skipped two */
+    s->transport.sent_bytes = 900;              /* 100 bytes the transport dropped */
+    s->sent_bytes [0] = 600;
+    s->sent_bytes [1] = 300;
+    s->recv_bytes [0] = 700;
+    s->proc = (gc_procstat_t) { .valid = true, .rss_bytes = 123456789, .cpu_seconds = 12.5, .open_fds = 17,
+                                .max_fds = 1024 };
     //  neighbour 4 sent 4 bad signatures, someone unknown 1 unknown_sender
     for (size_t j = 0; j < s->n_reasons; j++) {
         if (!strcmp (gc_engine_reason_name (s->reasons [j]), "bad_signature"))
@@ -82,8 +93,28 @@ test_exposition_is_valid_and_carries_the_values (void **state)
     const char *self = "peer=\"3\",peer_id=\"0f3823bc2476b05a\"";
     char series [256];
     struct { const char *name, *labels; double want; } cases [] = {
-        { "gcnode_rounds_total", "", 42 },
-        { "gcnode_bytes_sent_total", "", 1000 },
+        { "gcnode_rounds_total", "", 40 },
+        { "gcnode_round", "", 42 },
+        { "gcnode_state", ",state=\"running\"", 1 },
+        { "gcnode_state", ",state=\"starting\"", 0 },
+        { "gcnode_state", ",state=\"done\"", 0 },
+        { "gcnode_state", ",state=\"stopped\"", 0 },
+        { "gcnode_bytes_sent_total", "", 900 },
+        { "gcnode_bytes_offered_total", "", 1000 },
+        { "gcnode_transport_sent_bytes_total", "", 900 },
+        { "gcnode_neighbour_bytes_sent_total", ",neighbour=\"2\"", 600 },
+        { "gcnode_neighbour_bytes_sent_total", ",neighbour=\"4\"", 300 },
+        { "gcnode_neighbour_bytes_received_total", ",neighbour=\"2\"", 700 },
+        { "gcnode_neighbour_bytes_received_total", ",neighbour=\"4\"", 0 },
+        { "gcnode_neighbour_replica", ",neighbour=\"2\",replica=\"behind\"", 1 },
+        { "gcnode_neighbour_replica", ",neighbour=\"2\",replica=\"current\"", 0 },
+        { "gcnode_neighbour_replica", ",neighbour=\"4\",replica=\"resync\"", 1 },
+        { "gcnode_neighbour_replica", ",neighbour=\"4\",replica=\"never\"", 0 },
+        { "process_resident_memory_bytes", "", 123456789 },
+        { "process_cpu_seconds_total", "", 12.5 },
+        { "process_open_fds", "", 17 },
+        { "process_max_fds", "", 1024 },
+        { "process_start_time_seconds", "", 1764470000.25 },
         { "gcnode_compression_ratio", "", 50 },
         { "gcnode_messages_received_total", "", 7 },
         { "gcnode_accuracy", "", 0.875 },
@@ -102,15 +133,44 @@ test_exposition_is_valid_and_carries_the_values (void **state)
         if (!(fabs (v - cases [i].want) < 1e-9))
             fail_msg ("%s = %g, want %g", series, v, cases [i].want);
     }
-    //  Unknown or zero: no sample rather than a made-up value.
-    snprintf (series, sizeof series, "gcnode_staleness_rounds{%s,neighbour=\"4\"}", self);
-    assert_true (isnan (prom_value (text, series)));
+    //  An in-neighbour without a usable state keeps its series, as NaN.
+    snprintf (series, sizeof series, "gcnode_staleness_rounds{%s,neighbour=\"4\"} NaN\n", self);
+    assert_non_null (strstr (text, series));
+    //  Zero rejections: no sample rather than a made-up value.
     snprintf (series, sizeof series, "gcnode_rejections_total{%s,reason=\"bad_signature\",neighbour=\"2\"}", self);
     assert_true (isnan (prom_value (text, series)));
     assert_null (strstr (text, "gcnode_discovery_"));       /* discovery off */
     snprintf (series, sizeof series, "gcnode_loss{%s} NaN\n", self);
     assert_non_null (strstr (text, series));
     assert_non_null (strstr (text, "network=\"lab \\\"a\\\"\\\\b\\nc\""));
+    free (text);
+
+    //  Every kind of replica has a staleness: ahead is negative, never
+    //  delivered is the own round (the shared initial state is round 0).
+    static const struct { uint8_t kind; int64_t lag; const char *value, *replica; } kinds [] = {
+        { GC_REPLICA_STATE, -2, "-2", "ahead" },
+        { GC_REPLICA_STATE, 0, "0", "current" },
+        { GC_REPLICA_NEVER, 42, "42", "never" },
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds [0]; i++) {
+        s->kind [1] = kinds [i].kind;
+        s->lag [1] = kinds [i].lag;
+        text = s_render (s);
+        if (prom_check (text, msg, sizeof msg))
+            fail_msg ("%s\n%s", msg, text);
+        snprintf (series, sizeof series, "gcnode_staleness_rounds{%s,neighbour=\"4\"} %s\n", self, kinds [i].value);
+        if (!strstr (text, series))
+            fail_msg ("no '%s'", series);
+        snprintf (series, sizeof series, "gcnode_neighbour_replica{%s,neighbour=\"4\",replica=\"%s\"}", self,
+                  kinds [i].replica);
+        assert_true (prom_value (text, series) == 1);
+        free (text);
+    }
+    //  Not an in-neighbour: nothing to be stale about.
+    s->kind [1] = GC_REPLICA_NOT_IN;
+    text = s_render (s);
+    snprintf (series, sizeof series, "gcnode_staleness_rounds{%s,neighbour=\"4\"}", self);
+    assert_null (strstr (text, series));
     free (text);
     gc_snapshot_destroy (&s);
 }

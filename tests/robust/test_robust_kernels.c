@@ -2,7 +2,9 @@
     for small n), and the coordinate-wise median / trimmed mean of the fast
     paths (register kernels, tile interpreter) and of the portable path
     against a plain sort-based reference, for every k from 1 to 64 and
-    dimensions that are not multiples of the vector width. */
+    dimensions that are not multiples of the vector width; the mixing
+    kernels (NNM's and bucketing's virtual inputs) against an exact mean and
+    the fused mixing window against mixing then the window. */
 #include "gc_test.h"
 
 #include <float.h>
@@ -13,6 +15,7 @@
 
 #include "gc_rng.h"
 #include "gc_robust.h"
+#include "gc_robust_internal.h"
 #include "gc_robust_net.h"
 
 //  --- Networks -------------------------------------------------------------
@@ -235,6 +238,140 @@ test_cw_unaligned_inputs (void **state)
     free (buf);
 }
 
+//  --- Mixing -----------------------------------------------------------------
+
+typedef enum { S_MIX_NNM, S_MIX_BUCKET, S_MIX_WEIGHTED } s_mix_t;
+
+//  A kv x k mixing matrix of the shape the pre-aggregations build: NNM (row
+//  a: the mean of all but f inputs, a kept), buckets of 3, or weighted rows.
+static size_t
+s_mix_matrix (gc_rng_t *rng, s_mix_t kind, size_t k, size_t f, double *mix)
+{
+    size_t kv = kind == S_MIX_BUCKET ? (k + 2) / 3 : k;
+    memset (mix, 0, kv * k * sizeof *mix);
+    for (size_t a = 0; a < kv; a++) {
+        double *m = mix + a * k;
+        if (kind == S_MIX_NNM) {
+            for (size_t j = 0; j < k; j++)
+                m [j] = 1;
+            for (size_t left = 0; left < f; ) {
+                size_t j = (size_t) gc_rng_below (rng, k);
+                if (j != a && m [j] != 0) {
+                    m [j] = 0;
+                    left++;
+                }
+            }
+            for (size_t j = 0; j < k; j++)
+                m [j] /= (double) (k - f);
+        } else
+        if (kind == S_MIX_BUCKET) {
+            size_t last = 3 * a + 3 < k ? 3 * a + 3 : k;
+            for (size_t j = 3 * a; j < last; j++)
+                m [j] = 1.0 / (double) (last - 3 * a);
+        } else {
+            double sum = 0;
+            for (size_t j = 0; j < k; j++)
+                sum += m [j] = gc_rng_below (rng, 3) ? (double) (1 + gc_rng_below (rng, 5)) : 0;
+            for (size_t j = 0; j < k; j++)
+                m [j] = sum > 0 ? m [j] / sum : (j == a);
+        }
+    }
+    return kv;
+}
+
+//  Every mixed value against the exact weighted sum (long double over at
+//  most 64 terms of 24-bit mantissas is exact enough), within one float
+//  rounding of the largest kept |x| plus one of the value.
+static void
+s_check_mixed (const float *const *in, size_t k, size_t d, const double *mix, size_t kv,
+               float *const *rows)
+{
+    for (size_t a = 0; a < kv; a++)
+        for (size_t j = 0; j < d; j++) {
+            long double exact = 0;
+            float big = 0;
+            for (size_t i = 0; i < k; i++)
+                if (mix [a * k + i] != 0) {
+                    exact += (long double) mix [a * k + i] * in [i][j];
+                    big = fabsf (in [i][j]) > big ? fabsf (in [i][j]) : big;
+                }
+            double err = fabs ((double) (rows [a][j] - exact));
+            if (!(err <= FLT_EPSILON * (fabs ((double) exact) + (double) big * 1e-6)))
+                fail_msg ("row %zu coordinate %zu: %.9g, exact %.9Lg", a, j, (double) rows [a][j],
+                          exact);
+        }
+}
+
+//  Mixed rows (gc_robust_mix) close to the exact sums, the same bits from the
+//  fast and the portable kernels; the fused window (gc_robust_mix_window)
+//  bit for bit the window of those rows. Shapes: register kernels, the tile
+//  interpreter (k > 24), partial blocks, and blocks with an outlier that
+//  NNM leaves out (the complement sum must not cancel the kept values).
+static void
+test_mix_window_matches_mix_then_window (void **state)
+{
+    static const struct {
+        size_t k, d, f;
+    } shapes [] = { { 5, 300, 1 }, { 16, 128 * 3 + 7, 1 }, { 16, 128, 3 }, { 9, 17, 2 },
+                    { 30, 128 * 2 + 1, 2 }, { 3, 5, 1 } };
+    gc_rng_t rng;
+    gc_rng_init (&rng, 31, 0);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes [0]; s++)
+        for (int kind = S_MIX_NNM; kind <= S_MIX_WEIGHTED; kind++)
+            for (int outlier = 0; outlier < 2; outlier++) {
+                size_t k = shapes [s].k, d = shapes [s].d, f = shapes [s].f;
+                float *x = malloc (k * d * sizeof *x), *mixed = malloc (2 * k * d * sizeof *mixed);
+                float *a = malloc (d * sizeof *a), *b = malloc (d * sizeof *b);
+                double *mix = malloc (k * k * sizeof *mix);
+                const float *in [32];
+                float *rows [32], *rows_p [32];
+                gc_rng_fill_normal (&rng, x, k * d, 0.0f, 1.0f);
+                for (size_t i = 0; i < k; i++) {
+                    in [i] = x + i * d;
+                    rows [i] = mixed + i * d;
+                    rows_p [i] = mixed + (k + i) * d;
+                }
+                size_t kv = s_mix_matrix (&rng, (s_mix_t) kind, k, f, mix);
+                if (outlier)                    /* an input NNM's row 0 leaves out */
+                    for (size_t i = 0; i < k; i++)
+                        if (mix [i] == 0)
+                            for (size_t j = 0; j < d; j += 3)
+                                x [i * d + j] = j % 2 ? 3e30f : -1e25f;
+                gc_robust_ws_t ws, ws_p;
+                memset (&ws, 0, sizeof ws);
+                memset (&ws_p, 0, sizeof ws_p);
+                ws_p.portable = true;
+                assert_int_equal (gc_robust_ws_reserve_k (&ws, k), 0);
+                assert_int_equal (gc_robust_ws_reserve_k (&ws_p, k), 0);
+                assert_int_equal (gc_robust_mix (&ws, in, k, d, mix, kv, rows), 0);
+                assert_int_equal (gc_robust_mix (&ws_p, in, k, d, mix, kv, rows_p), 0);
+                assert_memory_equal (mixed, mixed + k * d, kv * d * sizeof *mixed);
+                s_check_mixed (in, k, d, mix, kv, rows);
+                size_t windows [][2] = { { (kv - 1) / 2, kv / 2 }, { kv > 2 ? 1 : 0, kv > 2 ? kv - 2 : kv - 1 },
+                                         { 0, kv - 1 } };
+                for (size_t w = 0; w < 3; w++) {
+                    size_t lo = windows [w][0], hi = windows [w][1];
+                    assert_int_equal (gc_robust_cw_window (&ws, (const float *const *) rows, kv, d,
+                                                           lo, hi, a), 0);
+                    assert_int_equal (gc_robust_mix_window (&ws, in, k, d, mix, kv, lo, hi, b), 0);
+                    assert_memory_equal (a, b, d * sizeof *a);
+                    assert_int_equal (gc_robust_mix_window (&ws_p, in, k, d, mix, kv, lo, hi, b), 0);
+                    assert_memory_equal (a, b, d * sizeof *a);
+                }
+                //  A NaN anywhere is reported by both kernels.
+                x [(k - 1) * d + d - 1] = NAN;
+                assert_int_equal (gc_robust_mix (&ws, in, k, d, mix, kv, rows), 1);
+                assert_int_equal (gc_robust_mix_window (&ws, in, k, d, mix, kv, 0, kv - 1, b), 1);
+                gc_robust_ws_free (&ws);
+                gc_robust_ws_free (&ws_p);
+                free (x);
+                free (mixed);
+                free (a);
+                free (b);
+                free (mix);
+            }
+}
+
 int
 main (void)
 {
@@ -244,6 +381,7 @@ main (void)
         cmocka_unit_test (test_networks_are_cheap),
         cmocka_unit_test (test_cw_matches_reference_all_k),
         cmocka_unit_test (test_cw_unaligned_inputs),
+        cmocka_unit_test (test_mix_window_matches_mix_then_window),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

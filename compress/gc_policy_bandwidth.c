@@ -1,0 +1,36 @@
+/*  bandwidth: keep a round's send time within frac of its compute time.
+    The payload may take frac x compute_s x rate bytes on the slowest
+    out-link; the bytes an entry costs are measured from the last payload
+    (6 before one: a varint index and an fp32 value). rate is the option,
+    else what the driver measured or configured (gc_policy_set_env); with
+    neither, or before the first compute time, the base ratio. */
+#include <math.h>
+
+#include "gc_policy_method.h"
+
+enum { S_FRAC, S_RATE, S_MIN, S_MAX };
+
+static void
+s_decide (gc_policy_t *self, const gc_policy_round_t *round, gc_policy_decision_t *d)
+{
+    (void) round;
+    double rate = self->opt [S_RATE] > 0 ? self->opt [S_RATE] : self->rate;
+    double r = self->base;
+    if (rate > 0 && self->compute_s > 0) {
+        double per_entry = self->last_len && self->last_k
+                         ? (double) self->last_len / (double) self->last_k : 6.0;
+        double entries = self->opt [S_FRAC] * self->compute_s * rate / per_entry;
+        r = entries / (double) self->layout->n_params;
+    }
+    d->ratio = fmax (self->opt [S_MIN], fmin (self->opt [S_MAX], r));
+}
+
+const gc_policy_method_t gc_policy_bandwidth = {
+    .name = "bandwidth", .usage = "bandwidth[:frac=0.5][:rate=B/S][:min=R/10][:max=4R]",
+    .help = "the ratio whose payload takes frac x the compute time at the link rate",
+    .example = "bandwidth:frac=0.25:rate=1e6", .malformed = "bandwidth:frac=2",
+    .needs_ratio = true,
+    .opts = { { "frac", 1e-6, 1, false, false, 0.5 }, { "rate", 0, 1e15, false, false, 0 },
+              { "min", 1e-9, 1, false, true, 0.1 }, { "max", 1e-9, 1, false, true, 4 } },
+    .decide = s_decide,
+};

@@ -1,0 +1,445 @@
+/*  Ratio policies: the registry (examples, canonical names, malformed
+    specs), the decisions on synthetic norm sequences (lazy, accordion,
+    bandwidth), lgreco's allocation against brute force, and the
+    composition with error compensation (a skip sends an empty payload and
+    keeps everything in the residual; fixed changes no byte). */
+#include "gc_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_compressor.h"
+#include "gc_ec.h"
+#include "gc_payload.h"
+#include "gc_policy.h"
+#include "gc_policy_method.h"
+#include "gc_rng.h"
+
+static void
+s_layout (gc_layout_t *l)
+{
+    gc_layout_init (l);
+    assert_int_equal (gc_layout_add_matrix (l, "fc1.w", 40, 25, NULL), 0);
+    assert_int_equal (gc_layout_add_vector (l, "fc1.b", 40, NULL), 0);
+    assert_int_equal (gc_layout_add_matrix (l, "fc2.w", 10, 40, NULL), 0);
+    assert_int_equal (gc_layout_add_vector (l, "fc2.b", 10, NULL), 0);
+}
+
+//  Every entry: its example parses, its name parses back to itself, its
+//  malformed spec fails with a message naming the spec.
+static void
+test_registry (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.02", &layout, 1, NULL);
+    assert_non_null (comp);
+    for (size_t i = 0; gc_policy_methods [i]; i++) {
+        const gc_policy_method_t *m = gc_policy_methods [i];
+        gc_err_t err = { 0 };
+        gc_policy_t *p = gc_policy_new (m->example, comp, &err);
+        if (!p)
+            fail_msg ("%s: example '%s' refused: %s", m->name, m->example, err.msg);
+        char name [160];
+        snprintf (name, sizeof name, "%s", gc_policy_name (p));
+        gc_policy_t *again = gc_policy_new (name, comp, &err);
+        if (!again || strcmp (gc_policy_name (again), name))
+            fail_msg ("%s: canonical '%s' does not parse back to itself", m->name, name);
+        gc_policy_destroy (&again);
+        gc_policy_destroy (&p);
+        assert_null (p);
+        assert_null (gc_policy_new (m->malformed, comp, &err));
+        assert_int_equal (err.code, GC_E_SPEC);
+        if (!strstr (err.msg, m->malformed))
+            fail_msg ("%s: error '%s' does not name '%s'", m->name, err.msg, m->malformed);
+    }
+    gc_err_t err = { 0 };
+    assert_null (gc_policy_new ("greedy", comp, &err));
+    assert_non_null (strstr (err.msg, "known: fixed"));
+    gc_compressor_destroy (&comp);
+}
+
+//  Which methods each policy can budget.
+static void
+test_policy_needs_its_method (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    static const struct { const char *comp, *policy; bool ok; } cases [] = {
+        { "sign", "fixed", true }, { "sign", "lazy", true }, { "sign", "accordion", false },
+        { "qsgd", "bandwidth", false }, { "randk:0.1", "accordion", true },
+        { "randk:0.1", "lgreco", false }, { "lbs:topk:0.1", "bandwidth", true },
+        { "topk:0.1:layer", "lgreco", true }, { "none", "lgreco", false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        gc_compressor_t *comp = gc_compressor_new (cases [c].comp, &layout, 1, NULL);
+        gc_err_t err = { 0 };
+        gc_policy_t *p = gc_policy_new (cases [c].policy, comp, &err);
+        if ((p != NULL) != cases [c].ok)
+            fail_msg ("%s over %s: %s", cases [c].policy, cases [c].comp, p ? "accepted" : err.msg);
+        if (!p)
+            assert_int_equal (err.code, GC_E_SPEC);
+        gc_policy_destroy (&p);
+        gc_compressor_destroy (&comp);
+    }
+}
+
+//  A run of the policy on updates of the given norms (all entries equal).
+typedef struct {
+    const char *policy;
+    double      compute_s, rate;
+    size_t      rounds;
+    double      norm [24];
+    const char *want;       /* per round: 's' skip, else the budget class */
+} s_seq_t;
+
+static char
+s_class (double budget, double base)
+{
+    if (budget == 0)
+        return 's';
+    if (fabs (budget - base) < 1e-12)
+        return 'b';
+    return budget > base ? 'H' : 'L';
+}
+
+static void
+test_decisions (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    static const s_seq_t cases [] = {
+        //  no skip before a full window; a small update after it is skipped
+        { "lazy:window=3:K=2", 0, 0, 6, { 1, 1, 1, 0.1, 1, 1 }, "bbbsbb" },
+        //  never more than K skips in a row, however small the updates
+        { "lazy:window=2:K=2:theta=2", 0, 0, 10, { 1, 1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01 },
+          "bbssbssbss" },
+        //  theta: only updates below theta x the mean square are skipped
+        { "lazy:window=2:K=5:theta=0.5", 0, 0, 5, { 1, 1, 0.8, 0.6, 0.52 }, "bbbsb" },
+        //  critical for the first two windows, calm while the norm is steady,
+        //  critical again after a jump of more than eta
+        { "accordion:window=2:eta=0.5", 0, 0, 12, { 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3 },
+          "HHHHLLLLLLHH" },
+        //  a fall by eta counts too
+        { "accordion:window=2:eta=0.5", 0, 0, 10, { 4, 4, 4, 4, 4, 4, 1, 1, 1, 1 }, "HHHHLLLLHH" },
+        //  no link rate: the base ratio; a fast link: max; a thin one: min
+        { "bandwidth", 0.01, 0, 2, { 1, 1 }, "bb" },
+        { "bandwidth:rate=1e9", 0.01, 0, 2, { 1, 1 }, "HH" },
+        { "bandwidth:rate=10", 0.01, 0, 2, { 1, 1 }, "LL" },
+        { "bandwidth", 0.01, 10, 2, { 1, 1 }, "LL" },
+        { "fixed", 0.01, 10, 3, { 1, 0, 5 }, "bbb" },
+    };
+    float *u = malloc (n * sizeof *u);
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        const s_seq_t *sq = &cases [c];
+        gc_compressor_t *comp = gc_compressor_new ("topk:0.05", &layout, 1, NULL);
+        gc_err_t err = { 0 };
+        gc_policy_t *p = gc_policy_new (sq->policy, comp, &err);
+        if (!p)
+            fail_msg ("%s: %s", sq->policy, err.msg);
+        gc_policy_set_env (p, sq->compute_s, sq->rate);
+        char got [32] = { 0 };
+        for (size_t t = 0; t < sq->rounds; t++) {
+            for (size_t i = 0; i < n; i++)
+                u [i] = (float) (sq->norm [t] / sqrt ((double) n));
+            bool skip = true;
+            assert_int_equal (gc_policy_decide (p, u, u, t, &skip, &err), 0);
+            if (skip != (gc_policy_budget (p) == 0))
+                fail_msg ("%s round %zu: skip %d, budget %g", sq->policy, t, skip, gc_policy_budget (p));
+            got [t] = s_class (gc_policy_budget (p), 0.05);
+        }
+        if (strcmp (got, sq->want))
+            fail_msg ("%s: decisions %s, want %s", sq->policy, got, sq->want);
+        gc_policy_destroy (&p);
+        gc_compressor_destroy (&comp);
+    }
+    free (u);
+}
+
+//  The bandwidth policy's budget is the rate's: frac x compute x rate bytes
+//  at the measured bytes per entry.
+static void
+test_bandwidth_follows_the_rate (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.05", &layout, 1, NULL);
+    gc_policy_t *p = gc_policy_new ("bandwidth:frac=0.5:min=0.001:max=1", comp, NULL);
+    assert_non_null (p);
+    float *u = calloc (n, sizeof *u);
+    bool skip;
+    static const double rates [] = { 2000, 8000, 32000 };
+    for (size_t r = 0; r < 3; r++) {
+        gc_policy_set_env (p, 0.1, rates [r]);
+        assert_int_equal (gc_policy_decide (p, u, u, r, &skip, NULL), 0);
+        //  before any payload: 6 bytes an entry
+        double want = 0.5 * 0.1 * rates [r] / 6.0 / (double) n;
+        if (fabs (gc_policy_budget (p) - want) > 1e-12)
+            fail_msg ("rate %g: budget %g, want %g", rates [r], gc_policy_budget (p), want);
+    }
+    //  a measured payload of 1000 bytes for the last k entries: that rate
+    size_t k = (size_t) floor (gc_policy_budget (p) * (double) n + 0.5);
+    gc_policy_note_sent (p, 1000);
+    assert_int_equal (gc_policy_decide (p, u, u, 3, &skip, NULL), 0);
+    double want = 0.5 * 0.1 * 32000 / (1000.0 / (double) k) / (double) n;
+    assert_true (fabs (gc_policy_budget (p) - want) < 1e-12);
+    free (u);
+    gc_policy_destroy (&p);
+    gc_compressor_destroy (&comp);
+}
+
+static double
+s_brute (size_t nl, size_t nc, const uint32_t *cost, const double *err, uint32_t budget)
+{
+    double best = -1;
+    size_t total = 1;
+    for (size_t l = 0; l < nl; l++)
+        total *= nc;
+    for (size_t code = 0; code < total; code++) {
+        size_t x = code;
+        double e = 0;
+        uint64_t w = 0;
+        for (size_t l = 0; l < nl; l++, x /= nc) {
+            e += err [l * nc + x % nc];
+            w += cost [l * nc + x % nc];
+        }
+        if (w <= budget && (best < 0 || e < best))
+            best = e;
+    }
+    return best;
+}
+
+//  The programme finds the brute-force optimum, its choice costs what it
+//  claims and fits the budget; nothing fits: -1.
+static void
+test_allocation_is_optimal (void **state)
+{
+    (void) state;
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 0);
+    enum { NL = 5, NC = 4 };
+    uint32_t cost [NL * NC], choice [NL];
+    double err [NL * NC];
+    for (int trial = 0; trial < 300; trial++) {
+        size_t nl = 1 + trial % NL, nc = 1 + (trial / NL) % NC;
+        for (size_t i = 0; i < nl * nc; i++) {
+            cost [i] = (uint32_t) (gc_rng_double (&rng) * 10);
+            err [i] = floor (gc_rng_double (&rng) * 100);
+        }
+        uint32_t budget = (uint32_t) (gc_rng_double (&rng) * 6 * (double) nl);
+        double want = s_brute (nl, nc, cost, err, budget);
+        double got = gc_policy_allocate (nl, nc, cost, err, budget, choice);
+        if (got != want)
+            fail_msg ("trial %d (%zu layers, %zu choices, budget %u): %g, brute force %g",
+                      trial, nl, nc, budget, got, want);
+        if (got < 0)
+            continue;
+        double e = 0;
+        uint64_t w = 0;
+        for (size_t l = 0; l < nl; l++) {
+            assert_true (choice [l] < nc);
+            e += err [l * nc + choice [l]];
+            w += cost [l * nc + choice [l]];
+        }
+        assert_true (w <= budget);
+        assert_true (e == got);
+    }
+    uint32_t heavy [2] = { 5, 7 };
+    double e2 [2] = { 1, 1 };
+    assert_true (gc_policy_allocate (2, 1, heavy, e2, 11, choice) < 0);
+}
+
+//  lgreco gives the layer holding the mass more than the base ratio, takes
+//  it from the others, and stays within the total budget.
+static void
+test_lgreco_follows_the_mass (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.05:layer", &layout, 1, NULL);
+    gc_policy_t *p = gc_policy_new ("lgreco:every=1", comp, NULL);
+    assert_non_null (p);
+    float *u = malloc (n * sizeof *u);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 9, 0);
+    //  fc2.w (400 entries from 1040): 35 large among small noise everywhere
+    for (size_t i = 0; i < n; i++)
+        u [i] = (float) gc_rng_normal (&rng) * 0.01f;
+    for (size_t i = 0; i < 35; i++)
+        u [1040 + i * 11] = 10.0f;
+    bool skip;
+    assert_int_equal (gc_policy_decide (p, u, u, 0, &skip, NULL), 0);
+    assert_false (skip);
+    assert_true (gc_policy_budget (p) <= 0.05 * 1.01);
+    gc_buf_t out;
+    gc_buf_init (&out);
+    assert_int_equal (gc_compressor_compress (comp, u, 0, &out, NULL), 0);
+    gc_payload_info_t info;
+    assert_int_equal (gc_payload_inspect (out.data, out.len, &layout, &info, NULL), 0);
+    float *q = calloc (n, sizeof *q);
+    assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, q, NULL), 0);
+    size_t big = 0, nnz = 0;
+    for (size_t i = 0; i < n; i++) {
+        nnz += q [i] != 0;
+        big += q [i] == 10.0f;
+    }
+    //  every large entry goes out (uniform 5 % would send 20 of fc2.w's 35)
+    assert_int_equal (big, 35);
+    assert_true ((double) nnz <= 0.05 * 1.01 * (double) n + layout.n_layers);
+    gc_buf_free (&out);
+    free (q);
+    free (u);
+    gc_policy_destroy (&p);
+    gc_compressor_destroy (&comp);
+}
+
+//  Composition with EC: a skip sends a payload with no section, sent is
+//  zero and the residual holds u + e; sent + e = sum of inputs throughout;
+//  a skipping policy on mode none is refused; exact rounds are never skipped.
+static void
+test_ec_composition (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    static const struct { const char *comp, *ec, *policy; } cases [] = {
+        { "topk:0.05", "ef", "lazy:window=2:theta=2:K=3" },
+        { "topk:0.05", "liec:4", "lazy:window=2:theta=2:K=3" },
+        { "lbs:topk:0.1", "ef", "accordion" },
+        { "topk:0.05:layer", "liec:5", "lgreco:every=2" },
+        { "randk:0.1:unscaled", "ef", "bandwidth:rate=1e5" },
+        { "sign", "ef", "lazy" },
+    };
+    float *u = malloc (n * sizeof *u), *sent = malloc (n * sizeof *sent);
+    double *in = malloc (n * sizeof *in), *got = malloc (n * sizeof *got);
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        gc_compressor_t *comp = gc_compressor_new (cases [c].comp, &layout, 1, NULL);
+        gc_ec_t *ec = gc_ec_new (cases [c].ec, comp, NULL);
+        gc_err_t err = { 0 };
+        gc_policy_t *p = gc_policy_new (cases [c].policy, comp, &err);
+        if (!p || gc_ec_set_policy (ec, p, &err))
+            fail_msg ("%s: %s", cases [c].policy, err.msg);
+        gc_policy_set_env (p, 0.01, 0);
+        memset (in, 0, n * sizeof *in);
+        memset (got, 0, n * sizeof *got);
+        gc_rng_t rng;
+        gc_rng_init (&rng, 3, c);
+        gc_buf_t out;
+        gc_buf_init (&out);
+        int skips = 0;
+        for (int t = 0; t < 24; t++) {
+            //  every third update tiny: lazy skips those
+            double scale = t % 3 == 2 ? 1e-3 : 1.0;
+            for (size_t i = 0; i < n; i++) {
+                u [i] = (float) (scale * gc_rng_normal (&rng));
+                in [i] += u [i];
+            }
+            bool exact = false;
+            if (gc_ec_step (ec, u, (uint64_t) t, &out, sent, &exact, &err))
+                fail_msg ("%s round %d: %s", cases [c].policy, t, err.msg);
+            gc_payload_info_t info;
+            assert_int_equal (gc_payload_inspect (out.data, out.len, &layout, &info, NULL), 0);
+            if (gc_ec_skipped (ec)) {
+                skips++;
+                assert_false (exact);
+                assert_int_equal (info.n_sections, 0);
+                for (size_t i = 0; i < n; i++)
+                    assert_true (sent [i] == 0.0f);
+            }
+            const float *e = gc_ec_residual (ec);
+            for (size_t i = 0; i < n; i++) {
+                got [i] += sent [i];
+                if (fabs (got [i] + e [i] - in [i]) > 1e-3 * (1 + fabs (in [i])))
+                    fail_msg ("%s/%s round %d entry %zu: sent + e = %g, input %g", cases [c].policy,
+                              cases [c].ec, t, i, got [i] + e [i], in [i]);
+            }
+        }
+        if (gc_policy_skips (p) != (skips > 0))
+            fail_msg ("%s/%s: %d skips", cases [c].policy, cases [c].ec, skips);
+        assert_int_equal (gc_policy_skipped (p), (uint64_t) skips);
+        gc_buf_free (&out);
+        gc_policy_destroy (&p);
+        gc_ec_destroy (&ec);
+        gc_compressor_destroy (&comp);
+    }
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.05", &layout, 1, NULL);
+    gc_ec_t *ec = gc_ec_new ("none", comp, NULL);
+    gc_policy_t *lazy = gc_policy_new ("lazy", comp, NULL), *acc = gc_policy_new ("accordion", comp, NULL);
+    gc_err_t err = { 0 };
+    assert_int_equal (gc_ec_set_policy (ec, lazy, &err), -1);
+    assert_non_null (strstr (err.msg, "residual"));
+    assert_int_equal (gc_ec_set_policy (ec, acc, NULL), 0);
+    gc_policy_destroy (&lazy);
+    gc_policy_destroy (&acc);
+    gc_ec_destroy (&ec);
+    gc_compressor_destroy (&comp);
+    free (u);
+    free (sent);
+    free (in);
+    free (got);
+}
+
+//  fixed leaves every payload byte as without a policy.
+static void
+test_fixed_changes_nothing (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    static const char *specs [] = { "topk:0.05", "randk:0.1", "lbs:topk:0.1", "qsgd" };
+    float *u = malloc (n * sizeof *u);
+    for (size_t c = 0; c < sizeof specs / sizeof specs [0]; c++) {
+        gc_compressor_t *a = gc_compressor_new (specs [c], &layout, 1, NULL),
+                        *b = gc_compressor_new (specs [c], &layout, 1, NULL);
+        gc_ec_t *ea = gc_ec_new ("ef", a, NULL), *eb = gc_ec_new ("ef", b, NULL);
+        gc_policy_t *p = gc_policy_new ("fixed", b, NULL);
+        assert_int_equal (gc_ec_set_policy (eb, p, NULL), 0);
+        gc_buf_t oa, ob;
+        gc_buf_init (&oa);
+        gc_buf_init (&ob);
+        for (int t = 0; t < 5; t++) {
+            for (size_t i = 0; i < n; i++)
+                u [i] = sinf ((float) (i * (t + 1)));
+            assert_int_equal (gc_ec_step (ea, u, t, &oa, NULL, NULL, NULL), 0);
+            assert_int_equal (gc_ec_step (eb, u, t, &ob, NULL, NULL, NULL), 0);
+            assert_int_equal (oa.len, ob.len);
+            assert_memory_equal (oa.data, ob.data, oa.len);
+        }
+        gc_buf_free (&oa);
+        gc_buf_free (&ob);
+        gc_policy_destroy (&p);
+        gc_ec_destroy (&ea);
+        gc_ec_destroy (&eb);
+        gc_compressor_destroy (&a);
+        gc_compressor_destroy (&b);
+    }
+    free (u);
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_registry),
+        cmocka_unit_test (test_policy_needs_its_method),
+        cmocka_unit_test (test_decisions),
+        cmocka_unit_test (test_bandwidth_follows_the_rate),
+        cmocka_unit_test (test_allocation_is_optimal),
+        cmocka_unit_test (test_lgreco_follows_the_mass),
+        cmocka_unit_test (test_ec_composition),
+        cmocka_unit_test (test_fixed_changes_nothing),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
