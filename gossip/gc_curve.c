@@ -28,6 +28,10 @@ struct gc_curve_t {
     atomic_uint_fast64_t failed_auth, failed_protocol, failed_other, succeeded;
 };
 
+//  zauth binds the ZAP endpoint of CZMQ's global context and aborts when it
+//  is taken: a second CURVE peer in one process (libgcnode) gets an error.
+static atomic_bool s_zap_taken;
+
 bool
 gc_curve_available (void)
 {
@@ -252,8 +256,15 @@ gc_curve_start (gc_curve_t *self, gc_err_t *err)
         }
         zcertstore_insert (store, &cert);
     }
+    bool free_handler = false;
+    if (!atomic_compare_exchange_strong (&s_zap_taken, &free_handler, true)) {
+        zcertstore_destroy (&store);
+        return gc_err_set (err, GC_E_CONFIG, "CURVE: another peer of this process has CURVE on, and a "
+                           "process has one ZAP handler: one peer per process, or node/curve = 0 on loopback");
+    }
     self->auth = zactor_new (zauth, store);
     if (!self->auth) {
+        atomic_store (&s_zap_taken, false);
         zcertstore_destroy (&store);
         return gc_err_set (err, GC_E_SYS, "CURVE: cannot start the ZAP handler");
     }
@@ -331,7 +342,10 @@ gc_curve_destroy (gc_curve_t **self_p)
     gc_curve_t *self = *self_p;
     if (!self)
         return;
-    zactor_destroy (&self->auth);
+    if (self->auth) {
+        zactor_destroy (&self->auth);
+        atomic_store (&s_zap_taken, false);
+    }
     zcert_destroy (&self->own);
     free (self->peers);
     free (self);

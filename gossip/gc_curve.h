@@ -16,8 +16,9 @@
     handshake to gc_curve_event, which counts failed ones (wrong key, CURVE
     off on the other side), so an operator sees who is knocking.
 
-    One gc_curve_t per process: the ZAP handler endpoint is per ZeroMQ
-    context, and gcnode uses CZMQ's global one. */
+    One started gc_curve_t per process: the ZAP handler endpoint is per
+    ZeroMQ context, and gcnode uses CZMQ's global one (a second
+    gc_curve_start fails until the first is destroyed). */
 #ifndef GC_CURVE_H
 #define GC_CURVE_H
 

@@ -207,6 +207,12 @@ gc_cmd_train (int argc, char **argv)
     gc_model_t *model = gc_model_new (o.model, &err);
     if (!model)
         return gc_cli_usage_error (S_CMD, "--model: %s", err.msg);
+    if (!gc_model_trains (model)) {
+        rc = gc_cli_usage_error (S_CMD, "--model %s: its embedder trains it (docs/EMBEDDING.md), "
+                                 "gcnode cannot", gc_model_spec (model));
+        gc_model_destroy (&model);
+        return rc;
+    }
     gc_dataset_t train, test;
     rc = s_load_data (&o, model, &train, &test);
     if (rc == 0) {

@@ -157,6 +157,10 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
     self->learn.model = gc_model_new (cfg->model, err);
     if (!self->learn.model)
         return gc_err_prefix (err, "train/model: ");
+    if (cfg->train && !gc_model_trains (self->learn.model))
+        return gc_err_set (err, GC_E_CONFIG, "train/model %s is trained by its embedder "
+                           "(libgcnode, docs/EMBEDDING.md), not by gcnode",
+                           gc_model_spec (self->learn.model));
     if (cfg->train && gc_model_check_data (self->learn.model, cfg->train, "the training data", err))
         return -1;
     self->learn.n = gc_model_n_params (self->learn.model);
@@ -329,7 +333,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_engine_learn_t *l = &self->learn;
     float *bufs [] = { l->x, l->prev, l->pub, l->update, l->sent, l->agg };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
-        if (i < 3 || !self->learn.scratch_borrowed)
+        if (i == 0 ? !l->x_borrowed : i < 3 || !self->learn.scratch_borrowed)
             gc_mem_free (bufs [i]);
     gc_role_destroy (&self->role);
     gc_sampler_destroy (&self->learn.sampler);
@@ -677,6 +681,16 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     return 0;
 }
 
+int
+gc_engine_gossip (gc_engine_t *self, volatile int *stop, gc_err_t *err)
+{
+    if (gc_engine_publish (self, gc_now_ns (), err))
+        return -1;
+    gc_engine_wait_begin (self, gc_now_ns ());
+    gc_engine_wait (self, stop);
+    return gc_engine_mix (self, gc_now_ns (), err);
+}
+
 bool
 gc_engine_done (const gc_engine_t *self)
 {
@@ -781,6 +795,28 @@ gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float 
         self->seq = seq;
     self->learn.fresh_state = true;
     gc_replica_invalidate_all (self);
+    GC_ENGINE_LEAVE (self->trainer_busy);
+}
+
+void
+gc_engine_bind_params (gc_engine_t *self, float *params, bool adopt)
+{
+    GC_ENGINE_ENTER (self->trainer_busy);
+    gc_engine_learn_t *l = &self->learn;
+    size_t bytes = l->n * sizeof (float);
+    bool same = !memcmp (params, l->x, bytes);
+    if (!adopt)
+        memcpy (params, l->x, bytes);
+    if (!l->x_borrowed)
+        gc_mem_free (l->x);
+    l->x = params;
+    l->x_borrowed = true;
+    if (adopt && !same) {
+        gc_vec_copy (l->prev, l->x, l->n);
+        gc_vec_copy (l->pub, l->x, l->n);
+        l->fresh_state = true;
+        gc_replica_invalidate_all (self);
+    }
     GC_ENGINE_LEAVE (self->trainer_busy);
 }
 

@@ -266,6 +266,22 @@ typedef struct {
 void         gc_engine_share_states (gc_engine_t *self, const gc_engine_states_t *states,
                                      const float *initial);
 
+/*  An embedder's model (kind external, libgcnode): the engine's model x
+    becomes params (gc_engine_n_params floats, the caller's, never freed by
+    the engine), so every mix writes the mixed model into it in place and
+    every publish sends what changed in it since the last one. adopt: params
+    hold the initial model; unless it equals the engine's seeded one, it is
+    announced by keyframe at the first publish and the replicas are asked for
+    again (as on a restore). Otherwise the seeded initial model is written
+    into params. Trainer thread, before gc_engine_start; the caller writes
+    params only between rounds. */
+void         gc_engine_bind_params (gc_engine_t *self, float *params, bool adopt);
+
+/*  One round of a driver whose model is trained elsewhere (or was trained by
+    gc_engine_train before): publish, wait on the real clock as the policy
+    says (or until *stop), mix. */
+int          gc_engine_gossip (gc_engine_t *self, volatile int *stop, gc_err_t *err);
+
 /*  The rule the last fallback mix used ("cwtm:0"), or "" (trainer thread). */
 const char  *gc_engine_fallback_rule (const gc_engine_t *self);
 

@@ -147,6 +147,7 @@ typedef struct {
     float        *sent;             /* the decoded q of the last publish */
     float        *agg;
     bool          scratch_borrowed; /* update, sent, agg belong to the caller */
+    bool          x_borrowed;       /* [C] x is an embedder's buffer (gc_engine_bind_params) */
     bool          centre_pub;       /* [C] ef: mix around pub (CHOCO), else around x */
     bool          fresh_state;      /* x jumped: announce a new state by keyframe */
 } gc_engine_learn_t;

@@ -9,6 +9,7 @@ GC_PACKAGES=(
   libzmq3-dev libczmq-dev libssl-dev libopenblas-dev libcmocka-dev zlib1g-dev
   libmicrohttpd-dev libsystemd-dev gnuplot-nox dataset-fashion-mnist
   iproute2 curl procps python3 python3-cryptography python3-prometheus-client
+  python3-numpy python3-torch python3-pip
 )
 
 gc_log () { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -11,10 +11,12 @@
     matters only for specs without "KIND:": the first that claims one wins. */
 extern const gc_model_ops_t gc_mlp_model;
 extern const gc_model_ops_t gc_cnn_model;
+extern const gc_model_ops_t gc_external_model;
 
 static const gc_model_ops_t *const s_kinds [] = {
     &gc_mlp_model,
     &gc_cnn_model,
+    &gc_external_model,
 };
 #define S_NKINDS (sizeof s_kinds / sizeof s_kinds [0])
 
@@ -148,11 +150,17 @@ gc_model_init_params (const gc_model_t *self, float *params, uint64_t seed)
     self->ops->init (self->impl, params, seed);
 }
 
+bool
+gc_model_trains (const gc_model_t *self)
+{
+    return self->ops->loss_grad != NULL;
+}
+
 double
 gc_model_loss_grad (gc_model_t *self, const float *params, const float *x, const uint8_t *y,
                     size_t batch, float *grad, float alpha, float beta, size_t *correct)
 {
-    assert (params && x && y);
+    assert (params && x && y && gc_model_trains (self));
     return self->ops->loss_grad (self->impl, params, x, y, batch, grad, alpha, beta, correct);
 }
 
@@ -166,6 +174,9 @@ int
 gc_model_evaluate (gc_model_t *self, const float *params, const gc_dataset_t *data,
                    double *accuracy, double *loss, gc_err_t *err)
 {
+    if (gc_model_n_classes (self) <= 0)
+        return gc_err_set (err, GC_E_CONFIG, "model %s has no function to evaluate "
+                           "(its embedder evaluates it)", gc_model_spec (self));
     if (gc_model_check_data (self, data, "the evaluation data", err))
         return -1;
     size_t classes = (size_t) gc_model_n_classes (self);

@@ -10,7 +10,8 @@
     so one gc_model_t belongs to one thread.
 
     Implementations are the entries of the table in gc_model.c (one file
-    each: gc_mlp.c is the first). A spec picks one:
+    each: gc_mlp.c is the first; gc_external.c is the one the engine does not
+    train: an embedder's model, libgcnode). A spec picks one:
       "KIND:ARGS"   by kind name, e.g. "mlp:784-256-128-10";
       "ARGS"        the first implementation whose `claims` accepts it, e.g.
                     "784-256-128-10" (what HELLO messages, checkpoints and
@@ -95,6 +96,18 @@ int    gc_model_check_data (const gc_model_t *self, const gc_dataset_t *data,
                             const char *what, gc_err_t *err);
 
 void   gc_model_init_params (const gc_model_t *self, float *params, uint64_t seed);
+
+/*  Whether the engine can train it: false for kind external, whose
+    embedder trains it (loss_grad must not be called then). */
+bool   gc_model_trains (const gc_model_t *self);
+
+/*  An embedder's layer table (packed, as gc_layout_add_* builds it), made
+    known to this process: spec gets "external:table:N:HASH", which
+    gc_model_new then builds (kind external: the engine gossips and mixes
+    it, the embedder trains it). Registering the same table again gives the
+    same spec. Thread-safe. */
+int    gc_model_external_register (const gc_layout_t *layout, char *spec, size_t size,
+                                   gc_err_t *err);
 
 /*  Mean softmax cross-entropy over the batch, and its gradient:
         grad = beta * grad + alpha * dL/dparams

@@ -1,7 +1,8 @@
 /*  gc_curve in one process: certificate files (modes, checks that refuse
     damaged or misplaced keys), and the socket hook: a ROUTER secured as an
     inbox admits a DEALER with an allowed key, refuses one with another key
-    and one without CURVE, and counts both refusals. No timing assertion:
+    and one without CURVE, and counts both refusals; a second ZAP handler
+    in the process is refused. No timing assertion:
     the refusals are awaited through their counters (bounded).
 
     The reconnect flood (issue 19): an allowed key that reconnects after
@@ -177,6 +178,13 @@ test_inbox_admits_only_allowed_keys (void **state)
     zsock_destroy (&early);
     assert_int_equal (gc_curve_start (server, &err), 0);
     assert_int_equal (gc_curve_add_peer (server, 2, good_pub, &err), -1);          /* too late */
+    //  One ZAP handler per process (zauth would abort on a second): a second
+    //  peer with CURVE in this process is refused, by name (libgcnode).
+    gc_curve_t *second = gc_curve_new (good_sec, &err);
+    assert_non_null (second);
+    assert_int_equal (gc_curve_start (second, &err), -1);
+    assert_non_null (strstr (err.msg, "another peer of this process has CURVE on"));
+    gc_curve_destroy (&second);                         /* the first's handler stays */
     //  The inbox is a gc_zmq one: its socket monitor reports handshakes.
     gc_zmq_config_t zc = { .bind = "tcp://127.0.0.1:*", .max_frame = 4096, .deliver = s_deliver,
                            .secure = gc_curve_apply, .secure_ctx = server,
@@ -226,6 +234,11 @@ test_inbox_admits_only_allowed_keys (void **state)
     gc_curve_destroy (&bad);
     gc_curve_destroy (&server);
     assert_null (server);
+    //  The handler is free again once its owner is gone.
+    second = gc_curve_new (good_sec, &err);
+    assert_non_null (second);
+    assert_int_equal (gc_curve_start (second, &err), 0);
+    gc_curve_destroy (&second);
     free (server_sec);
     free (server_pub);
     free (good_sec);

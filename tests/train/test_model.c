@@ -4,6 +4,7 @@
 #include "gc_test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,18 @@ test_every_kind (void **state)
         assert_memory_equal (p, q, n * sizeof (float));
         gc_model_init_params (again, q, 43);
         assert_memory_not_equal (p, q, n * sizeof (float));
+        if (!kinds [k]->loss_grad) {
+            //  a kind the engine does not train (external) says so
+            assert_false (gc_model_trains (model));
+            gc_mem_free (p);
+            gc_mem_free (q);
+            gc_mem_free (g);
+            gc_mem_free (acc);
+            gc_model_destroy (&again);
+            gc_model_destroy (&model);
+            continue;
+        }
+        assert_true (gc_model_trains (model));
         enum { B = 4 };
         float *x = gc_falloc (B * dim);
         uint8_t y [B];
@@ -104,6 +117,75 @@ test_every_kind (void **state)
         gc_model_destroy (&again);
         gc_model_destroy (&model);
     }
+}
+
+//  Kind external: borrowing another kind's table keeps its layout, init and
+//  evaluation; a registered table builds by its spec, the same table gives the
+//  same spec, another table another spec; bad tables and unknown specs are
+//  refused by name.
+static void
+test_external (void **state)
+{
+    gc_err_t err = { 0 };
+    gc_model_t *mlp = gc_model_new ("8-5-3", &err);
+    gc_model_t *ext = gc_model_new ("external:mlp:8-5-3", &err);
+    assert_non_null (mlp);
+    assert_non_null (ext);
+    assert_string_equal (gc_model_spec (ext), "external:8-5-3");
+    assert_true (gc_layout_equal (gc_model_layout (mlp), gc_model_layout (ext)));
+    assert_true (gc_model_trains (mlp));
+    assert_false (gc_model_trains (ext));
+    size_t n = gc_model_n_params (mlp);
+    float *a = gc_falloc (n), *b = gc_falloc (n);
+    gc_model_init_params (mlp, a, 9);
+    gc_model_init_params (ext, b, 9);
+    assert_memory_equal (a, b, n * sizeof (float));
+    gc_mem_free (a);
+    gc_mem_free (b);
+
+    gc_layout_t t;
+    gc_layout_init (&t);
+    assert_int_equal (gc_layout_add_matrix (&t, "conv.weight", 4, 9, NULL), 0);
+    assert_int_equal (gc_layout_add_vector (&t, "conv.bias", 4, NULL), 0);
+    char spec [GC_MODEL_SPEC_MAX], again [GC_MODEL_SPEC_MAX], other [GC_MODEL_SPEC_MAX];
+    assert_int_equal (gc_model_external_register (&t, spec, sizeof spec, &err), 0);
+    assert_int_equal (gc_model_external_register (&t, again, sizeof again, &err), 0);
+    assert_string_equal (spec, again);
+    assert_non_null (strstr (spec, "external:table:40:"));
+    gc_model_t *tab = gc_model_new (spec, &err);
+    assert_non_null (tab);
+    assert_string_equal (gc_model_spec (tab), spec);
+    assert_true (gc_layout_equal (gc_model_layout (tab), &t));
+    float *z = gc_falloc (40);
+    z [3] = 1;
+    gc_model_init_params (tab, z, 1);
+    for (size_t i = 0; i < 40; i++)
+        assert_true (z [i] == 0.0f);
+    gc_dataset_t data = { .n = 1, .dim = 1, .n_classes = 2 };
+    assert_int_equal (gc_model_evaluate (tab, z, &data, NULL, NULL, &err), -1);
+    assert_non_null (strstr (err.msg, "no function to evaluate"));
+    gc_mem_free (z);
+    snprintf (t.layers [1].name, sizeof t.layers [1].name, "conv.b");
+    assert_int_equal (gc_model_external_register (&t, other, sizeof other, &err), 0);
+    assert_string_not_equal (spec, other);
+    t.layers [1].offset = 7;            /* not packed */
+    assert_int_equal (gc_model_external_register (&t, other, sizeof other, &err), -1);
+    assert_non_null (strstr (err.msg, "conv.b"));
+    gc_layout_init (&t);
+    assert_int_equal (gc_model_external_register (&t, other, sizeof other, &err), -1);
+    assert_non_null (strstr (err.msg, "empty"));
+    static const struct { const char *spec, *words; } bad [] = {
+        { "external:table:40:0000000000000000", "no such layer table" },
+        { "external:external:8-3",              "cannot wrap" },
+        { "external:8-x",                       "model spec" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        assert_null (gc_model_new (bad [i].spec, &err));
+        assert_non_null (strstr (err.msg, bad [i].words));
+    }
+    gc_model_destroy (&tab);
+    gc_model_destroy (&ext);
+    gc_model_destroy (&mlp);
 }
 
 //  evaluate = the argmax of forward against the labels; a dataset of the
@@ -171,6 +253,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_spec_resolution),
         cmocka_unit_test (test_every_kind),
+        cmocka_unit_test (test_external),
         cmocka_unit_test (test_evaluate_and_check),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);

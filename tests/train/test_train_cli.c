@@ -50,6 +50,7 @@ test_bad_options_exit_2_with_one_line (void **state)
         { "train --data synthetic --model 100-10", "--model 100-10 takes 100 features" },
         { "train --data synthetic --model cnn:lenet", "expects samples of 1x28x28, synthetic has 784x1x1" },
         { "train --model cnn:c16,relu", "cnn:c16,relu': the last layer must be linear" },
+        { "train --model external:8-3", "its embedder trains it" },
         { "train --data synthetic --augment flip", "--augment: augmentation needs images" },
         { "train --augment rotate", "'rotate' is not crop:P or flip" },
         { "fly", "unknown command 'fly'" },
