@@ -2,13 +2,13 @@
 
 #include <arpa/inet.h>
 #include <czmq.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "gc_endpoint.h"
 #include "gc_fault.h"
 #include "gc_rng.h"
 #include "gc_tcp.h"
@@ -138,36 +138,6 @@ gc_zmq_new (const gc_zmq_config_t *cfg, gc_err_t *err)
     return self;
 }
 
-//  tcp://NAME:PORT -> tcp://ADDRESS:PORT, resolved once, here. libzmq would
-//  resolve a name again on every reconnect, inside the I/O thread that
-//  serves all of this peer's connections: where a lookup of a vanished name
-//  takes seconds (containers whose DNS forwards to an unreachable server), the
-//  whole peer stalls for that long. A name that does not resolve yet is kept
-//  as it is (libzmq keeps trying). IP literals pass through unchanged.
-static void
-s_resolve_once (const char *endpoint, char *out, size_t size)
-{
-    snprintf (out, size, "%s", endpoint);
-    if (strncmp (endpoint, "tcp://", 6))
-        return;
-    const char *host = endpoint + 6, *colon = strrchr (host, ':');
-    if (!colon || *host == '[' || *host == '*')
-        return;
-    char name [256];
-    size_t len = (size_t) (colon - host);
-    if (len == 0 || len >= sizeof name)
-        return;
-    memcpy (name, host, len);
-    name [len] = '\0';
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
-    if (getaddrinfo (name, NULL, &hints, &res) != 0 || !res)
-        return;
-    char addr [INET_ADDRSTRLEN];
-    if (inet_ntop (AF_INET, &((struct sockaddr_in *) res->ai_addr)->sin_addr, addr, sizeof addr))
-        snprintf (out, size, "tcp://%s%s", addr, colon);
-    freeaddrinfo (res);
-}
-
 //  A socket monitor on sock (before it binds or connects, so no connection
 //  is missed) and the PAIR that reads it in the actor.
 static zsock_t *
@@ -202,8 +172,10 @@ s_close_monitored (zsock_t **sock, zsock_t **monitor)
 int
 gc_zmq_add_peer (gc_zmq_t *self, uint32_t peer, const char *endpoint_given, gc_err_t *err)
 {
+    //  a name resolved once, here (gc_endpoint.h); one that does not resolve
+    //  yet is kept as it is, and libzmq keeps trying
     char endpoint [512];
-    s_resolve_once (endpoint_given, endpoint, sizeof endpoint);
+    gc_endpoint_resolve (endpoint_given, endpoint, sizeof endpoint, NULL);
     if (self->actor)
         return gc_err_set (err, GC_E_ARG, "transport: peers must be added before start");
     if (self->n_links == S_MAX_PEERS)

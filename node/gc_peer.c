@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <czmq.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "gc_config.h"
 #include "gc_cpu.h"
 #include "gc_dataset.h"
+#include "gc_endpoint.h"
 #include "gc_fs.h"
 #include "gc_key.h"
 #include "gc_log.h"
@@ -39,6 +39,7 @@ struct gc_peer_t {
     gc_key_t      *key;
     gc_trust_t    *trust;
     uint8_t      (*ids) [8];
+    char         (*endpoints) [512];  /* per peer index: its endpoint, host resolved */
     gc_topology_t *topology;
     gc_dataset_t   shard, test;
     gc_zmq_t      *zmq;
@@ -276,33 +277,13 @@ s_bind_endpoint (const char *endpoint, char *out, size_t size, gc_err_t *err)
         return 0;
     }
     const char *colon = strrchr (endpoint, ':');
-    if (strncmp (endpoint, "tcp://", 6) || !colon || colon < endpoint + 6)
+    if (strncmp (endpoint, "tcp://", 6) || !colon || colon <= endpoint + 6)
         return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
     //  The interface of the configured address, never every interface
     //  (tcp://*): a name is resolved here, as libzmq binds addresses only.
-    char host [256];
-    size_t len = (size_t) (colon - endpoint - 6);
-    if (len == 0 || len >= sizeof host)
-        return gc_err_set (err, GC_E_CONFIG, "cannot derive a bind endpoint from '%s' (set node/bind)", endpoint);
-    memcpy (host, endpoint + 6, len);
-    host [len] = '\0';
-    struct in_addr v4;
-    struct in6_addr v6;
-    if (*host == '*' || *host == '[' || inet_pton (AF_INET, host, &v4) == 1 || inet_pton (AF_INET6, host, &v6) == 1) {
-        snprintf (out, size, "%s", endpoint);
-        return 0;
-    }
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
-    char addr [INET_ADDRSTRLEN];
-    int rc = getaddrinfo (host, NULL, &hints, &res);
-    if (rc != 0 || !res || !inet_ntop (AF_INET, &((struct sockaddr_in *) res->ai_addr)->sin_addr, addr, sizeof addr)) {
-        if (res)
-            freeaddrinfo (res);
-        return gc_err_set (err, GC_E_CONFIG, "cannot resolve '%s' of '%s' to bind to (%s; set node/bind)", host, endpoint,
-                           rc ? gai_strerror (rc) : "no address");
-    }
-    freeaddrinfo (res);
-    snprintf (out, size, "tcp://%s%s", addr, colon);
+    gc_err_t why = { 0 };
+    if (gc_endpoint_resolve (endpoint, out, size, &why))
+        return gc_err_set (err, GC_E_CONFIG, "%s, in '%s' to bind to (set node/bind)", why.msg, endpoint);
     return 0;
 }
 
@@ -356,42 +337,25 @@ s_setup_engine (gc_peer_t *p, gc_err_t *err)
     return p->engine ? 0 : -1;
 }
 
-//  A neighbour's host that does not resolve is a mistake in the
+//  Each neighbour's endpoint with its host resolved (gc_endpoint.h), into
+//  p->endpoints. A host that does not resolve is a mistake in the
 //  configuration (ZeroMQ would retry it silently forever); a resolver that
 //  is down for now is not (exit 1: a restart may succeed). Also tells the
 //  rejection log where each neighbour is.
 static int
 s_check_endpoints (gc_peer_t *p, gc_err_t *err)
 {
+    p->endpoints = calloc ((size_t) p->cfg->n_peers, sizeof *p->endpoints);
+    if (!p->endpoints)
+        return gc_err_set (err, GC_E_NOMEM, "out of memory");
     const uint32_t *peers;
     size_t n = gc_engine_neighbours (p->engine, &peers);
     for (size_t i = 0; i < n; i++) {
         const char *ep = p->cfg->peers [peers [i]].endpoint;
         gc_reject_log_set_endpoint (peers [i], ep);
-        if (p->cfg->peers [peers [i]].revoked)
-            continue;
-        const char *colon = strrchr (ep, ':');
-        if (strncmp (ep, "tcp://", 6) || !colon || colon <= ep + 6)
-            continue;                   /* ipc://, or refused by the transport with its own message */
-        char host [256];
-        const char *h = ep + 6;
-        size_t len = (size_t) (colon - h);
-        if (len >= 2 && h [0] == '[' && h [len - 1] == ']') {
-            h++;
-            len -= 2;
-        }
-        if (len == 0 || len >= sizeof host || (len == 1 && *h == '*'))
-            continue;
-        memcpy (host, h, len);
-        host [len] = 0;
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-        int gai = getaddrinfo (host, NULL, &hints, &res);
-        if (res)
-            freeaddrinfo (res);
-        if (gai)
-            return gc_err_set (err, gai == EAI_AGAIN ? GC_E_SYS : GC_E_CONFIG,
-                               "peers/%u/endpoint %s: cannot resolve host '%s' (%s)", peers [i], ep, host,
-                               gai_strerror (gai));
+        if (!p->cfg->peers [peers [i]].revoked
+        &&  gc_endpoint_resolve (ep, p->endpoints [peers [i]], sizeof p->endpoints [0], err))
+            return gc_err_prefix (err, "peers/%u/endpoint %s: ", peers [i], ep);
     }
     return 0;
 }
@@ -420,7 +384,7 @@ s_setup_transport (gc_peer_t *p, gc_err_t *err)
     //  to it are dropped by the transport)
     for (size_t i = 0; i < n; i++)
         if (!p->cfg->peers [peers [i]].revoked
-        &&  gc_zmq_add_peer (p->zmq, peers [i], p->cfg->peers [peers [i]].endpoint, err))
+        &&  gc_zmq_add_peer (p->zmq, peers [i], p->endpoints [peers [i]], err))
             return gc_err_prefix (err, "peers/%u/endpoint: ", peers [i]);
     return gc_zmq_start (p->zmq, err);
 }
@@ -437,6 +401,7 @@ s_teardown (gc_peer_t *p)
     gc_trust_destroy (&p->trust);
     gc_key_destroy (&p->key);
     free (p->ids);
+    free (p->endpoints);
     if (p->metrics)
         fclose (p->metrics);
 }
