@@ -303,10 +303,10 @@ s_fc_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const 
     s_gemm (self, CblasNoTrans, CblasTrans, batch, dout, din, in, din, w, din, 1.0f, out, dout);
 }
 
-const float *
-gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch)
+//  The forward pass over scratch already bound by s_reserve.
+static const float *
+s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batch)
 {
-    s_reserve (self, batch, false);
     const gc_cnn_net_t *net = &self->net;
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
@@ -337,6 +337,13 @@ gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batc
         }
     }
     return self->act [net->n_ops - 1];
+}
+
+const float *
+gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch)
+{
+    s_reserve (self, batch, false);
+    return s_forward_pass (self, params, x, batch);
 }
 
 //  grad = beta grad + v for a vector layer (v already carries alpha).
@@ -455,7 +462,7 @@ gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uin
 {
     const gc_cnn_net_t *net = &self->net;
     s_reserve (self, batch, grad != NULL);
-    gc_cnn_forward (self, params, x, batch);
+    s_forward_pass (self, params, x, batch);
     int last = net->n_ops - 1;
     //  the logits become their own gradient
     double loss = gc_softmax_xent (self->act [last], y, batch, (size_t) net->classes, alpha, correct);
