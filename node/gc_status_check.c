@@ -1,6 +1,7 @@
 #include "gc_status_check.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,7 +111,9 @@ gc_status_check (const gc_status_t *st, double now, const gc_check_limits_t *lim
 char
 gc_status_check_probe (long pid)
 {
-    if (pid <= 0 || (kill ((pid_t) pid, 0) != 0 && errno == ESRCH))
+    //  the pid comes from a file: one that is no pid_t (a negative cast
+    //  would probe a process group) is no process
+    if (pid <= 0 || pid > INT_MAX || (kill ((pid_t) pid, 0) != 0 && errno == ESRCH))
         return 0;
     //  "PID (comm) S ...": comm may hold spaces and parentheses, so the
     //  state is the letter after the last ')'

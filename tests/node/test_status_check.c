@@ -189,6 +189,9 @@ test_probe_real_process (void **state)
     assert_int_equal (gc_status_check_probe (child), 0);
     assert_int_equal (gc_status_check (&s, S_NOW, &lim, reason, sizeof reason), GC_CHECK_CRITICAL);
     assert_non_null (strstr (reason, "is gone"));
+    //  a pid from the file that is no pid_t: cast, it would name our own
+    //  process group, which kill () finds alive
+    assert_int_equal (gc_status_check_probe ((1L << 32) - (long) getpgrp ()), 0);
 }
 
 int
