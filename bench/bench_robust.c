@@ -178,8 +178,11 @@ s_bench_shape (const gc_bench_opts_t *opts, size_t k, size_t d, const char *dnam
         }
         if (!strcmp (s_rules [r].key, "krum1"))
             krum_t = t;
+        double cpu = gc_bench_cpu_best (s_agg, &c, 2, opts->min_time);
+        char extra_cpu [160];
+        snprintf (extra_cpu, sizeof extra_cpu, "%s,\"cpu_ms\":%.4g", extra, cpu * 1e3);
         snprintf (name, sizeof name, "robust_%s_k%zu_d%s", s_rules [r].key, k, dname);
-        gc_bench_emit (opts, name, bytes / t * 1e-9, "GB/s", extra);
+        gc_bench_emit (opts, name, bytes / t * 1e-9, "GB/s", extra_cpu);
         gc_robust_destroy (&rule);
     }
     s_gemm_ctx_t g = { x, k, d, gram };

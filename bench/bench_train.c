@@ -16,6 +16,7 @@
 #include "gc_model.h"
 #include "gc_optim.h"
 #include "gc_sampler.h"
+#include "gc_time.h"
 
 typedef struct {
     gc_model_t   *model;
@@ -82,11 +83,9 @@ s_gemm_steps (void *arg)
 static double
 s_cpu_time (void (*fn) (void *), void *ctx)
 {
-    struct timespec a, b;
-    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &a);
+    double t0 = gc_thread_cpu_s ();
     fn (ctx);
-    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &b);
-    return (double) (b.tv_sec - a.tv_sec) + (double) (b.tv_nsec - a.tv_nsec) * 1e-9;
+    return gc_thread_cpu_s () - t0;
 }
 
 //  The q-quantile of v[0..n) (v is sorted in place; n <= 41), the nearest rank.

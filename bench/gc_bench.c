@@ -44,6 +44,20 @@ gc_bench_time_best (gc_bench_body_fn fn, void *ctx, int min_reps, double min_tim
     return best;
 }
 
+double
+gc_bench_cpu_best (gc_bench_body_fn fn, void *ctx, int min_reps, double min_time)
+{
+    double best = 1e300, start = gc_now_s ();
+    for (int rep = 0; rep < min_reps || gc_now_s () - start < min_time; rep++) {
+        double t0 = gc_thread_cpu_s ();
+        fn (ctx);
+        double dt = gc_thread_cpu_s () - t0;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
 typedef struct {
     const float *buf;
     size_t n;

@@ -28,6 +28,9 @@ void   gc_bench_emit (const gc_bench_opts_t *opts, const char *name, double valu
     min_reps times); return the best (smallest) seconds per call. */
 typedef void (*gc_bench_body_fn) (void *ctx);
 double gc_bench_time_best (gc_bench_body_fn fn, void *ctx, int min_reps, double min_time);
+/*  The same on the calling thread's CPU clock: what the scheduler gives other
+    processes is not counted, so it survives a loaded machine. */
+double gc_bench_cpu_best (gc_bench_body_fn fn, void *ctx, int min_reps, double min_time);
 
 /*  Single-thread memory read bandwidth in GB/s (1e9 bytes/s), streaming a
     buffer much larger than the last-level cache once per repetition. */

@@ -23,3 +23,11 @@ gc_wall_ms (void)
     clock_gettime (CLOCK_REALTIME, &ts);
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+double
+gc_thread_cpu_s (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}

@@ -7,5 +7,6 @@
 int64_t gc_now_ns (void);      /* CLOCK_MONOTONIC in nanoseconds */
 double  gc_now_s (void);       /* the same in seconds */
 int64_t gc_wall_ms (void);     /* CLOCK_REALTIME in milliseconds (for logs) */
+double  gc_thread_cpu_s (void);  /* CPU time of the calling thread, seconds (benchmarks) */
 
 #endif
