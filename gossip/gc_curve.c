@@ -3,6 +3,7 @@
 #include <czmq.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,12 +11,14 @@
 
 #include "gc_fs.h"
 #include "gc_mem.h"
+#include "gc_zap.h"
 
 #define S_FILE_MAX  16384           /* a certificate is a few hundred bytes */
 #define S_MAX_PEERS 4096
 
 typedef struct {
     uint32_t peer;
+    bool     allowed;               /* false: revoked, known only to name it */
     char     key [GC_CURVE_KEY_TXT];
 } s_peer_key_t;
 
@@ -23,14 +26,12 @@ struct gc_curve_t {
     zcert_t       *own;
     s_peer_key_t  *peers;
     size_t         n_peers;
-    zactor_t      *auth;
+    gc_zap_t      *zap;
     bool           inbox;
     atomic_uint_fast64_t failed_auth, failed_protocol, failed_other, succeeded;
+    pthread_mutex_t lock;           /* guards failed_address */
+    char           failed_address [64];
 };
-
-//  zauth binds the ZAP endpoint of CZMQ's global context and aborts when it
-//  is taken: a second CURVE peer in one process (libgcnode) gets an error.
-static atomic_bool s_zap_taken;
 
 bool
 gc_curve_available (void)
@@ -200,6 +201,7 @@ gc_curve_new (const char *own_secret, gc_err_t *err)
     zmq_z85_decode (pub, pub_txt);
     gc_curve_t *self = calloc (1, sizeof *self);
     if (self) {
+        pthread_mutex_init (&self->lock, NULL);
         self->own = zcert_new_from (pub, sec);
         self->peers = calloc (S_MAX_PEERS, sizeof *self->peers);
     }
@@ -211,21 +213,28 @@ gc_curve_new (const char *own_secret, gc_err_t *err)
     return self;
 }
 
-static const char *
-s_peer_key (const gc_curve_t *self, uint32_t peer)
+static const s_peer_key_t *
+s_peer (const gc_curve_t *self, uint32_t peer)
 {
     for (size_t i = 0; i < self->n_peers; i++)
         if (self->peers [i].peer == peer)
-            return self->peers [i].key;
+            return &self->peers [i];
     return NULL;
 }
 
-int
-gc_curve_add_peer (gc_curve_t *self, uint32_t peer, const char *public_file, gc_err_t *err)
+static const char *
+s_peer_key (const gc_curve_t *self, uint32_t peer)
 {
-    if (self->auth)
+    const s_peer_key_t *p = s_peer (self, peer);
+    return p && p->allowed ? p->key : NULL;
+}
+
+static int
+s_add (gc_curve_t *self, uint32_t peer, bool allowed, const char *public_file, gc_err_t *err)
+{
+    if (self->zap)
         return gc_err_set (err, GC_E_ARG, "CURVE: peers must be added before start");
-    if (s_peer_key (self, peer))
+    if (s_peer (self, peer))
         return 0;
     if (self->n_peers == S_MAX_PEERS)
         return gc_err_set (err, GC_E_RANGE, "CURVE: more than %d neighbours", S_MAX_PEERS);
@@ -233,46 +242,41 @@ gc_curve_add_peer (gc_curve_t *self, uint32_t peer, const char *public_file, gc_
     if (gc_curve_read_key (public_file, false, p->key, err))
         return -1;
     p->peer = peer;
+    p->allowed = allowed;
     self->n_peers++;
     return 0;
 }
 
 int
+gc_curve_add_peer (gc_curve_t *self, uint32_t peer, const char *public_file, gc_err_t *err)
+{
+    return s_add (self, peer, true, public_file, err);
+}
+
+int
+gc_curve_add_revoked (gc_curve_t *self, uint32_t peer, const char *public_file, gc_err_t *err)
+{
+    return s_add (self, peer, false, public_file, err);
+}
+
+int
 gc_curve_start (gc_curve_t *self, gc_err_t *err)
 {
-    //  zauth owns the store; with a store given it admits exactly its keys
-    //  (no "CURVE" command: that would replace the store by a directory).
-    zcertstore_t *store = zcertstore_new (NULL);
-    if (!store)
+    gc_zap_key_t *keys = calloc (self->n_peers + 1, sizeof *keys);
+    if (!keys)
         return gc_err_set (err, GC_E_NOMEM, "CURVE: out of memory");
-    static const uint8_t no_secret [32] = { 0 };
     for (size_t i = 0; i < self->n_peers; i++) {
-        uint8_t raw [32];
-        zmq_z85_decode (raw, self->peers [i].key);
-        zcert_t *cert = zcert_new_from (raw, no_secret);
-        if (!cert) {
-            zcertstore_destroy (&store);
-            return gc_err_set (err, GC_E_NOMEM, "CURVE: out of memory");
-        }
-        zcertstore_insert (store, &cert);
+        zmq_z85_decode (keys [i].key, self->peers [i].key);
+        keys [i].peer = self->peers [i].peer;
+        keys [i].allowed = self->peers [i].allowed;
     }
-    bool free_handler = false;
-    if (!atomic_compare_exchange_strong (&s_zap_taken, &free_handler, true)) {
-        zcertstore_destroy (&store);
-        return gc_err_set (err, GC_E_CONFIG, "CURVE: another peer of this process has CURVE on, and a "
-                           "process has one ZAP handler: one peer per process, or node/curve = 0 on loopback");
-    }
-    self->auth = zactor_new (zauth, store);
-    if (!self->auth) {
-        atomic_store (&s_zap_taken, false);
-        zcertstore_destroy (&store);
-        return gc_err_set (err, GC_E_SYS, "CURVE: cannot start the ZAP handler");
-    }
-    return 0;
+    self->zap = gc_zap_new (keys, self->n_peers, err);
+    free (keys);
+    return self->zap ? 0 : -1;
 }
 
 void
-gc_curve_event (void *vself, int event)
+gc_curve_event (void *vself, int event, const char *address)
 {
     gc_curve_t *self = vself;
 #ifdef ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
@@ -287,16 +291,23 @@ gc_curve_event (void *vself, int event)
     else
     if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
         atomic_fetch_add (&self->succeeded, 1);
+    //  Refusals by key are named by the ZAP handler, which sees the key.
+    if (address && (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
+        pthread_mutex_lock (&self->lock);
+        snprintf (self->failed_address, sizeof self->failed_address, "%s", address);
+        pthread_mutex_unlock (&self->lock);
+    }
 #else
     (void) self;
     (void) event;
+    (void) address;
 #endif
 }
 
 static int
 s_secure_inbox (gc_curve_t *self, zsock_t *sock, gc_err_t *err)
 {
-    if (!self->auth)
+    if (!self->zap)
         return gc_err_set (err, GC_E_ARG, "CURVE: the ZAP handler is not started (gc_curve_start)");
     if (self->inbox)
         return gc_err_set (err, GC_E_ARG, "CURVE: one inbox per process");
@@ -328,6 +339,15 @@ gc_curve_stats (gc_curve_t *self, gc_curve_stats_t *out)
     out->handshake_failed_protocol = atomic_load (&self->failed_protocol);
     out->handshake_failed_other = atomic_load (&self->failed_other);
     out->handshake_succeeded = atomic_load (&self->succeeded);
+    pthread_mutex_lock (&self->lock);
+    snprintf (out->failed_address, sizeof out->failed_address, "%s", self->failed_address);
+    pthread_mutex_unlock (&self->lock);
+    gc_zap_stats_t zs = { .last_peer = GC_ZAP_NO_PEER };
+    if (self->zap)
+        gc_zap_stats (self->zap, &zs);
+    snprintf (out->refused_address, sizeof out->refused_address, "%s", zs.last_address);
+    snprintf (out->refused_key, sizeof out->refused_key, "%s", zs.last_key);
+    out->refused_peer = zs.last_peer;
 }
 
 const char *
@@ -342,12 +362,10 @@ gc_curve_destroy (gc_curve_t **self_p)
     gc_curve_t *self = *self_p;
     if (!self)
         return;
-    if (self->auth) {
-        zactor_destroy (&self->auth);
-        atomic_store (&s_zap_taken, false);
-    }
+    gc_zap_destroy (&self->zap);
     zcert_destroy (&self->own);
     free (self->peers);
+    pthread_mutex_destroy (&self->lock);
     free (self);
     *self_p = NULL;
 }

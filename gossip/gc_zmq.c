@@ -85,6 +85,7 @@ struct gc_zmq_t {
     //  actor-owned
     zsock_t         *inbox;
     zsock_t         *inbox_monitor;
+    int              failed_handshake;  /* its event, until its connection closes */
     int              port;          /* what the inbox bound (tcp) */
     zsock_t         *control;
     s_conn_t         conns [S_CONN_SLOTS];
@@ -447,6 +448,37 @@ s_guard (gc_zmq_t *self, int64_t now)
     }
 }
 
+//  A handshake that fails on the protocol (ZMQ_EVENT_HANDSHAKE_FAILED_
+//  PROTOCOL or _NO_DETAIL, whose value is an error code, not the fd, and
+//  whose endpoint is our own) is followed at once by the close of its
+//  connection (DISCONNECTED with the fd): libzmq emits both in one call of
+//  the one I/O thread (CZMQ's default). So that failure is passed on at the
+//  close, with the address of that fd. A refused key (_FAILED_AUTH) is
+//  closed later, after the ERROR command is flushed, and is passed on at
+//  once: the ZAP handler names it.
+static void
+s_handshake_event (gc_zmq_t *self, int event)
+{
+#ifdef ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+        if (self->failed_handshake)                 /* its close never came */
+            self->cfg.secure_event (self->cfg.secure_ctx, self->failed_handshake, NULL);
+        self->failed_handshake = event;
+        return;
+    }
+#endif
+    self->cfg.secure_event (self->cfg.secure_ctx, event, NULL);
+}
+
+static void
+s_handshake_closed (gc_zmq_t *self, uint32_t link, const s_track_t *t)
+{
+    if (link != S_INBOX || !self->failed_handshake || !self->cfg.secure_event)
+        return;
+    self->cfg.secure_event (self->cfg.secure_ctx, self->failed_handshake, t && *t->addr ? t->addr : NULL);
+    self->failed_handshake = 0;
+}
+
 //  One monitor event: [event u16, value u32][endpoint].
 static void
 s_handle_event (gc_zmq_t *self, zsock_t *monitor, uint32_t link)
@@ -464,12 +496,13 @@ s_handle_event (gc_zmq_t *self, zsock_t *monitor, uint32_t link)
         else
         if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CLOSED) {
             s_track_t *t = s_track_find (self, (int) value);
+            s_handshake_closed (self, link, t);
             if (t)
                 s_track_drop (self, t);
         }
         else
         if (link == S_INBOX && self->cfg.secure_event)
-            self->cfg.secure_event (self->cfg.secure_ctx, event);
+            s_handshake_event (self, event);
     }
     zmsg_destroy (&msg);
 }

@@ -95,8 +95,10 @@ typedef struct {
     int              (*secure) (void *secure_ctx, void *zsock, uint32_t peer, gc_err_t *err);
     void              *secure_ctx;
     /*  Optional: every handshake event of the inbox (ZMQ_EVENT_HANDSHAKE_*),
-        with secure_ctx, in the actor thread (gc_curve_event counts them). */
-    void             (*secure_event) (void *secure_ctx, int event);
+        with secure_ctx, in the actor thread (gc_curve_event counts them).
+        A failed handshake is reported when its connection closes, with
+        the connection's remote address (NULL where it is not known). */
+    void             (*secure_event) (void *secure_ctx, int event, const char *address);
     const char        *control;         /* REP endpoint for the control channel, or NULL */
     gc_zmq_control_fn  control_fn;      /* called with ctx */
     uint64_t           seed;            /* for the fault layer's random drops */

@@ -95,8 +95,13 @@ s_setup_curve (gc_ops_t *self, gc_err_t *err)
     size_t n = gc_engine_neighbours (self->engine, &peers);
     size_t allowed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (cfg->peers [peers [i]].revoked)
-            continue;                   /* its connections are refused */
+        if (cfg->peers [peers [i]].revoked) {
+            //  Refused; its key, where still configured, only names it.
+            gc_err_t ignored = { 0 };
+            if (gc_config_curve_public (cfg, peers [i], path, sizeof path) == 0)
+                gc_curve_add_revoked (self->curve, peers [i], path, &ignored);
+            continue;
+        }
         allowed++;
         if (gc_config_curve_public (cfg, peers [i], path, sizeof path))
             return gc_err_set (err, GC_E_CONFIG, "peers/%u/curve_key: path too long", peers [i]);
@@ -333,6 +338,34 @@ s_collect_extra (gc_ops_t *self)
     }
 }
 
+//  Who was refused: the last refusal's address and key, and the peer the
+//  key is of when it is a configured one (a revoked machine).
+static void
+s_warn_curve (gc_ops_t *self)
+{
+    const gc_metrics_extra_t *x = &self->extra;
+    gc_curve_stats_t cs;
+    gc_curve_stats (self->curve, &cs);
+    if (x->curve_failed_auth > self->warned_auth) {
+        char whose [96];
+        if (cs.refused_peer == UINT32_MAX)
+            snprintf (whose, sizeof whose, "a key of no configured peer");
+        else
+            snprintf (whose, sizeof whose, "peer %u's key, which is revoked (peers/%u/revoked)",
+                      cs.refused_peer, cs.refused_peer);
+        gc_log_warning ("CURVE: refused %llu connection(s) whose client key is not a neighbour's "
+                        "(last: from %s, %s: %s)", (unsigned long long) (x->curve_failed_auth - self->warned_auth),
+                        *cs.refused_address ? cs.refused_address : "an unknown address", whose, cs.refused_key);
+        self->warned_auth = x->curve_failed_auth;
+    }
+    if (x->curve_failed_protocol > self->warned_protocol) {
+        gc_log_warning ("CURVE: %llu handshake(s) failed (a peer without CURVE, or another protocol; last from %s)",
+                        (unsigned long long) (x->curve_failed_protocol - self->warned_protocol),
+                        *cs.failed_address ? cs.failed_address : "an unknown address");
+        self->warned_protocol = x->curve_failed_protocol;
+    }
+}
+
 //  Refused beacons and handshakes are what an operator needs to hear
 //  about, but not every round.
 static void
@@ -361,16 +394,8 @@ s_warn (gc_ops_t *self)
         self->warned_conflicts = x->beacon_conflicts;
         warned = true;
     }
-    if (x->curve_failed_auth > self->warned_auth) {
-        gc_log_warning ("CURVE: refused %llu connection(s) whose client key is not a neighbour's",
-                        (unsigned long long) (x->curve_failed_auth - self->warned_auth));
-        self->warned_auth = x->curve_failed_auth;
-        warned = true;
-    }
-    if (x->curve_failed_protocol > self->warned_protocol) {
-        gc_log_warning ("CURVE: %llu handshake(s) failed (a peer without CURVE, or another protocol)",
-                        (unsigned long long) (x->curve_failed_protocol - self->warned_protocol));
-        self->warned_protocol = x->curve_failed_protocol;
+    if (x->curve_failed_auth > self->warned_auth || x->curve_failed_protocol > self->warned_protocol) {
+        s_warn_curve (self);
         warned = true;
     }
     gc_engine_stats_t es;

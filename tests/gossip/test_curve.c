@@ -1,7 +1,8 @@
 /*  gc_curve in one process: certificate files (modes, checks that refuse
     damaged or misplaced keys), and the socket hook: a ROUTER secured as an
-    inbox admits a DEALER with an allowed key, refuses one with another key
-    and one without CURVE, and counts both refusals; a second ZAP handler
+    inbox admits a DEALER with an allowed key, refuses one with another key,
+    one of a revoked peer and one without CURVE, counts the refusals and
+    names each one's address and key (and the revoked peer); a second ZAP handler
     in the process is refused. No timing assertion:
     the refusals are awaited through their counters (bounded).
 
@@ -22,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gc_curve.h"
 #include "gc_zmq.h"
@@ -155,13 +158,30 @@ s_dealer (gc_curve_t *curve, int port)
     return d;
 }
 
+//  A raw TCP client that connects, waits until the inbox has seen the
+//  connection, then greets as ZMTP 3.0 with the NULL mechanism: signature,
+//  version, mechanism padded to 20 bytes, as-server, filler (64 bytes).
+static int
+s_late_null_greeting (int port)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    assert_true (fd >= 0);
+    struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port) };
+    to.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+    assert_int_equal (connect (fd, (struct sockaddr *) &to, sizeof to), 0);
+    zclock_sleep (300);
+    uint8_t greeting [64] = { 0xff, [9] = 0x7f, [10] = 3, [11] = 0, [12] = 'N', 'U', 'L', 'L' };
+    assert_int_equal (write (fd, greeting, sizeof greeting), (ssize_t) sizeof greeting);
+    return fd;
+}
+
 static void
 test_inbox_admits_only_allowed_keys (void **state)
 {
     if (!gc_curve_available ())
         skip ();
-    const char *names [] = { "server", "good", "bad" };
-    for (int i = 0; i < 3; i++) {
+    const char *names [] = { "server", "good", "bad", "revoked" };
+    for (int i = 0; i < 4; i++) {
         char *p = s_path (names [i]);
         assert_int_equal (gc_curve_keygen (p, NULL, NULL), 0);
         free (p);
@@ -173,6 +193,8 @@ test_inbox_admits_only_allowed_keys (void **state)
     gc_curve_t *server = gc_curve_new (server_sec, &err);
     assert_non_null (server);
     assert_int_equal (gc_curve_add_peer (server, 1, good_pub, &err), 0);
+    char *revoked_sec = s_path ("revoked"), *revoked_pub = s_path ("revoked.pub");
+    assert_int_equal (gc_curve_add_revoked (server, 3, revoked_pub, &err), 0);
     zsock_t *early = zsock_new (ZMQ_ROUTER);
     assert_int_equal (gc_curve_apply (server, early, GC_CURVE_INBOX, &err), -1);    /* not started */
     zsock_destroy (&early);
@@ -220,6 +242,37 @@ test_inbox_admits_only_allowed_keys (void **state)
     assert_true (st.handshake_failed_auth >= 1);
     assert_true (st.handshake_failed_protocol >= 1);
     assert_true (st.handshake_succeeded >= 1);
+    //  The warnings can name who was refused, and from where.
+    assert_string_equal (st.refused_address, "127.0.0.1");
+    assert_string_equal (st.refused_key, gc_curve_public_txt (bad));
+    assert_int_equal (st.refused_peer, UINT32_MAX);     /* no configured peer's key */
+    //  A client without CURVE is named by its address when its connection
+    //  lived long enough to be read (zsock's plain DEALER above may fail
+    //  before that): a ZMTP greeting with the NULL mechanism, sent late.
+    uint64_t failed = st.handshake_failed_protocol;
+    int raw = s_late_null_greeting (port);
+    for (int i = 0; i < 500 && st.handshake_failed_protocol == failed; i++) {
+        zclock_sleep (20);
+        gc_curve_stats (server, &st);
+    }
+    close (raw);
+    assert_true (st.handshake_failed_protocol > failed);
+    assert_string_equal (st.failed_address, "127.0.0.1");
+    //  A revoked peer's key is refused and named as that peer's.
+    gc_curve_t *rev = gc_curve_new (revoked_sec, &err);
+    assert_non_null (rev);
+    assert_int_equal (gc_curve_add_peer (rev, 0, server_pub, &err), 0);
+    uint64_t refused = st.handshake_failed_auth;
+    zsock_t *d_rev = s_dealer (rev, port);
+    for (int i = 0; i < 500 && st.handshake_failed_auth == refused; i++) {
+        zclock_sleep (20);
+        gc_curve_stats (server, &st);
+    }
+    assert_true (st.handshake_failed_auth > refused);
+    assert_int_equal (st.refused_peer, 3);
+    assert_string_equal (st.refused_key, gc_curve_public_txt (rev));
+    zsock_destroy (&d_rev);
+    gc_curve_destroy (&rev);
     //  Refused handshakes: their messages can never have arrived.
     assert_int_equal (s_received (router, got, 0), got);
     //  The allowed client still gets through afterwards.
@@ -244,6 +297,8 @@ test_inbox_admits_only_allowed_keys (void **state)
     free (good_sec);
     free (good_pub);
     free (bad_sec);
+    free (revoked_sec);
+    free (revoked_pub);
 }
 
 #define S_CYCLES        50
