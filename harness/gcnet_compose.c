@@ -12,10 +12,12 @@
         .env                    COMPOSE_PROJECT_NAME, read by both compose versions
         scenario.zpl            the scenario as given
         trust/peerN.pub         every public key: the trust store, mounted
-                                read-only into every container
-        keys/peerN/peerN.key    peer N's private key, mounted read-only into
-                                peer N's container only (made once, kept on
-                                later runs so identities survive regeneration)
+        trust/peerN.curve.pub   read-only into every container (Ed25519 and
+                                CURVE)
+        keys/peerN/peerN.key    peer N's private keys (Ed25519 and CURVE),
+        keys/peerN/peerN.curve  mounted read-only into peer N's container only
+                                (made once, kept on later runs so identities
+                                survive regeneration)
         peerN/gcnode.zpl        peer N's configuration (read-only in the container)
         peerN/metrics/          JSON lines, one per round (read-write)
         peerN/checkpoints/      crash-safe checkpoints: a restarted container
@@ -146,19 +148,34 @@ s_exists (const char *path)
 }
 
 //  keys/peerN/peerN.key (private) and trust/peerN.pub, made once.
+//  A public key keygen wrote next to its secret goes to the trust store.
+static int
+s_publish_key (const char *made, const char *pub, gc_err_t *err)
+{
+    if (rename (made, pub))
+        return gc_err_set (err, GC_E_IO, "cannot move %s to %s: %s", made, pub, strerror (errno));
+    return 0;
+}
+
 static int
 s_identity (const s_opts_t *o, const char *gcnode, uint32_t peer, gc_err_t *err)
 {
     char dir [S_PATH_MAX], key [S_PATH_MAX], pub [S_PATH_MAX], made [S_PATH_MAX], name [32];
+    char curve [S_PATH_MAX], curve_pub [S_PATH_MAX], curve_made [S_PATH_MAX];
     snprintf (name, sizeof name, "peer%u", peer);
     if (s_path (dir, "%s/keys/%s", o->out, name) || s_path (key, "%s/%s.key", dir, name)
-    ||  s_path (made, "%s/%s.pub", dir, name) || s_path (pub, "%s/trust/%s.pub", o->out, name))
+    ||  s_path (made, "%s/%s.pub", dir, name) || s_path (pub, "%s/trust/%s.pub", o->out, name)
+    ||  s_path (curve, "%s/%s.curve", dir, name) || s_path (curve_made, "%s/%s.curve.pub", dir, name)
+    ||  s_path (curve_pub, "%s/trust/%s.curve.pub", o->out, name))
         return gc_err_set (err, GC_E_USAGE, "--out %s: path too long", o->out);
     if (s_exists (key)) {
-        if (!s_exists (pub))
+        const char *missing = !s_exists (pub) ? pub : !s_exists (curve) ? curve
+                            : !s_exists (curve_pub) && !s_exists (curve_made) ? curve_pub : NULL;
+        if (missing)
             return gc_err_set (err, GC_E_CONFIG, "%s exists but %s does not: remove the key to make a new "
-                               "identity for %s", key, pub, name);
-        return 0;
+                               "identity for %s", key, missing, name);
+        //  A directory made before the CURVE keys were published
+        return s_exists (curve_pub) ? 0 : s_publish_key (curve_made, curve_pub, err);
     }
     if (gc_fs_mkdirs (dir, 0700, err))
         return -1;
@@ -170,8 +187,11 @@ s_identity (const s_opts_t *o, const char *gcnode, uint32_t peer, gc_err_t *err)
     free (output);
     if (code != 0)
         return -1;
-    if (rename (made, pub))
-        return gc_err_set (err, GC_E_IO, "cannot move %s to %s: %s", made, pub, strerror (errno));
+    if (!s_exists (curve))
+        return gc_err_set (err, GC_E_CONFIG, "gcnode keygen for %s wrote no CURVE key (%s): this libzmq "
+                           "has no CURVE, which compose networks need", name, curve);
+    if (s_publish_key (made, pub, err) || s_publish_key (curve_made, curve_pub, err))
+        return -1;
     return 0;
 }
 
@@ -193,16 +213,16 @@ s_write_config (const gc_scenario_t *sc, const s_opts_t *o, uint32_t peer, gc_er
     }
     char key [64], metrics [96], path [S_PATH_MAX], bind [64];
     snprintf (key, sizeof key, "/etc/gcnode/keys/peer%u.key", peer);
-    //  Every interface of the container (its own network only); CURVE off
-    //  as the key files are the host user's, unreadable by the container's
-    //  (gcnode warns about both, naming the endpoints).
+    //  Every interface of the container (its own network only), with CURVE:
+    //  each peer reads its own secret (keys/peerN, owned by the container's
+    //  user) and every neighbour's public key from the trust store.
     snprintf (bind, sizeof bind, "tcp://*:%ld", o->port);
     snprintf (metrics, sizeof metrics, "/var/lib/gcnode/metrics/peer%u.jsonl", peer);
     snprintf (path, sizeof path, "%s/peer%u/gcnode.zpl", o->out, peer);
     gc_peer_env_t env = {
         .endpoints = (const char *const *) endpoints, .public_keys = (const char *const *) pubs,
         .private_key = key, .metrics = metrics, .checkpoint_dir = "/var/lib/gcnode/checkpoints",
-        .bind = bind, .curve = "0"
+        .bind = bind, .curve = "1"
     };
     FILE *f = rc == 0 ? fopen (path, "w") : NULL;
     if (rc == 0 && !f)
@@ -227,8 +247,8 @@ s_write_config (const gc_scenario_t *sc, const s_opts_t *o, uint32_t peer, gc_er
 static int
 s_chown (const s_opts_t *o, uint32_t peer, gc_err_t *err)
 {
-    const char *fmt [] = { "%s/keys/peer%u", "%s/keys/peer%u/peer%u.key", "%s/peer%u/metrics",
-                           "%s/peer%u/checkpoints" };
+    const char *fmt [] = { "%s/keys/peer%u", "%s/keys/peer%u/peer%u.key", "%s/keys/peer%u/peer%u.curve",
+                           "%s/peer%u/metrics", "%s/peer%u/checkpoints" };
     for (size_t i = 0; i < sizeof fmt / sizeof fmt [0]; i++) {
         char path [S_PATH_MAX];
         snprintf (path, sizeof path, fmt [i], o->out, peer, peer);

@@ -119,6 +119,7 @@ test_compose_file (void **state)
         "index = \"3\"", "key = \"/etc/gcnode/keys/peer3.key\"", "endpoint = \"tcp://peer0:7100\"",
         "key = \"/etc/gcnode/trust/peer2.pub\"", "metrics = \"/var/lib/gcnode/metrics/peer3.jsonl\"",
         "checkpoint_dir = \"/var/lib/gcnode/checkpoints\"", "attack = \"untrusted\"",
+        "curve = \"1\"",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys [0]; i++)
         if (!strstr (cfg, keys [i]))
@@ -138,6 +139,17 @@ test_compose_file (void **state)
         assert_int_not_equal (stat (path, &st), 0);
         snprintf (path, sizeof path, "%s/trust/peer%d.pub", e->out, i);
         assert_int_equal (stat (path, &st), 0);
+        //  CURVE: the secret beside the Ed25519 key, its public half in trust/
+        //  (where node/curve_key and peers/N/curve_key are derived from).
+        snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.curve", e->out, i, i);
+        assert_int_equal (stat (path, &st), 0);
+        assert_int_equal (st.st_mode & 0777, 0600);
+        if (geteuid () == 0)
+            assert_int_equal (st.st_uid, 10001);
+        snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.curve.pub", e->out, i, i);
+        assert_int_not_equal (stat (path, &st), 0);
+        snprintf (path, sizeof path, "%s/trust/peer%d.curve.pub", e->out, i);
+        assert_int_equal (stat (path, &st), 0);
     }
 }
 
@@ -150,6 +162,16 @@ test_keys_are_kept (void **state)
     s_generate (e, "--restart always");
     char *after = s_read (e->out, "trust/peer1.pub");
     assert_string_equal (before, after);
+    //  A directory from before the CURVE keys were published gets them.
+    char *curve = s_read (e->out, "trust/peer1.curve.pub"), from [4096], to [4096];
+    snprintf (from, sizeof from, "%s/trust/peer1.curve.pub", e->out);
+    snprintf (to, sizeof to, "%s/keys/peer1/peer1.curve.pub", e->out);
+    assert_int_equal (rename (from, to), 0);
+    s_generate (e, "--restart always");
+    char *curve_after = s_read (e->out, "trust/peer1.curve.pub");
+    assert_string_equal (curve, curve_after);
+    free (curve);
+    free (curve_after);
     char *yml = s_read (e->out, "compose.yml");
     assert_non_null (strstr (yml, "    restart: \"always\"\n"));
     free (yml);
