@@ -741,6 +741,7 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->mix_skipped = gc_counter_get (&c->mix_skipped);
     out->mix_fallbacks = gc_counter_get (&c->mix_fallbacks);
     out->catchups = gc_counter_get (&c->catchups);
+    out->hellos = gc_counter_get (&c->hellos);
     out->partitioned = gc_counter_get (&c->partitioned);
     out->diverged = gc_counter_get (&c->diverged);
     out->sends_skipped = gc_counter_get (&c->sends_skipped);

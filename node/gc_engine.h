@@ -147,6 +147,7 @@ typedef struct {
     uint64_t deltas_applied, keyframes_sent, keyframes_recv;
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
     uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
+    uint64_t hellos;                            /* HELLOs accepted (PROTOCOL.md §5.1) */
     uint64_t mix_fallbacks;                     /* rounds mixed under a weaker rule (too few inputs) */
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */

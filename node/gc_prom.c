@@ -173,6 +173,7 @@ s_traffic (s_writer_t *w, const gc_snapshot_t *s)
     s_counter (w, "gcnode_mix_fallbacks_total",
                "Rounds mixed under a weaker rule: too few fresh inputs for the configured one.", e->mix_fallbacks);
     s_counter (w, "gcnode_catchups_total", "Round catch-ups to faster neighbours.", e->catchups);
+    s_counter (w, "gcnode_hellos_total", "HELLOs accepted from neighbours (sent once at their start).", e->hellos);
     s_counter (w, "gcnode_sends_skipped_total", "Rounds whose send the ratio policy skipped.",
                e->sends_skipped);
     s_gauge (w, "gcnode_equivocators", "Authors excluded on proof of equivocation.", (double) e->equivocators);
