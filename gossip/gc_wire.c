@@ -36,6 +36,7 @@ static const char *const s_type_names [] = {
     [GC_MSG_KEYFRAME] = "keyframe",
     [GC_MSG_KEYFRAME_REQUEST] = "keyframe_request",
     [GC_MSG_EVIDENCE] = "evidence",
+    [GC_MSG_WITNESS] = "witness",
 };
 
 const char *
@@ -164,10 +165,13 @@ gc_wire_parse (const uint8_t *h, size_t header_len, size_t payload_len, size_t m
                          tname, declared, max_payload);
     if ((type == GC_MSG_HELLO && declared > GC_WIRE_HELLO_MAX)
     ||  (type == GC_MSG_KEYFRAME_REQUEST && declared != GC_WIRE_REQUEST_SIZE)
-    ||  (type == GC_MSG_EVIDENCE && declared != GC_WIRE_EVIDENCE_SIZE))
+    ||  (type == GC_MSG_EVIDENCE && declared != GC_WIRE_EVIDENCE_SIZE)
+    ||  (type == GC_MSG_WITNESS && (declared == 0 || declared % GC_WIRE_HEADER_SIZE
+                                    || declared > GC_WIRE_WITNESS_MAX * GC_WIRE_HEADER_SIZE)))
         return s_reject (err, GC_WIRE_BAD_LENGTH, who, "%s with a %u-byte payload "
-                         "(hello <= %d, keyframe_request = %d, evidence = %d)", tname, declared,
-                         GC_WIRE_HELLO_MAX, GC_WIRE_REQUEST_SIZE, GC_WIRE_EVIDENCE_SIZE);
+                         "(hello <= %d, keyframe_request = %d, evidence = %d, witness = 1..%d times %d)",
+                         tname, declared, GC_WIRE_HELLO_MAX, GC_WIRE_REQUEST_SIZE, GC_WIRE_EVIDENCE_SIZE,
+                         GC_WIRE_WITNESS_MAX, GC_WIRE_HEADER_SIZE);
     if (flags & ~s_allowed_flags (type))
         return s_reject (err, GC_WIRE_BAD_FLAGS, who, "flags 0x%02x on a %s (allowed 0x%02x)",
                          flags, tname, s_allowed_flags (type));

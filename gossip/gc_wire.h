@@ -41,14 +41,15 @@
 #define GC_WIRE_MAGIC2 'N'
 #define GC_WIRE_MAGIC3 'W'
 
-//  Message types (0 and 6..255 are rejected as bad_type by version 1).
+//  Message types (0 and 7..255 are rejected as bad_type by version 1).
 enum {
     GC_MSG_HELLO = 1,               /* announce: who I am, where, my state */
     GC_MSG_DELTA = 2,               /* compressed model delta */
     GC_MSG_KEYFRAME = 3,            /* full model state */
     GC_MSG_KEYFRAME_REQUEST = 4,    /* ask one peer for a keyframe */
     GC_MSG_EVIDENCE = 5,            /* equivocation proof against a third peer */
-    GC_MSG_TYPE_MAX = 5
+    GC_MSG_WITNESS = 6,             /* headers the sender accepted, for its neighbours to compare */
+    GC_MSG_TYPE_MAX = 6
 };
 
 //  Flags. Bits not defined for a message's type are rejected (bad_flags).
@@ -58,6 +59,7 @@ enum {
 #define GC_WIRE_HELLO_MAX       4096
 #define GC_WIRE_REQUEST_SIZE    8                           /* target peer id */
 #define GC_WIRE_EVIDENCE_SIZE   (2 * GC_WIRE_HEADER_SIZE)   /* two headers */
+#define GC_WIRE_WITNESS_MAX     64                          /* headers in one WITNESS */
 
 typedef struct {
     uint8_t  version;

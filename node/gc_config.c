@@ -102,6 +102,10 @@ static const s_key_t s_keys [] = {
     S_K ("gossip/fallback", S_LONG, fallback, "1", 0, 1,
          "too few fresh inputs for the rule: 1 mixes with the weaker variant they support (the rule's f "
          "lowered, docs/ALGORITHMS.md), 0 skips the mix"),
+    S_K ("gossip/witness", S_LONG, witness, "0", 0, 1,
+         "1: pass the headers accepted each round to the neighbours (WITNESS), so that an author who "
+         "signs different messages for different neighbours under one seq is caught and excluded "
+         "(docs/PROTOCOL.md section 9); needs signatures (not sim/skip_crypto)"),
     S_K ("gossip/gamma", S_DOUBLE, gamma, "1", 0, 1, "mixing step"),
     S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "wait policy"),
     S_K ("gossip/timeout_ms", S_LONG, timeout_ms, "2000", 1, 3600000,

@@ -76,6 +76,7 @@ typedef struct {
     char     *policy;
     char     *aggregator;
     long      fallback;
+    long      witness;
     double    gamma;
     char     *wait;
     long      timeout_ms;

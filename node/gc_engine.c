@@ -270,6 +270,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
     self->io = *io;
     pthread_mutex_init (&self->arrive_lock, NULL);
     pthread_mutex_init (&self->evidence.lock, NULL);    /* gc_equiv.c */
+    pthread_mutex_init (&self->witness.lock, NULL);
     //  the wait's deadline is a monotonic time (gc_now_ns): so is the
     //  condition's, and a wall-clock step cannot stretch or cut a wait
     pthread_condattr_t attr;
@@ -497,7 +498,7 @@ gc_engine_publish (gc_engine_t *self, int64_t now, gc_err_t *err)
     s_phase (self, S_PHASE_PUBLISH);
     int rc = s_lease (self, err) || self->role.ops->publish (self, &self->role, now, err)
           || gc_keyframe_serve (self, err) || gc_keyframe_request (self, now, err)
-          || gc_equiv_forward (self, err) ? -1 : 0;
+          || gc_equiv_forward (self, err) || gc_equiv_witness_send (self, err) ? -1 : 0;
     GC_ENGINE_LEAVE (self->trainer_busy);
     return rc;
 }
@@ -742,6 +743,8 @@ gc_engine_stats (gc_engine_t *self, gc_engine_stats_t *out)
     out->mix_fallbacks = gc_counter_get (&c->mix_fallbacks);
     out->catchups = gc_counter_get (&c->catchups);
     out->hellos = gc_counter_get (&c->hellos);
+    out->witness_sent = gc_counter_get (&c->witness_sent);
+    out->witness_recv = gc_counter_get (&c->witness_recv);
     out->partitioned = gc_counter_get (&c->partitioned);
     out->diverged = gc_counter_get (&c->diverged);
     out->sends_skipped = gc_counter_get (&c->sends_skipped);

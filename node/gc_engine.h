@@ -67,6 +67,7 @@ typedef struct {
     const char          *policy;            /* ratio policy spec (gc_policy.h); NULL: fixed */
     const char          *aggregator;        /* robust rule spec */
     bool                 fallback;          /* too few inputs: mix under the weaker rule they support */
+    bool                 witness;           /* pass accepted headers on (WITNESS), compare those received */
     const char          *wait;              /* sync | quorum:Q | adaptive */
     double               gamma;             /* mixing step */
     uint32_t             staleness;         /* S: replicas older than S rounds are left out */
@@ -148,6 +149,7 @@ typedef struct {
     uint64_t keyframe_requests_sent, keyframe_requests_recv;
     uint64_t gaps, superseded, mix_skipped, catchups, partitioned;
     uint64_t hellos;                            /* HELLOs accepted (PROTOCOL.md §5.1) */
+    uint64_t witness_sent, witness_recv;        /* WITNESS messages (gossip/witness) */
     uint64_t mix_fallbacks;                     /* rounds mixed under a weaker rule (too few inputs) */
     uint64_t diverged;                          /* rounds own training went non-finite */
     uint64_t rejected;                          /* sum over reasons */

@@ -175,7 +175,8 @@ typedef struct {
                  keyframes_sent, keyframes_recv, kf_requests_sent, kf_requests_recv,
                  gaps, superseded, mix_skipped, catchups, rejected, dense_equiv, hellos,
                  partitioned, diverged, verifies, equivocators, evidence_found,
-                 evidence_recv, evidence_sent, sends_skipped, mix_fallbacks;
+                 evidence_recv, evidence_sent, sends_skipped, mix_fallbacks,
+                 witness_sent, witness_recv;
     gc_counter_t unknown_reasons [GC_ENGINE_NREASONS];
     gc_gauge_t   last_loss, last_wait_s, total_wait_s;          /* trainer */
     gc_gauge_t   t_train, t_compress, t_sign, t_aggregate;      /* trainer */
@@ -233,6 +234,15 @@ struct gc_engine_t {
         uint32_t        *accused;
         size_t           n, cap, sent;
     } evidence;
+    //  gossip/witness (gc_equiv.c): the headers accepted since the last
+    //  publish, under lock (network side appends, the trainer sends), and
+    //  [N] those others passed on, by author (NULL until one)
+    struct {
+        pthread_mutex_t  lock;
+        uint8_t          header [GC_WIRE_WITNESS_MAX][GC_WIRE_HEADER_SIZE];
+        size_t           n;
+        struct gc_equiv_seen_t **by_author;
+    } witness;
     //  arrivals wake the trainer; the condition waits on CLOCK_MONOTONIC
     pthread_mutex_t      arrive_lock;
     pthread_cond_t       arrived;
@@ -323,6 +333,17 @@ bool   gc_equiv_convict (gc_engine_t *self, uint32_t peer, const uint8_t proof [
 /*  Trainer, in publish: the proofs not yet passed on, as EVIDENCE to every
     out-neighbour but the accused. */
 int    gc_equiv_forward (gc_engine_t *self, gc_err_t *err);
+/*  gossip/witness: an accepted DELTA or KEYFRAME's header, to pass on. */
+void   gc_equiv_witness_note (gc_engine_t *self, const uint8_t *header);
+/*  Trainer, in publish: the noted headers as one WITNESS to the out-neighbours. */
+int    gc_equiv_witness_send (gc_engine_t *self, gc_err_t *err);
+/*  A WITNESS from contact c (authenticated): each header compared with
+    what this peer holds under its author and seq; two authentic different
+    ones convict the author. GC_WIRE_OK, or GC_WIRE_BAD_EVIDENCE when c
+    passed on a header that is not authentic (c's fault). */
+int    gc_equiv_on_witness (gc_engine_t *self, gc_contact_t *c, const uint8_t *payload, size_t len);
+/*  gc_engine_rx.c: the peer index of a peer id, UINT32_MAX if none. */
+uint32_t gc_engine_peer_of (gc_engine_t *self, const uint8_t id [8]);
 
 //  gc_role_honest.c: the honest publish, also used by the replay role
 int    gc_role_publish_delta (gc_engine_t *self, gc_err_t *err);

@@ -21,8 +21,8 @@
 
 #define S_MUTE_WINDOW_NS (10 * 1000000000LL)
 
-static uint32_t
-s_peer_of (gc_engine_t *self, const uint8_t id [8])
+uint32_t
+gc_engine_peer_of (gc_engine_t *self, const uint8_t id [8])
 {
     size_t lo = 0, hi = self->n_peers;
     while (lo < hi) {
@@ -65,7 +65,7 @@ s_reject_authenticated (gc_engine_t *self, gc_contact_t *c, int reason, int64_t 
 static gc_deliver_t
 s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
 {
-    gc_contact_t *c = gc_engine_contact (self, s_peer_of (self, h->sender));
+    gc_contact_t *c = gc_engine_contact (self, gc_engine_peer_of (self, h->sender));
     if (c && atomic_load_explicit (&c->blocked, memory_order_relaxed)) {
         gc_counter_add (&self->ctr.partitioned, 1);
         return GC_DELIVER_REJECTED;
@@ -76,7 +76,7 @@ s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
         return GC_DELIVER_UNAUTHENTICATED;
     }
     //  A proven equivocator is out for good; the claim costs no verify.
-    if (gc_engine_excluded (self, s_peer_of (self, h->sender))) {
+    if (gc_engine_excluded (self, gc_engine_peer_of (self, h->sender))) {
         gc_engine_count (self, c, GC_REJECT_EQUIVOCATED);
         return GC_DELIVER_UNAUTHENTICATED;
     }
@@ -90,7 +90,7 @@ s_prefilter (gc_engine_t *self, const gc_msg_header_t *h, int64_t now)
 static gc_deliver_t
 s_second_header (gc_engine_t *self, const uint8_t *header, const gc_msg_header_t *h)
 {
-    uint32_t peer = s_peer_of (self, h->sender);
+    uint32_t peer = gc_engine_peer_of (self, h->sender);
     gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
     uint8_t proof [GC_WIRE_EVIDENCE_SIZE];
     double t0 = gc_now_s ();
@@ -118,15 +118,16 @@ s_verify_spent (const gc_engine_t *self, int reason)
         && reason != GC_WIRE_UNKNOWN_SENDER && reason != GC_WIRE_REPLAY && reason != GC_WIRE_STALE;
 }
 
-//  Step 5: which edge a message type needs. DELTA and KEYFRAME come from an
-//  in-neighbour, a KEYFRAME_REQUEST from an out-neighbour; HELLO and
-//  EVIDENCE from any peer.
+//  Step 5: which edge a message type needs. DELTA, KEYFRAME and WITNESS
+//  come from an in-neighbour, a KEYFRAME_REQUEST from an out-neighbour;
+//  HELLO and EVIDENCE from any peer.
 static bool
 s_has_edge (const gc_contact_t *c, int type)
 {
     switch (type) {
         case GC_MSG_DELTA:
         case GC_MSG_KEYFRAME:
+        case GC_MSG_WITNESS:
             return c && c->in >= 0;
         case GC_MSG_KEYFRAME_REQUEST:
             return c && c->out;
@@ -166,7 +167,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     //  The forwarder signed evidence that proves nothing: its own fault
     //  (the accused's key signed nothing of it), counted against it.
     if (reason == GC_WIRE_BAD_EVIDENCE) {
-        gc_contact_t *f = gc_engine_contact (self, s_peer_of (self, h.sender));
+        gc_contact_t *f = gc_engine_contact (self, gc_engine_peer_of (self, h.sender));
         if (f)
             return s_reject_authenticated (self, f, reason, now);
     }
@@ -181,7 +182,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     //  Authentic, but a signed header names no recipient: a peer we have no
     //  edge with for this type (or no peer of ours at all) reached us through
     //  a relay or a misconfigured sender, so it costs the author nothing.
-    uint32_t peer = s_peer_of (self, h.sender);
+    uint32_t peer = gc_engine_peer_of (self, h.sender);
     gc_contact_t *c = peer == UINT32_MAX ? NULL : gc_engine_contact (self, peer);
     if (c)
         gc_equiv_record (self, c, header, h.seq);
@@ -192,6 +193,8 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
         return GC_DELIVER_UNAUTHENTICATED;
     }
     gc_counter_add (&c->bytes_recv, header_len + payload_len);
+    if (h.type == GC_MSG_DELTA || h.type == GC_MSG_KEYFRAME)
+        gc_equiv_witness_note (self, header);
     //  The author signed this round: past the run's last one it is a lie
     //  (every honest peer stops there), and bounding it keeps the round
     //  arithmetic of freshness, staleness and catch-up far from overflow.
@@ -220,11 +223,15 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
             //  keyframe, so nothing is sent blindly here.
             gc_counter_add (&self->ctr.hellos, 1);
             break;
+        case GC_MSG_WITNESS:
+            gc_counter_add (&self->ctr.witness_recv, 1);
+            reason = gc_equiv_on_witness (self, c, payload, payload_len);
+            break;
         case GC_MSG_EVIDENCE:
             //  verified in full by the decoder (both of the accused's
             //  signatures): the forwarder is not trusted for any of it
             gc_counter_add (&self->ctr.evidence_recv, 1);
-            gc_equiv_convict (self, s_peer_of (self, accused), payload);
+            gc_equiv_convict (self, gc_engine_peer_of (self, accused), payload);
             break;
         default:
             break;

@@ -10,6 +10,15 @@
 //  kept, counted and passed on once to the out-neighbours, so a peer that
 //  saw one version convicts too.
 //
+//  Passed on (gossip/witness): an equivocator that sends each version to a
+//  disjoint set of neighbours is seen by no single neighbour. So each peer
+//  passes the headers it accepted in a round (self-authenticating, 192
+//  bytes) to its out-neighbours as one WITNESS; a receiver compares each
+//  with the header it got from that author directly, or with one another
+//  neighbour passed on, under the same seq. Passed-on headers are kept
+//  unverified: only a conflict costs signature checks (both headers), and
+//  one that turns out forged counts against whoever passed it on.
+//
 //  No one is framed by a relay: a proof needs two valid signatures of the
 //  author over different signed bytes with one seq, which only the author's
 //  key can make; an honest peer never signs two headers under one seq
@@ -25,6 +34,7 @@
 struct gc_equiv_seen_t {
     uint64_t seq [S_SEEN];                          /* 0: empty (seqs start at 1) */
     uint8_t  header [S_SEEN][GC_WIRE_HEADER_SIZE];
+    uint32_t from [S_SEEN];                         /* witnessed: who passed it on */
 };
 
 int
@@ -35,6 +45,9 @@ gc_equiv_init (gc_engine_t *self, gc_err_t *err)
         return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     for (uint32_t i = 0; i < self->n_peers; i++)
         atomic_init (&self->excluded [i], false);
+    if (self->cfg.witness && !self->cfg.skip_crypto
+    &&  !(self->witness.by_author = calloc (self->n_peers ? self->n_peers : 1, sizeof *self->witness.by_author)))
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     return 0;
 }
 
@@ -45,6 +58,11 @@ gc_equiv_fini (gc_engine_t *self)
         free (self->contacts [i].seen);
         self->contacts [i].seen = NULL;
     }
+    for (uint32_t i = 0; self->witness.by_author && i < self->n_peers; i++)
+        free (self->witness.by_author [i]);
+    free (self->witness.by_author);
+    self->witness.by_author = NULL;
+    pthread_mutex_destroy (&self->witness.lock);
     free (self->excluded);
     free (self->evidence.proof);
     free (self->evidence.accused);
@@ -154,6 +172,135 @@ gc_equiv_forward (gc_engine_t *self, gc_err_t *err)
             return -1;
         gc_counter_add (&self->ctr.evidence_sent, n);
     }
+}
+
+//  ---------------------------------------------------------------------------
+//  gossip/witness
+
+void
+gc_equiv_witness_note (gc_engine_t *self, const uint8_t *header)
+{
+    if (!self->witness.by_author)
+        return;
+    pthread_mutex_lock (&self->witness.lock);
+    //  More than a round's worth (a peer with over 64 in-neighbours, or a
+    //  burst of keyframes) waits for no one: the rest goes unwitnessed.
+    if (self->witness.n < GC_WIRE_WITNESS_MAX)
+        memcpy (self->witness.header [self->witness.n++], header, GC_WIRE_HEADER_SIZE);
+    pthread_mutex_unlock (&self->witness.lock);
+}
+
+int
+gc_equiv_witness_send (gc_engine_t *self, gc_err_t *err)
+{
+    if (!self->witness.by_author || self->role.ops->silent || self->n_out == 0)
+        return 0;
+    uint8_t payload [GC_WIRE_WITNESS_MAX * GC_WIRE_HEADER_SIZE];
+    pthread_mutex_lock (&self->witness.lock);
+    size_t n = self->witness.n;
+    memcpy (payload, self->witness.header, n * GC_WIRE_HEADER_SIZE);
+    self->witness.n = 0;
+    pthread_mutex_unlock (&self->witness.lock);
+    if (n == 0)
+        return 0;
+    if (gc_engine_send (self, self->out_peers, self->n_out, GC_MSG_WITNESS, 0, 0, payload,
+                        n * GC_WIRE_HEADER_SIZE, err))
+        return -1;
+    gc_counter_add (&self->ctr.witness_sent, self->n_out);
+    return 0;
+}
+
+static bool
+s_authentic (gc_engine_t *self, const uint8_t *header, const gc_msg_header_t *h)
+{
+    gc_err_t err = { 0 };
+    gc_counter_add (&self->ctr.verifies, 1);
+    return gc_wire_verify_header (self->network_id, self->cfg.trust, header, h, &err) == GC_WIRE_OK;
+}
+
+//  Two authentic headers of `author` under one seq: the proof.
+static void
+s_convict (gc_engine_t *self, uint32_t author, const uint8_t *a, const uint8_t *b)
+{
+    uint8_t proof [GC_WIRE_EVIDENCE_SIZE];
+    gc_err_t err = { 0 };
+    if (gc_wire_evidence_build (a, b, proof, &err) == 0) {
+        gc_counter_add (&self->ctr.evidence_found, 1);
+        gc_equiv_convict (self, author, proof);
+    }
+}
+
+//  One passed-on header of `author` (parsed as h) from contact `from`.
+//  GC_WIRE_BAD_EVIDENCE when it is forged (from's fault).
+static int
+s_witnessed (gc_engine_t *self, uint32_t from, uint32_t author, const uint8_t *header,
+             const gc_msg_header_t *h)
+{
+    size_t slot = h->seq % S_SEEN;
+    //  What the author sent us itself (verified when it was accepted)
+    gc_contact_t *direct = gc_engine_contact (self, author);
+    if (direct && direct->seen && direct->seen->seq [slot] == h->seq) {
+        const uint8_t *kept = direct->seen->header [slot];
+        if (!memcmp (kept, header, GC_WIRE_SIGNED_SIZE))
+            return GC_WIRE_OK;
+        if (!s_authentic (self, header, h))
+            return GC_WIRE_BAD_EVIDENCE;
+        s_convict (self, author, kept, header);
+        return GC_WIRE_OK;
+    }
+    //  What other neighbours passed on (unverified until a conflict)
+    struct gc_equiv_seen_t *w = self->witness.by_author [author];
+    if (!w && !(w = self->witness.by_author [author] = calloc (1, sizeof *w)))
+        return GC_WIRE_OK;              /* out of memory: unwatched */
+    if (w->seq [slot] != h->seq) {
+        if (w->seq [slot] < h->seq) {
+            w->seq [slot] = h->seq;
+            memcpy (w->header [slot], header, GC_WIRE_HEADER_SIZE);
+            w->from [slot] = from;
+        }
+        return GC_WIRE_OK;
+    }
+    if (!memcmp (w->header [slot], header, GC_WIRE_SIGNED_SIZE))
+        return GC_WIRE_OK;
+    if (!s_authentic (self, header, h))
+        return GC_WIRE_BAD_EVIDENCE;
+    gc_msg_header_t kh;
+    gc_err_t err = { 0 };
+    if (gc_wire_parse (w->header [slot], GC_WIRE_HEADER_SIZE, 0, UINT32_MAX, &kh, &err) == GC_WIRE_OK
+    &&  s_authentic (self, w->header [slot], &kh)) {
+        s_convict (self, author, w->header [slot], header);
+        return GC_WIRE_OK;
+    }
+    //  The kept one was the forgery: its forwarder's fault; keep this one.
+    gc_engine_count (self, gc_engine_contact (self, w->from [slot]), GC_WIRE_BAD_EVIDENCE);
+    memcpy (w->header [slot], header, GC_WIRE_HEADER_SIZE);
+    w->from [slot] = from;
+    return GC_WIRE_OK;
+}
+
+int
+gc_equiv_on_witness (gc_engine_t *self, gc_contact_t *c, const uint8_t *payload, size_t len)
+{
+    if (!self->witness.by_author)
+        return GC_WIRE_OK;              /* witness off here: nothing to compare with */
+    int bad = GC_WIRE_OK;
+    for (size_t off = 0; off + GC_WIRE_HEADER_SIZE <= len; off += GC_WIRE_HEADER_SIZE) {
+        const uint8_t *header = payload + off;
+        gc_msg_header_t h;
+        gc_err_t err = { 0 };
+        if (gc_wire_parse (header, GC_WIRE_HEADER_SIZE, 0, UINT32_MAX, &h, &err) != GC_WIRE_OK
+        ||  (h.type != GC_MSG_DELTA && h.type != GC_MSG_KEYFRAME)) {
+            bad = GC_WIRE_BAD_EVIDENCE;
+            continue;
+        }
+        uint32_t author = gc_engine_peer_of (self, h.sender);
+        if (author == UINT32_MAX || author == self->cfg.self || author == c->peer
+        ||  gc_engine_excluded (self, author))
+            continue;                   /* nobody we compare, or already out */
+        if (s_witnessed (self, c->peer, author, header, &h) != GC_WIRE_OK)
+            bad = GC_WIRE_BAD_EVIDENCE;
+    }
+    return bad;
 }
 
 bool

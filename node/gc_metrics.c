@@ -93,10 +93,12 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
              (unsigned long long) s.rejected, (unsigned long long) s.bytes_sent,
              (unsigned long long) s.mix_fallbacks);
     fprintf (out, ",\"sends_skipped\":%llu,\"send_budget\":%.6g,\"equivocators\":%llu"
-             ",\"evidence_found\":%llu,\"evidence_recv\":%llu,\"evidence_sent\":%llu,\"hellos\":%llu",
+             ",\"evidence_found\":%llu,\"evidence_recv\":%llu,\"evidence_sent\":%llu,\"hellos\":%llu"
+             ",\"witness_sent\":%llu,\"witness_recv\":%llu",
              (unsigned long long) s.sends_skipped, s.send_budget, (unsigned long long) s.equivocators,
              (unsigned long long) s.evidence_found, (unsigned long long) s.evidence_recv,
-             (unsigned long long) s.evidence_sent, (unsigned long long) s.hellos);
+             (unsigned long long) s.evidence_sent, (unsigned long long) s.hellos,
+             (unsigned long long) s.witness_sent, (unsigned long long) s.witness_recv);
     if (ctx->transport)
         fprintf (out, ",\"sent_frames\":%llu,\"send_dropped\":%llu,\"recv_muted\":%llu"
                  ",\"recv_malformed\":%llu,\"connections_muted\":%llu",

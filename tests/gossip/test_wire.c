@@ -221,7 +221,8 @@ test_each_rejection_reason (void **state)
         { "version 2", GC_WIRE_BAD_VERSION, "protocol version 2" },
         { "version 0", GC_WIRE_BAD_VERSION, "protocol version 0" },
         { "type 0", GC_WIRE_BAD_TYPE, "message type 0" },
-        { "type 6", GC_WIRE_BAD_TYPE, "message type 6" },
+        { "type 7", GC_WIRE_BAD_TYPE, "message type 7" },
+        { "witness of 100 bytes", GC_WIRE_BAD_LENGTH, "witness with a 100-byte payload" },
         { "type 255", GC_WIRE_BAD_TYPE, "message type 255" },
         { "flag 0x80", GC_WIRE_BAD_FLAGS, "flags 0x80" },
         { "reserved byte 61", GC_WIRE_BAD_RESERVED, "reserved" },
@@ -263,7 +264,8 @@ test_each_rejection_reason (void **state)
         else if (!strcmp (w, "version 2")) h [4] = 2;
         else if (!strcmp (w, "version 0")) h [4] = 0;
         else if (!strcmp (w, "type 0")) h [5] = 0;
-        else if (!strcmp (w, "type 6")) h [5] = 6;
+        else if (!strcmp (w, "type 7")) h [5] = 7;
+        else if (!strcmp (w, "witness of 100 bytes")) h [5] = GC_MSG_WITNESS;
         else if (!strcmp (w, "type 255")) h [5] = 255;
         else if (!strcmp (w, "flag 0x80")) h [6] = 0x80;
         else if (!strcmp (w, "reserved byte 61")) h [61] = 1;

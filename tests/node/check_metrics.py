@@ -20,7 +20,7 @@ REQUIRED = ["unix_s", "t", "peer", "id", "round", "loss", "bytes_sent", "bytes_r
             "no_state", "never_delivered"]
 COUNTERS = ["round", "bytes_sent", "bytes_offered", "bytes_recv", "msgs_sent", "msgs_recv", "dense_equiv_bytes",
             "keyframes_sent", "keyframes_recv", "keyframe_requests_sent",
-            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups", "sends_skipped", "equivocators", "evidence_found", "evidence_recv", "evidence_sent", "hellos",
+            "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups", "sends_skipped", "equivocators", "evidence_found", "evidence_recv", "evidence_sent", "hellos", "witness_sent", "witness_recv",
             "rejected", "sent_frames", "send_dropped", "recv_muted", "recv_malformed",
             "connections_muted", "wait_total_s", "t", "unix_s"]
 NESTED = ["rejections", "rejections_unattributed", "curve", "discovery", "time"]

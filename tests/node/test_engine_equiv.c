@@ -69,11 +69,12 @@ s_sign (net_t *net, gc_key_t *key, int type, uint64_t round, uint64_t seq, uint6
 //  A ring of 4 after a few rounds, with two of 1's real delta payloads to 2.
 //  The mean mixes whatever is fresh (cwtm:1 would skip a mix of two).
 static net_t *
-s_ring (s_tap_t *tap)
+s_ring_with (s_tap_t *tap, bool witness)
 {
     gc_engine_config_t cfg;
     net_config_defaults (&cfg);
     cfg.aggregator = "mean";
+    cfg.witness = witness;
     net_t *net = net_new (4, "ring", &cfg, NULL);
     tap->author = 1;
     tap->to = 2;
@@ -85,6 +86,12 @@ s_ring (s_tap_t *tap)
     assert_true (tap->n >= 2);
     assert_true (tap->len [0] != tap->len [1] || memcmp (tap->payload [0], tap->payload [1], tap->len [0]));
     return net;
+}
+
+static net_t *
+s_ring (s_tap_t *tap)
+{
+    return s_ring_with (tap, false);
 }
 
 //  The proof v holds (the i-th) accuses `author` and verifies for anyone.
@@ -257,6 +264,103 @@ test_fork_is_excluded_by_every_honest_peer (void **state)
     net_destroy (&net);
 }
 
+//  A split view: `equivocate` at peer 5 of a 4x4 torus sends one version to
+//  half its neighbours (1, 4) and the other to the rest (6, 9), so no
+//  neighbour holds both. With gossip/witness the victims pass the headers
+//  on, and a common neighbour of two victims (0, 7, 8, 10, ...) holds both:
+//  every honest peer ends up excluding 5 (and no one else). Without it, no
+//  one can.
+static void
+test_split_view_needs_witness (void **state)
+{
+    (void) state;
+    static const struct { bool witness; bool caught; } cases [] = { { true, true }, { false, false } };
+    for (size_t k = 0; k < sizeof cases / sizeof cases [0]; k++) {
+        gc_engine_config_t cfg;
+        net_config_defaults (&cfg);
+        cfg.witness = cases [k].witness;
+        const char *attacks [16] = { [5] = "equivocate" };
+        net_t *net = net_new (16, "torus:4x4", &cfg, attacks);
+        for (int r = 0; r < 12; r++)
+            net_round (net);
+        uint64_t found = 0, witnessed = 0;
+        for (uint32_t i = 0; i < 16; i++) {
+            if (i == 5)
+                continue;
+            gc_engine_stats_t s;
+            gc_engine_stats (net->engines [i], &s);
+            found += s.evidence_found;
+            witnessed += s.witness_recv;
+            for (uint32_t j = 0; j < 16; j++)
+                assert_int_equal (gc_engine_excluded (net->engines [i], j), cases [k].caught && j == 5);
+            if (cases [k].caught)
+                s_check_proof (net, net->engines [i], 0, 5);
+        }
+        print_message ("witness %d: %llu proofs found, %llu WITNESS received\n", cases [k].witness,
+                       (unsigned long long) found, (unsigned long long) witnessed);
+        assert_int_equal (witnessed > 0, cases [k].witness);
+        assert_int_equal (found > 0, cases [k].caught);
+        net_destroy (&net);
+    }
+}
+
+//  3 (a neighbour of 2) passes 2 headers of 1 under a fresh seq S in two
+//  WITNESS messages. Two authentic different ones convict 1; a forged one
+//  is bad_evidence against 3, whichever of the two it is, and 1 stays in;
+//  bytes that are no header are too.
+static void
+test_witness_forgeries_count_against_the_forwarder (void **state)
+{
+    (void) state;
+    enum { S_AUTHENTIC, S_OTHER, S_FORGED, S_GARBAGE, S_NONE };
+    static const struct {
+        const char  *what;
+        int          first, second;
+        gc_deliver_t verdict;       /* of the second (or only) WITNESS */
+        bool         excluded;
+        uint64_t     bad;           /* bad_evidence against 3 */
+    } cases [] = {
+        { "two authentic versions", S_AUTHENTIC, S_OTHER, GC_DELIVER_OK, true, 0 },
+        { "the same header twice", S_AUTHENTIC, S_AUTHENTIC, GC_DELIVER_OK, false, 0 },
+        { "a forged second", S_AUTHENTIC, S_FORGED, GC_DELIVER_REJECTED, false, 1 },
+        { "a forged first", S_FORGED, S_OTHER, GC_DELIVER_OK, false, 1 },
+        { "no header", S_GARBAGE, S_NONE, GC_DELIVER_REJECTED, false, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        s_tap_t *tap = calloc (1, sizeof *tap);
+        net_t *net = s_ring_with (tap, true);
+        gc_engine_t *v = net->engines [2];
+        uint64_t round = gc_engine_round (net->engines [1]), s = s_last_seq (net, 1) + 10;
+        uint8_t h [4][GC_WIRE_HEADER_SIZE];
+        s_sign (net, net->keys [1], GC_MSG_DELTA, round, s, s - 1, tap->payload [0], tap->len [0], h [S_AUTHENTIC]);
+        s_sign (net, net->keys [1], GC_MSG_DELTA, round, s, s - 1, tap->payload [1], tap->len [1], h [S_OTHER]);
+        memcpy (h [S_FORGED], h [S_OTHER], GC_WIRE_HEADER_SIZE);
+        h [S_FORGED][70] ^= 0x01;                       /* in the digest: signed bytes of its own */
+        memset (h [S_GARBAGE], 0x5a, GC_WIRE_HEADER_SIZE);
+        gc_deliver_t d = GC_DELIVER_OK;
+        const int sent [2] = { cases [c].first, cases [c].second };
+        for (int k = 0; k < 2 && sent [k] != S_NONE; k++) {
+            uint8_t header [GC_WIRE_HEADER_SIZE];
+            s_sign (net, net->keys [3], GC_MSG_WITNESS, gc_engine_round (net->engines [3]),
+                    s_last_seq (net, 3) + 1 + (uint64_t) k, 0, h [sent [k]], GC_WIRE_HEADER_SIZE, header);
+            d = net_inject (net, 2, header, sizeof header, h [sent [k]], GC_WIRE_HEADER_SIZE);
+        }
+        uint64_t bad = gc_engine_rejections (v, 3, GC_WIRE_BAD_EVIDENCE);
+        print_message ("%-24s verdict %d, 1 excluded %d, bad_evidence against 3: %llu\n", cases [c].what, d,
+                       gc_engine_excluded (v, 1), (unsigned long long) bad);
+        assert_int_equal (d, cases [c].verdict);
+        assert_int_equal (gc_engine_excluded (v, 1), cases [c].excluded);
+        assert_int_equal (bad, cases [c].bad);
+        if (cases [c].excluded)
+            s_check_proof (net, v, 0, 1);
+        for (int r = 1; r < GC_REJECT_LAST; r++)      /* 1's counters stay clean */
+            if (r < GC_WIRE_NREASONS || r >= GC_REJECT_NOT_NEIGHBOUR)
+                assert_int_equal (gc_engine_rejections (v, 1, r), 0);
+        net_destroy (&net);
+        free (tap);
+    }
+}
+
 //  3 (a neighbour of 2) signs EVIDENCE messages to 2. Proof of 1's
 //  equivocation excludes 1; anything less is bad_evidence against 3, the
 //  one who signed it, and costs 1 nothing. An accused the receiver does not
@@ -403,6 +507,8 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_second_header_under_a_seq),
         cmocka_unit_test (test_fork_is_excluded_by_every_honest_peer),
+        cmocka_unit_test (test_split_view_needs_witness),
+        cmocka_unit_test (test_witness_forgeries_count_against_the_forwarder),
         cmocka_unit_test (test_bad_evidence_counts_against_the_forwarder),
         cmocka_unit_test (test_restarted_peer_is_not_convicted),
     };
