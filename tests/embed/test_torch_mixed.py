@@ -17,7 +17,13 @@ import localnet  # noqa: E402
 import torchnet  # noqa: E402
 
 ROUNDS, FLOOR, BOUND = 30, 0.72, 0.03
-settings = dict(torchnet.COMMON, **{"train/rounds": ROUNDS})
+#  The PyTorch peers start seconds after the native ones (Python and torch
+#  load first), more so on a loaded machine. With torchnet's 2 s timeout the
+#  native peers ran their first rounds without a quorum, alone, and the last
+#  PyTorch peer its last ones after they had finished: a peer ended at 0.70
+#  on a loaded machine. Waiting up to 10 s for the quorum keeps every round
+#  mixed; nothing else waits that long here (every peer stays up).
+settings = dict(torchnet.COMMON, **{"train/rounds": ROUNDS, "gossip/timeout_ms": 10000})
 mixed = localnet.Net("mixed", 4, settings)
 native = localnet.Net("native", 4, settings)
 try:
