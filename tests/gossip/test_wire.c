@@ -147,7 +147,8 @@ s_allowed (size_t off, int reason)
     static const struct { size_t lo, hi; int reasons [3]; } fields [] = {
         { 0, 4, { GC_WIRE_BAD_MAGIC } },
         { 4, 5, { GC_WIRE_BAD_VERSION } },
-        { 5, 6, { GC_WIRE_BAD_TYPE, GC_WIRE_BAD_FLAGS } },  /* DELTA^1 = KEYFRAME: EXACT not allowed */
+        /* DELTA^1 = KEYFRAME: EXACT not allowed; DELTA^4 = WITNESS: 64 bytes are no header */
+        { 5, 6, { GC_WIRE_BAD_TYPE, GC_WIRE_BAD_FLAGS, GC_WIRE_BAD_LENGTH } },
         { 6, 7, { GC_WIRE_BAD_FLAGS, GC_WIRE_BAD_SIGNATURE } },    /* EXACT cleared: valid flags */
         { 7, 8, { GC_WIRE_BAD_RESERVED } },
         { 8, 24, { GC_WIRE_WRONG_NETWORK } },
