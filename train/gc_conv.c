@@ -18,71 +18,110 @@ s_valid (long ow, long w, long s, long off, long *lo, long *hi)
         *hi = *lo;
 }
 
+//  One plane of col for kernel offset (ki, kj): the P outputs of a sample
+//  read from its input plane src, zero where the window leaves the plane.
+static void
+s_lower_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, const float *src,
+               float *d)
+{
+    long s = (long) op->stride, pad = (long) op->pad;
+    long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
+    if (s == 1 && ow == w) {
+        //  "same" stride-1 plane: the valid rows are one run of src shifted by
+        //  (ki - pad) w + kj - pad, copied at once; only the columns that
+        //  wrapped around a row's edge and the rows outside are zeroed after
+        long y0 = pad - ki > 0 ? pad - ki : 0, y1 = h + pad - ki < oh ? h + pad - ki : oh;
+        if (y1 < y0)
+            y1 = y0;
+        long off = (ki - pad) * w + kj - pad;
+        memset (d, 0, (size_t) (y0 * ow) * sizeof (float));
+        if (y1 > y0) {
+            long a = y0 * ow + lo, b = (y1 - 1) * ow + hi;
+            if (b > a)
+                memcpy (d + a, src + a + off, (size_t) (b - a) * sizeof (float));
+            for (long oy = y0; oy < y1; oy++) {
+                for (long ox = 0; ox < lo; ox++)
+                    d [oy * ow + ox] = 0.0f;
+                for (long ox = hi; ox < ow; ox++)
+                    d [oy * ow + ox] = 0.0f;
+            }
+        }
+        memset (d + y1 * ow, 0, (size_t) ((oh - y1) * ow) * sizeof (float));
+        return;
+    }
+    for (long oy = 0; oy < oh; oy++, d += ow) {
+        long iy = oy * s - pad + ki;
+        //  rows are short (7 to 32 floats): plain loops, which the compiler
+        //  vectorises, beat memcpy's call
+        if (iy < 0 || iy >= h) {
+            for (long ox = 0; ox < ow; ox++)
+                d [ox] = 0.0f;
+            continue;
+        }
+        const float *row = src + iy * w + kj - pad;
+        for (long ox = 0; ox < lo; ox++)
+            d [ox] = 0.0f;
+        if (s == 1)
+            for (long ox = lo; ox < hi; ox++)
+                d [ox] = row [ox];
+        else
+            for (long ox = lo; ox < hi; ox++)
+                d [ox] = row [ox * s];
+        for (long ox = hi; ox < ow; ox++)
+            d [ox] = 0.0f;
+    }
+}
+
 void
-gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t m, float *col)
+gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                float *col)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
-    long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
     for (size_t ci = 0; ci < op->c; ci++)
         for (long ki = 0; ki < k; ki++)
             for (long kj = 0; kj < k; kj++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 long lo, hi;
-                s_valid (ow, w, s, kj - pad, &lo, &hi);
-                for (size_t n = 0; n < m; n++) {
-                    const float *src = x + (n * op->c + ci) * hw;
-                    float *d = dst + n * P;
-                    for (long oy = 0; oy < oh; oy++, d += ow) {
-                        long iy = oy * s - pad + ki;
-                        //  rows are short (7 to 32 floats): plain loops, which
-                        //  the compiler vectorises, beat memcpy's call
-                        if (iy < 0 || iy >= h) {
-                            for (long ox = 0; ox < ow; ox++)
-                                d [ox] = 0.0f;
-                            continue;
-                        }
-                        const float *row = src + iy * w + kj - pad;
-                        for (long ox = 0; ox < lo; ox++)
-                            d [ox] = 0.0f;
-                        if (s == 1)
-                            for (long ox = lo; ox < hi; ox++)
-                                d [ox] = row [ox];
-                        else
-                            for (long ox = lo; ox < hi; ox++)
-                                d [ox] = row [ox * s];
-                        for (long ox = hi; ox < ow; ox++)
-                            d [ox] = 0.0f;
-                    }
-                }
+                s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
+                for (size_t n = 0; n < m; n++)
+                    s_lower_plane (op, ki, kj, lo, hi, x + (ci * batch + n0 + n) * hw, dst + n * P);
             }
 }
 
 void
-gc_conv_col2im (const gc_cnn_op_t *op, const float *dcol, size_t m, float *dx)
+gc_conv_col2im (const gc_cnn_op_t *op, const float *dcol, size_t batch, size_t n0, size_t m,
+                float *dx, bool add)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
+    //  plane by plane, so that the plane being gathered into stays in L1 and
+    //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
-        for (long ki = 0; ki < k; ki++)
-            for (long kj = 0; kj < k; kj++) {
-                const float *src = dcol + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
-                long lo, hi;
-                s_valid (ow, w, s, kj - pad, &lo, &hi);
-                for (size_t n = 0; n < m; n++) {
-                    float *dst = dx + (n * op->c + ci) * hw;
-                    const float *d = src + n * P;
+        for (size_t n = 0; n < m; n++) {
+            float *dst = dx + (ci * batch + n0 + n) * hw;
+            if (!add)
+                memset (dst, 0, hw * sizeof (float));
+            for (long ki = 0; ki < k; ki++)
+                for (long kj = 0; kj < k; kj++) {
+                    const float *d = dcol + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N + n * P;
+                    long lo, hi;
+                    s_valid (ow, w, s, kj - pad, &lo, &hi);
                     for (long oy = 0; oy < oh; oy++, d += ow) {
                         long iy = oy * s - pad + ki;
                         if (iy < 0 || iy >= h)
                             continue;
                         float *row = dst + iy * w + kj - pad;
-                        for (long ox = lo; ox < hi; ox++)
-                            row [ox * s] += d [ox];
+                        if (s == 1)
+                            for (long ox = lo; ox < hi; ox++)
+                                row [ox] += d [ox];
+                        else
+                            for (long ox = lo; ox < hi; ox++)
+                                row [ox * s] += d [ox];
                     }
                 }
-            }
+        }
 }
 
 void
@@ -211,29 +250,38 @@ s_sum (const float *x, size_t n, float mean, bool square)
     return total;
 }
 
-//  The channels of a group are contiguous in NCHW: a group of one sample is
-//  one run of (c / groups) h w floats.
+//  Tensors are channel-major (CNHW, gc_cnn.c): the plane of sample n,
+//  channel c is x + (c batch + n) h w, and a group of one sample is cg planes
+//  batch h w floats apart.
 void
 gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                    const float *gamma, const float *beta, float *y, float *stats)
+                    const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
     for (size_t n = 0; n < batch; n++)
         for (size_t g = 0; g < G; g++) {
-            size_t base = (n * op->c + g * cg) * hw;
-            const float *src = x + base;
-            float mu = (float) (s_sum (src, M, 0.0f, false) / (double) M);
-            double sq = s_sum (src, M, mu, true);
+            double sum = 0, sq = 0;
+            for (size_t j = 0; j < cg; j++)
+                sum += s_sum (x + ((g * cg + j) * batch + n) * hw, hw, 0.0f, false);
+            float mu = (float) (sum / (double) M);
+            for (size_t j = 0; j < cg; j++)
+                sq += s_sum (x + ((g * cg + j) * batch + n) * hw, hw, mu, true);
             float rstd = (float) (1.0 / sqrt (sq / (double) M + S_GN_EPS));
             stats [2 * (n * G + g)] = mu;
             stats [2 * (n * G + g) + 1] = rstd;
             for (size_t j = 0; j < cg; j++) {
-                size_t c = g * cg + j;
+                size_t c = g * cg + j, base = (c * batch + n) * hw;
                 float a = rstd * gamma [c], b = beta [c] - mu * a;
-                const float *xs = src + j * hw;
-                float *ys = y + base + j * hw;
-                for (size_t i = 0; i < hw; i++)
-                    ys [i] = xs [i] * a + b;
+                const float *xs = x + base;
+                float *ys = y + base;
+                if (relu)
+                    for (size_t i = 0; i < hw; i++) {
+                        float v = xs [i] * a + b;
+                        ys [i] = v > 0.0f ? v : 0.0f;
+                    }
+                else
+                    for (size_t i = 0; i < hw; i++)
+                        ys [i] = xs [i] * a + b;
             }
         }
 }
@@ -246,12 +294,11 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
     for (size_t n = 0; n < batch; n++)
         for (size_t g = 0; g < G; g++) {
-            size_t base = (n * op->c + g * cg) * hw;
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
             double s1 = 0, s2 = 0;     /* sums of dxhat and dxhat * xhat */
             for (size_t j = 0; j < cg; j++) {
-                size_t c = g * cg + j;
-                const float *xs = x + base + j * hw, *ds = dy + base + j * hw;
+                size_t c = g * cg + j, base = (c * batch + n) * hw;
+                const float *xs = x + base, *ds = dy + base;
                 float lg [16] = { 0 }, lb [16] = { 0 };
                 size_t i = 0;
                 for (; i + 16 <= hw; i += 16)
@@ -277,9 +324,9 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                 continue;
             float m1 = (float) (s1 / (double) M), m2 = (float) (s2 / (double) M);
             for (size_t j = 0; j < cg; j++) {
-                size_t c = g * cg + j;
-                const float *xs = x + base + j * hw, *ds = dy + base + j * hw;
-                float *d = dx + base + j * hw;
+                size_t c = g * cg + j, base = (c * batch + n) * hw;
+                const float *xs = x + base, *ds = dy + base;
+                float *d = dx + base;
                 for (size_t i = 0; i < hw; i++) {
                     float xhat = (xs [i] - mu) * rstd;
                     float v = rstd * (ds [i] * gamma [c] - m1 - xhat * m2);
