@@ -633,15 +633,21 @@ gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uin
                 if (op->in < 0)
                     break;
                 //  mask by the output: the same as the input's sign, and it
-                //  lets the gradient overwrite or add in one pass
+                //  lets the gradient overwrite or add in one pass; dy is read
+                //  whatever the mask, so that the select needs no branch and
+                //  the loop vectorises
                 const float *out = self->act [i];
                 float *dx = self->dact [op->in];
                 if (self->dset [op->in])
-                    for (size_t j = 0; j < n; j++)
-                        dx [j] += out [j] > 0.0f ? dy [j] : 0.0f;
+                    for (size_t j = 0; j < n; j++) {
+                        float g = dy [j];
+                        dx [j] += out [j] > 0.0f ? g : 0.0f;
+                    }
                 else
-                    for (size_t j = 0; j < n; j++)
-                        dx [j] = out [j] > 0.0f ? dy [j] : 0.0f;
+                    for (size_t j = 0; j < n; j++) {
+                        float g = dy [j];
+                        dx [j] = out [j] > 0.0f ? g : 0.0f;
+                    }
                 self->dset [op->in] = true;
                 break;
             }
