@@ -28,7 +28,7 @@
 
     Floats of one lowered chunk: small enough to stay near the cache, large
     enough that each sgemm has thousands of columns. */
-#define S_CHUNK_FLOATS (1u << 19)
+#define S_CHUNK_FLOATS (1u << 16)
 
 /*  The scratch memory of a forward and backward pass (activations, their
     gradients, pooling indices, GroupNorm statistics, the lowered chunk) is
