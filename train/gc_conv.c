@@ -312,22 +312,25 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
             for (size_t j = 0; j < cg; j++) {
                 size_t c = g * cg + j, base = (c * batch + n) * hw;
                 const float *xs = x + base, *ds = dy + base;
-                float lg [16] = { 0 }, lb [16] = { 0 };
+                //  sums of dy (x - mu) and dy in 8 lanes each, few enough to
+                //  stay in registers; rstd is applied once to the total
+                float lg [8] = { 0 }, lb [8] = { 0 };
                 size_t i = 0;
-                for (; i + 16 <= hw; i += 16)
-                    for (int j2 = 0; j2 < 16; j2++) {
-                        lg [j2] += ds [i + j2] * ((xs [i + j2] - mu) * rstd);
+                for (; i + 8 <= hw; i += 8)
+                    for (int j2 = 0; j2 < 8; j2++) {
+                        lg [j2] += ds [i + j2] * (xs [i + j2] - mu);
                         lb [j2] += ds [i + j2];
                     }
                 double dg = 0, db = 0;
                 for (; i < hw; i++) {
-                    dg += (double) ds [i] * ((xs [i] - mu) * rstd);
+                    dg += (double) ds [i] * (xs [i] - mu);
                     db += ds [i];
                 }
-                for (int j2 = 0; j2 < 16; j2++) {
+                for (int j2 = 0; j2 < 8; j2++) {
                     dg += lg [j2];
                     db += lb [j2];
                 }
+                dg *= rstd;
                 dgamma [c] += (float) dg;
                 dbeta [c] += (float) db;
                 s1 += db * gamma [c];
