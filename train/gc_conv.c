@@ -102,13 +102,35 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, 
             }
 }
 
+//  dst (an input plane) += the plane d of dcol for offset (ki, kj) of a
+//  "same" stride-1 convolution: like s_lower_plane, one run shifted by the
+//  offset; the floats of d that belong to no input (across a row's edge) are
+//  zeroed first, d being scratch, so that the run adds nothing there.
+static S_NO_MEMSET_CALLS void
+s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float *d, float *dst)
+{
+    long pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
+    long oh = (long) op->oh, ow = (long) op->ow;
+    long y0 = pad - ki > 0 ? pad - ki : 0, y1 = h + pad - ki < oh ? h + pad - ki : oh;
+    long a = y0 * ow + lo, b = (y1 - 1) * ow + hi;
+    if (y1 <= y0 || b <= a)
+        return;
+    if (lo > 0 || hi < ow)
+        for (long oy = y0; oy + 1 < y1; oy++)
+            s_zero (d + oy * ow + hi, ow - hi + lo);
+    float *to = dst + a + (ki - pad) * w + kj - pad;
+    for (long i = 0; i < b - a; i++)
+        to [i] += d [a + i];
+}
+
 void
-gc_conv_col2im (const gc_cnn_op_t *op, const float *dcol, size_t batch, size_t n0, size_t m,
+gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
                 float *dx, bool add)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
+    bool same = s == 1 && ow == w;
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
@@ -118,9 +140,13 @@ gc_conv_col2im (const gc_cnn_op_t *op, const float *dcol, size_t batch, size_t n
                 memset (dst, 0, hw * sizeof (float));
             for (long ki = 0; ki < k; ki++)
                 for (long kj = 0; kj < k; kj++) {
-                    const float *d = dcol + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N + n * P;
+                    float *d = dcol + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N + n * P;
                     long lo, hi;
                     s_valid (ow, w, s, kj - pad, &lo, &hi);
+                    if (same) {
+                        s_gather_plane (op, ki, kj, lo, hi, d, dst);
+                        continue;
+                    }
                     for (long oy = 0; oy < oh; oy++, d += ow) {
                         long iy = oy * s - pad + ki;
                         if (iy < 0 || iy >= h)

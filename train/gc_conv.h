@@ -22,8 +22,9 @@
 /*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples). */
 void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                      float *col);
-/*  dx (samples [n0, n0 + m)) = or += col2im (dcol). */
-void gc_conv_col2im (const gc_cnn_op_t *op, const float *dcol, size_t batch, size_t n0, size_t m,
+/*  dx (samples [n0, n0 + m)) = or += col2im (dcol); dcol is scratch (its
+    floats that fall in the padding are zeroed on the way). */
+void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
                      float *dx, bool add);
 
 /*  Max pooling keeps the position of each maximum (within its plane) in
