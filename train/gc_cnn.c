@@ -504,23 +504,6 @@ s_give (gc_cnn_t *self, int t, const float *src, size_t n)
     self->dset [t] = true;
 }
 
-//  Sum of n floats in 16 lanes (vectorised), added up in double.
-static float
-s_row_sum (const float *x, size_t n)
-{
-    float lane [16] = { 0 };
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++)
-            lane [j] += x [i + j];
-    double total = 0;
-    for (; i < n; i++)
-        total += x [i];
-    for (int j = 0; j < 16; j++)
-        total += lane [j];
-    return (float) total;
-}
-
 static void
 s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
                  const float *dy, size_t batch, float *grad, float beta)
@@ -531,7 +514,7 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
     float *db = self->vgrad;
     for (size_t c = 0; c < op->oc; c++)
-        db [c] = s_row_sum (dy + c * N, N);
+        db [c] = (float) gc_conv_sum (dy + c * N, N);
     s_vector_grad (grad + bl->offset, db, op->oc, beta);
     bool need_dx = op->in >= 0;
     float *dx = need_dx ? self->dact [op->in] : NULL;

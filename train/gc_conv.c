@@ -289,6 +289,12 @@ s_sum (const float *x, size_t n, float mean, bool square)
     return total;
 }
 
+double
+gc_conv_sum (const float *x, size_t n)
+{
+    return s_sum (x, n, 0.0f, false);
+}
+
 //  Tensors are channel-major (CNHW, gc_cnn.c): the plane of sample n,
 //  channel c is x + (c batch + n) h w, and a group of one sample is cg planes
 //  batch h w floats apart.

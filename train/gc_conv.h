@@ -38,6 +38,10 @@ void gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batc
 void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch,
                                float *dx, bool add);
 
+/*  Sum of n floats in vectorised lanes, added up in double (GroupNorm's
+    statistics, a convolution's bias gradient). */
+double gc_conv_sum (const float *x, size_t n);
+
 /*  GroupNorm: stats gets mean and 1/std per sample and group (2 floats);
     relu: y is max (0, GroupNorm (x)), the ReLU that follows done in the same pass. */
 void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
