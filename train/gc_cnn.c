@@ -27,7 +27,7 @@
     end of a network. Tensors from a linear layer on are batch-major (`flat`).
 
     Floats of one lowered chunk: small enough that col stays in L2 beside
-    sgemm's packed panels (2^16 ran faster than 2^14, 2^15 and 2^19 here),
+    sgemm's packed panels (2^15 and 2^16 ran alike here, faster than 2^14 and 2^19),
     though a layer with many rows per sample then lowers one sample at a time. */
 #define S_CHUNK_FLOATS (1u << 16)
 
