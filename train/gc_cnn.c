@@ -15,9 +15,21 @@
 #include "gc_time.h"
 #include "gc_xent.h"
 
-/*  Floats of one lowered chunk: small enough to stay near the cache, large
-    enough that each sgemm has thousands of columns. */
-#define S_CHUNK_FLOATS (1u << 19)
+/*  Activations are channel-major, CNHW: channel c of the whole batch is one
+    run of batch h w floats. Then the product of a convolution's sgemm,
+    W (out x c k k) * col (c k k x samples P), is its output as it stands
+    (written in place through ldc, no move from a chunk-major product to
+    NCHW), its backward reads the output gradient in place too, and a 1x1
+    stride-1 convolution needs no lowering at all: its input is the matrix.
+    The model's input arrives NCHW (the same as CNHW for one channel) and is
+    turned once; a linear layer wants batch-major rows, so its input is
+    turned into them (and its input gradient back), which is cheap at the
+    end of a network. Tensors from a linear layer on are batch-major (`flat`).
+
+    Floats of one lowered chunk: small enough that col stays in L2 beside
+    sgemm's packed panels (2^15 and 2^16 ran alike here, faster than 2^14 and 2^19),
+    though a layer with many rows per sample then lowers one sample at a time. */
+#define S_CHUNK_FLOATS (1u << 16)
 
 /*  The scratch memory of a forward and backward pass (activations, their
     gradients, pooling indices, GroupNorm statistics, the lowered chunk) is
@@ -32,7 +44,7 @@ typedef struct {
 
 typedef struct {
     s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
-             stats [GC_CNN_MAX_OPS], col, tmp;
+             stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], col, xin, drows;
 } s_workspace_t;
 
 struct gc_cnn_t {
@@ -42,8 +54,17 @@ struct gc_cnn_t {
     float   *dact [GC_CNN_MAX_OPS];     /* its gradient (not the last one's) */
     int32_t *arg [GC_CNN_MAX_OPS];      /* max pooling: where each maximum was */
     float   *stats [GC_CNN_MAX_OPS];    /* GroupNorm: mean, 1/std per sample, group */
-    float   *col, *tmp;                 /* one lowered chunk and its product */
+    float   *rows [GC_CNN_MAX_OPS];     /* linear layer: its channel-major input as rows */
+    float   *col;                       /* one lowered chunk */
+    float   *xin;                       /* the input, channel-major (more than one channel) */
+    float   *drows;                     /* a linear layer's input gradient as rows */
+    const float *x;                     /* the input as the operations read it */
+    const float *xrows;                 /* the input as given: batch-major rows */
     bool     dset [GC_CNN_MAX_OPS];     /* gradient written this step */
+    bool     flat [GC_CNN_MAX_OPS];     /* tensor is batch-major (from a linear layer) */
+    //  op i also does the ReLU op i + 1 (which reads only its output) and
+    //  writes that op's tensor; its own is never made
+    bool     fused [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
     size_t   max_vector;
     bool     profile;
@@ -61,6 +82,24 @@ gc_cnn_new (const char *spec, gc_err_t *err)
     if (gc_cnn_net_parse (&self->net, spec, err)) {
         free (self);
         return NULL;
+    }
+    const gc_cnn_net_t *net = &self->net;
+    int readers [GC_CNN_MAX_OPS] = { 0 };
+    for (int i = 0; i < net->n_ops; i++) {
+        const gc_cnn_op_t *op = &net->ops [i];
+        if (op->in >= 0)
+            readers [op->in]++;
+        if (op->kind == GC_CNN_ADD && op->in2 >= 0)
+            readers [op->in2]++;
+        self->flat [i] = op->kind == GC_CNN_FC
+                      || ((op->kind == GC_CNN_RELU || op->kind == GC_CNN_ADD)
+                          && op->in >= 0 && self->flat [op->in]);
+    }
+    for (int i = 0; i + 1 < net->n_ops; i++) {
+        gc_cnn_kind_t kind = net->ops [i].kind;
+        self->fused [i] = (kind == GC_CNN_CONV || kind == GC_CNN_GN || kind == GC_CNN_ADD)
+                       && net->ops [i + 1].kind == GC_CNN_RELU && net->ops [i + 1].in == i
+                       && readers [i] == 1;
     }
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
@@ -159,9 +198,11 @@ s_workspace_free (void *arg)
         gc_mem_free (ws->dact [i].p);
         gc_mem_free (ws->arg [i].p);
         gc_mem_free (ws->stats [i].p);
+        gc_mem_free (ws->rows [i].p);
     }
     gc_mem_free (ws->col.p);
-    gc_mem_free (ws->tmp.p);
+    gc_mem_free (ws->xin.p);
+    gc_mem_free (ws->drows.p);
     free (ws);
 }
 
@@ -208,12 +249,18 @@ s_grow (s_slot_t *slot, size_t bytes)
     return slot->p;
 }
 
+//  A 1x1 stride-1 convolution multiplies its input as it stands.
+static bool
+s_pointwise (const gc_cnn_op_t *op)
+{
+    return op->k == 1 && op->stride == 1 && op->pad == 0;
+}
+
 //  Samples per lowered chunk of a convolution.
 static size_t
 s_chunk (const gc_cnn_op_t *op, size_t batch)
 {
-    size_t rows = op->c * op->k * op->k > op->oc ? op->c * op->k * op->k : op->oc;
-    size_t per = rows * op->oh * op->ow;
+    size_t per = op->c * op->k * op->k * op->oh * op->ow;
     size_t m = S_CHUNK_FLOATS / per;
     m = m ? m : 1;
     return m < batch ? m : batch;
@@ -227,68 +274,146 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
 {
     const gc_cnn_net_t *net = &self->net;
     s_workspace_t *ws = s_workspace ();
-    size_t col = 1, tmp = 1;
+    size_t col = 1, drows = 1;
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
         size_t out = batch * gc_cnn_op_out_size (op);
-        self->act [i] = s_grow (&ws->act [i], out * sizeof (float));
+        self->act [i] = self->fused [i] ? NULL : s_grow (&ws->act [i], out * sizeof (float));
         if (op->kind == GC_CNN_MAXPOOL)
             self->arg [i] = s_grow (&ws->arg [i], out * sizeof (int32_t));
         if (op->kind == GC_CNN_GN)
             self->stats [i] = s_grow (&ws->stats [i], 2 * batch * op->groups * sizeof (float));
         if (train && i + 1 < net->n_ops)
             self->dact [i] = s_grow (&ws->dact [i], out * sizeof (float));
-        if (op->kind == GC_CNN_CONV) {
+        if (op->kind == GC_CNN_CONV && !s_pointwise (op)) {
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
                 col = op->c * op->k * op->k * m * P;
-            if (op->oc * m * P > tmp)
-                tmp = op->oc * m * P;
+        }
+        if (op->kind == GC_CNN_FC && op->in >= 0 && !self->flat [op->in]) {
+            size_t in = batch * op->c * op->h * op->w;
+            self->rows [i] = s_grow (&ws->rows [i], in * sizeof (float));
+            if (train && in > drows)
+                drows = in;
         }
     }
     self->col = s_grow (&ws->col, col * sizeof (float));
-    self->tmp = s_grow (&ws->tmp, tmp * sizeof (float));
+    self->drows = train ? s_grow (&ws->drows, drows * sizeof (float)) : NULL;
+    self->xin = net->input.channels > 1
+              ? s_grow (&ws->xin, batch * net->input.channels * net->input.height
+                                  * net->input.width * sizeof (float))
+              : NULL;
+}
+
+//  The input, channel-major, as the operations read it.
+static void
+s_bind_input (gc_cnn_t *self, const float *x, size_t batch)
+{
+    const gc_shape_t *in = &self->net.input;
+    self->xrows = x;
+    if (!self->xin) {
+        self->x = x;
+        return;
+    }
+    size_t C = in->channels, hw = in->height * in->width;
+    for (size_t n = 0; n < batch; n++)
+        for (size_t c = 0; c < C; c++)
+            memcpy (self->xin + (c * batch + n) * hw, x + (n * C + c) * hw, hw * sizeof (float));
+    self->x = self->xin;
 }
 
 static void
 s_gemm (gc_cnn_t *self, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t m, size_t n, size_t k,
         const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc)
 {
-    double t0 = self->profile ? gc_now_s () : 0;
+    //  the thread's CPU clock, like gcbench's step time it is a fraction of
+    double t0 = self->profile ? gc_thread_cpu_s () : 0;
     cblas_sgemm (CblasRowMajor, ta, tb, (int) m, (int) n, (int) k, 1.0f, a, (int) lda,
                  b, (int) ldb, beta, c, (int) ldc);
     if (self->profile)
-        self->sgemm_s += gc_now_s () - t0;
+        self->sgemm_s += gc_thread_cpu_s () - t0;
 }
 
 static const float *
-s_tensor (const gc_cnn_t *self, const float *x, int i)
+s_tensor (const gc_cnn_t *self, int i)
 {
-    return i < 0 ? x : self->act [i];
+    return i < 0 ? self->x : self->act [i];
+}
+
+//  A channel-major tensor (c planes of hw per sample) as batch rows of c hw.
+static void
+s_rows (const float *cnhw, float *rows, size_t batch, size_t c, size_t hw)
+{
+    for (size_t n = 0; n < batch; n++)
+        for (size_t ci = 0; ci < c; ci++)
+            memcpy (rows + (n * c + ci) * hw, cnhw + (ci * batch + n) * hw, hw * sizeof (float));
+}
+
+//  The reverse of s_rows, written or added (`add`) into the channel-major tensor.
+static void
+s_rows_back (const float *rows, float *cnhw, size_t batch, size_t c, size_t hw, bool add)
+{
+    for (size_t n = 0; n < batch; n++)
+        for (size_t ci = 0; ci < c; ci++) {
+            const float *src = rows + (n * c + ci) * hw;
+            float *dst = cnhw + (ci * batch + n) * hw;
+            if (add)
+                for (size_t j = 0; j < hw; j++)
+                    dst [j] += src [j];
+            else
+                memcpy (dst, src, hw * sizeof (float));
+        }
+}
+
+//  The input of linear layer i as batch rows; `make`: turn a channel-major
+//  input into them (forward), else they are there from the forward pass.
+static const float *
+s_fc_rows (gc_cnn_t *self, int i, size_t batch, bool make)
+{
+    const gc_cnn_op_t *op = &self->net.ops [i];
+    if (op->in < 0)
+        return self->xrows;
+    if (self->flat [op->in])
+        return self->act [op->in];
+    if (make)
+        s_rows (self->act [op->in], self->rows [i], batch, op->c, op->h * op->w);
+    return self->rows [i];
+}
+
+//  y [j] + b (then the ReLU when relu) over n floats, in place.
+static void
+s_bias (float *y, size_t n, float b, bool relu)
+{
+    if (relu)
+        for (size_t j = 0; j < n; j++) {
+            float v = y [j] + b;
+            y [j] = v > 0.0f ? v : 0.0f;
+        }
+    else
+        for (size_t j = 0; j < n; j++)
+            y [j] += b;
 }
 
 static void
 s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
-                size_t batch, float *out)
+                size_t batch, bool relu, float *out)
 {
     const float *w = params + self->net.layout.layers [op->weight].offset;
     const float *b = params + self->net.layout.layers [op->bias].offset;
-    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, step = s_chunk (op, batch);
-    size_t in_size = op->c * op->h * op->w, out_size = op->oc * P;
-    for (size_t n0 = 0; n0 < batch; n0 += step) {
-        size_t m = batch - n0 < step ? batch - n0 : step;
-        gc_conv_im2col (op, in + n0 * in_size, m, self->col);
-        s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col, m * P,
-                0.0f, self->tmp, m * P);
-        //  the product is channel-major over the chunk: back to NCHW, with the bias
-        for (size_t n = 0; n < m; n++)
-            for (size_t c = 0; c < op->oc; c++) {
-                const float *src = self->tmp + c * m * P + n * P;
-                float *dst = out + (n0 + n) * out_size + c * P;
-                for (size_t p = 0; p < P; p++)
-                    dst [p] = src [p] + b [c];
-            }
+    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
+    if (s_pointwise (op))
+        s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, N, ckk, w, ckk, in, N, 0.0f, out, N);
+    else {
+        size_t step = s_chunk (op, batch);
+        for (size_t n0 = 0; n0 < batch; n0 += step) {
+            size_t m = batch - n0 < step ? batch - n0 : step;
+            gc_conv_im2col (op, in, batch, n0, m, self->col);
+            s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col,
+                    m * P, 0.0f, out + n0 * P, N);
+        }
     }
+    for (size_t c = 0; c < op->oc; c++)
+        s_bias (out + c * N, N, b [c], relu);
 }
 
 static void
@@ -308,17 +433,21 @@ static const float *
 s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batch)
 {
     const gc_cnn_net_t *net = &self->net;
+    s_bind_input (self, x, batch);
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
-        const float *in = s_tensor (self, x, op->in);
-        float *out = self->act [i];
+        const float *in = s_tensor (self, op->in);
+        bool relu = self->fused [i];
+        float *out = relu ? self->act [i + 1] : self->act [i];
         size_t n = batch * gc_cnn_op_out_size (op);
         switch (op->kind) {
-            case GC_CNN_CONV: s_conv_forward (self, op, params, in, batch, out); break;
-            case GC_CNN_FC:   s_fc_forward (self, op, params, in, batch, out); break;
+            case GC_CNN_CONV: s_conv_forward (self, op, params, in, batch, relu, out); break;
+            case GC_CNN_FC:
+                s_fc_forward (self, op, params, s_fc_rows (self, i, batch, true), batch, out);
+                break;
             case GC_CNN_GN:
                 gc_conv_gn_forward (op, in, batch, params + net->layout.layers [op->weight].offset,
-                                    params + net->layout.layers [op->bias].offset, out,
+                                    params + net->layout.layers [op->bias].offset, relu, out,
                                     self->stats [i]);
                 break;
             case GC_CNN_RELU:
@@ -329,12 +458,19 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
             case GC_CNN_AVGPOOL:
             case GC_CNN_GAP:     gc_conv_avgpool_forward (op, in, batch, out); break;
             case GC_CNN_ADD: {
-                const float *in2 = s_tensor (self, x, op->in2);
-                for (size_t j = 0; j < n; j++)
-                    out [j] = in [j] + in2 [j];
+                const float *in2 = s_tensor (self, op->in2);
+                if (relu)
+                    for (size_t j = 0; j < n; j++) {
+                        float v = in [j] + in2 [j];
+                        out [j] = v > 0.0f ? v : 0.0f;
+                    }
+                else
+                    for (size_t j = 0; j < n; j++)
+                        out [j] = in [j] + in2 [j];
                 break;
             }
         }
+        i += relu;      /* the ReLU is done */
     }
     return self->act [net->n_ops - 1];
 }
@@ -376,51 +512,47 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     const gc_layer_t *wl = &self->net.layout.layers [op->weight];
     const gc_layer_t *bl = &self->net.layout.layers [op->bias];
     const float *w = params + wl->offset;
-    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, step = s_chunk (op, batch);
-    size_t in_size = op->c * op->h * op->w, out_size = op->oc * P;
+    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
     float *db = self->vgrad;
-    memset (db, 0, op->oc * sizeof (float));
+    for (size_t c = 0; c < op->oc; c++)
+        db [c] = (float) gc_conv_sum (dy + c * N, N);
+    s_vector_grad (grad + bl->offset, db, op->oc, beta);
     bool need_dx = op->in >= 0;
     float *dx = need_dx ? self->dact [op->in] : NULL;
     bool add = need_dx && self->dset [op->in];
+    if (need_dx)
+        self->dset [op->in] = true;
+    if (s_pointwise (op)) {
+        s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, N, dy, N, in, N, beta,
+                grad + wl->offset, ckk);
+        if (need_dx)
+            s_gemm (self, CblasTrans, CblasNoTrans, ckk, N, op->oc, w, ckk, dy, N,
+                    add ? 1.0f : 0.0f, dx, N);
+        return;
+    }
+    size_t step = s_chunk (op, batch);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
-        //  dy of the chunk, channel-major like the forward product
-        for (size_t n = 0; n < m; n++)
-            for (size_t c = 0; c < op->oc; c++) {
-                const float *src = dy + (n0 + n) * out_size + c * P;
-                float *dst = self->tmp + c * m * P + n * P;
-                float sum = 0;
-                for (size_t p = 0; p < P; p++) {
-                    dst [p] = src [p];
-                    sum += src [p];
-                }
-                db [c] += sum;
-            }
-        gc_conv_im2col (op, in + n0 * in_size, m, self->col);
-        s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, self->tmp, m * P,
+        gc_conv_im2col (op, in, batch, n0, m, self->col);
+        s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, dy + n0 * P, N,
                 self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
         if (!need_dx)
             continue;
-        s_gemm (self, CblasTrans, CblasNoTrans, ckk, m * P, op->oc, w, ckk, self->tmp, m * P,
+        s_gemm (self, CblasTrans, CblasNoTrans, ckk, m * P, op->oc, w, ckk, dy + n0 * P, N,
                 0.0f, self->col, m * P);
-        float *dxc = dx + n0 * in_size;
-        if (!add)
-            memset (dxc, 0, m * in_size * sizeof (float));
-        gc_conv_col2im (op, self->col, m, dxc);
+        gc_conv_col2im (op, self->col, batch, n0, m, dx, add);
     }
-    s_vector_grad (grad + bl->offset, db, op->oc, beta);
-    if (need_dx)
-        self->dset [op->in] = true;
 }
 
 static void
-s_fc_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
-               const float *dy, size_t batch, float *grad, float beta)
+s_fc_backward (gc_cnn_t *self, int i, const float *params, const float *dy, size_t batch,
+               float *grad, float beta)
 {
+    const gc_cnn_op_t *op = &self->net.ops [i];
     const gc_layer_t *wl = &self->net.layout.layers [op->weight];
     const gc_layer_t *bl = &self->net.layout.layers [op->bias];
     size_t din = op->c * op->h * op->w, dout = op->oc;
+    const float *in = s_fc_rows (self, i, batch, false);
     s_gemm (self, CblasTrans, CblasNoTrans, dout, din, batch, dy, dout, in, din, beta,
             grad + wl->offset, din);
     float *db = self->vgrad;
@@ -431,9 +563,11 @@ s_fc_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const
     s_vector_grad (grad + bl->offset, db, dout, beta);
     if (op->in < 0)
         return;
-    bool add = self->dset [op->in];
+    bool add = self->dset [op->in], flat = self->flat [op->in];
     s_gemm (self, CblasNoTrans, CblasNoTrans, batch, din, dout, dy, dout, params + wl->offset,
-            din, add ? 1.0f : 0.0f, self->dact [op->in], din);
+            din, add && flat ? 1.0f : 0.0f, flat ? self->dact [op->in] : self->drows, din);
+    if (!flat)
+        s_rows_back (self->drows, self->dact [op->in], batch, op->c, op->h * op->w, add);
     self->dset [op->in] = true;
 }
 
@@ -471,27 +605,33 @@ gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uin
     memset (self->dset, 0, sizeof self->dset);
     for (int i = last; i >= 0; i--) {
         const gc_cnn_op_t *op = &net->ops [i];
-        const float *in = s_tensor (self, x, op->in);
+        const float *in = s_tensor (self, op->in);
         const float *dy = i == last ? self->act [last] : self->dact [i];
         size_t n = batch * gc_cnn_op_out_size (op);
         assert (i == last || self->dset [i]);
         switch (op->kind) {
             case GC_CNN_CONV: s_conv_backward (self, op, params, in, dy, batch, grad, beta); break;
-            case GC_CNN_FC:   s_fc_backward (self, op, params, in, dy, batch, grad, beta); break;
+            case GC_CNN_FC:   s_fc_backward (self, i, params, dy, batch, grad, beta); break;
             case GC_CNN_GN:   s_gn_backward (self, i, params, in, dy, batch, grad, beta); break;
             case GC_CNN_RELU: {
                 if (op->in < 0)
                     break;
                 //  mask by the output: the same as the input's sign, and it
-                //  lets the gradient overwrite or add in one pass
+                //  lets the gradient overwrite or add in one pass; dy is read
+                //  whatever the mask, so that the select needs no branch and
+                //  the loop vectorises
                 const float *out = self->act [i];
                 float *dx = self->dact [op->in];
                 if (self->dset [op->in])
-                    for (size_t j = 0; j < n; j++)
-                        dx [j] += out [j] > 0.0f ? dy [j] : 0.0f;
+                    for (size_t j = 0; j < n; j++) {
+                        float g = dy [j];
+                        dx [j] += out [j] > 0.0f ? g : 0.0f;
+                    }
                 else
-                    for (size_t j = 0; j < n; j++)
-                        dx [j] = out [j] > 0.0f ? dy [j] : 0.0f;
+                    for (size_t j = 0; j < n; j++) {
+                        float g = dy [j];
+                        dx [j] = out [j] > 0.0f ? g : 0.0f;
+                    }
                 self->dset [op->in] = true;
                 break;
             }

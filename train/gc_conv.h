@@ -1,9 +1,12 @@
 /*  gc_conv — the kernels of gc_cnn around sgemm: im2col / col2im lowering,
-    pooling and group normalisation, NCHW, over chunks of samples.
+    pooling and group normalisation, over chunks of samples.
 
-    Lowering a chunk of m samples gives one matrix col of (c k k) rows and
-    m P columns (P = output pixels per sample), so a convolution is one sgemm
-    W (out x c k k) * col per chunk rather than one small product per sample.
+    Tensors are channel-major, CNHW (gc_cnn.c says why): the plane of sample
+    n, channel c of a batch is at (c batch + n) h w. Lowering samples
+    [n0, n0 + m) gives one matrix col of (c k k) rows and m P columns
+    (P = output pixels per sample), so a convolution is one sgemm
+    W (out x c k k) * col per chunk, whose product is already the output's
+    columns [n0 P, (n0 + m) P) of every channel.
     Backward functions either overwrite their input gradient or add to it
     (`add`), which is how a tensor read twice (the residual join's input)
     gathers both gradients without an extra pass. */
@@ -16,10 +19,13 @@
 
 #include "gc_cnn_net.h"
 
-/*  col (c k k x m P) from m samples of x (each c x h x w). */
-void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t m, float *col);
-/*  dx (m samples) += col2im (dcol). */
-void gc_conv_col2im (const gc_cnn_op_t *op, const float *dcol, size_t m, float *dx);
+/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples). */
+void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                     float *col);
+/*  dx (samples [n0, n0 + m)) = or += col2im (dcol); dcol is scratch (its
+    floats that fall in the padding are zeroed on the way). */
+void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
+                     float *dx, bool add);
 
 /*  Max pooling keeps the position of each maximum (within its plane) in
     arg, which backward routes the gradient through. */
@@ -32,9 +38,15 @@ void gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batc
 void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch,
                                float *dx, bool add);
 
-/*  GroupNorm: stats gets mean and 1/std per sample and group (2 floats). */
+/*  Sum of n floats in vectorised lanes, added up in double (GroupNorm's
+    statistics, a convolution's bias gradient). */
+double gc_conv_sum (const float *x, size_t n);
+
+/*  GroupNorm: stats gets mean and 1/std per sample and group (2 floats);
+    relu: y is max (0, GroupNorm (x)), the ReLU that follows done in the same pass. */
 void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                         const float *gamma, const float *beta, float *y, float *stats);
+                         const float *gamma, const float *beta, bool relu, float *y,
+                         float *stats);
 /*  dgamma and dbeta are added to; dx is written or added to (dx NULL: skipped). */
 void gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                           const float *stats, size_t batch, const float *gamma,

@@ -105,6 +105,10 @@ test_gradients (void **state)
         "2x6x6/r4g2,f3",                        /* a block straight on the input */
         "1x8x8/r4s2x2g2,gap,f2",                /* two blocks: projection then identity */
         "1x5x5/f6,relu,f3",                     /* linear layers only */
+        "3x4x4/f6,relu,f3",                     /* linear on an input of 3 channels */
+        "2x6x6/c4,c3k1,relu,f3",                /* 1x1 stride 1 inside: no lowering */
+        "2x6x6/c4,relu,c3k1s2,f3",              /* 1x1 stride 2: lowered */
+        "3x6x5/c4,gn2,relu,mp2,f3",             /* GroupNorm + ReLU in one pass, 3 channels */
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
         s_check_gradient (specs [i]);
