@@ -117,7 +117,8 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     //  whose float max is the key max (a larger lo is no sampled bound:
     //  a scalar pass serves it).
     const __m128i absmask = _mm_set1_epi32 (0x7fffffff);
-    const __m128i lom1 = _mm_set1_epi32 ((int) (lo - 1u));
+    const uint32_t lc = lo > 0x80000000u ? 0x80000000u : lo;   /* no key reaches 2^31 */
+    const __m128i lom1 = _mm_set1_epi32 ((int) (lc - 1u));
     __m128 mxf = _mm_setzero_ps ();
     uint32_t hmax = 0;
     __m128 mxg = _mm_setzero_ps ();
