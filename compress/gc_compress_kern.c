@@ -6,6 +6,10 @@
 #include "gc_half.h"
 #include "gc_klevel.h"
 
+#if GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
+#   include <emmintrin.h>
+#endif
+
 static size_t
 s_collect_scalar (const float *restrict x, size_t i, size_t m, uint32_t lo,
                   uint32_t *restrict idx, float *restrict val, size_t c, size_t cap,
@@ -103,6 +107,69 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
         }
     }
     *maxkey = gc_kmax_epu32 (mx);
+#elif defined (__SSE2__)
+    //  The x86-64 baseline has no unsigned compare and no 32-bit max. Keys
+    //  are below 2^31, so a signed compare tests key > lo - 1 (lo = 0 wraps
+    //  to -1: everything passes). The largest key costs no integer max:
+    //  every key >= lo is a hit, read one by one, so with a hit the hits'
+    //  largest key is the largest of all; without one every key is below
+    //  lo, and for lo <= S_KEY_INF they are finite non-negative floats,
+    //  whose float max is the key max (a larger lo is no sampled bound:
+    //  a scalar pass serves it).
+    const __m128i absmask = _mm_set1_epi32 (0x7fffffff);
+    const uint32_t lc = lo > 0x80000000u ? 0x80000000u : lo;   /* no key reaches 2^31 */
+    const __m128i lom1 = _mm_set1_epi32 ((int) (lc - 1u));
+    __m128 mxf = _mm_setzero_ps ();
+    uint32_t hmax = 0;
+    __m128 mxg = _mm_setzero_ps ();
+    for (; i + 32 <= m; i += 32) {
+        //  The hit bits go to an integer register at once: keeping eight
+        //  compare results for one vector test spilled them (16 xmm).
+        const __m128i *p = (const __m128i *) (x + i);
+        uint32_t hit = 0;
+        for (int j = 0; j < 8; j += 2) {
+            __m128i k0 = _mm_and_si128 (_mm_loadu_si128 (p + j), absmask);
+            __m128i k1 = _mm_and_si128 (_mm_loadu_si128 (p + j + 1), absmask);
+            mxf = _mm_max_ps (mxf, _mm_castsi128_ps (k0));
+            mxg = _mm_max_ps (mxg, _mm_castsi128_ps (k1));
+            hit |= (uint32_t) _mm_movemask_ps (_mm_castsi128_ps (_mm_cmpgt_epi32 (k0, lom1))) << (4 * j)
+                 | (uint32_t) _mm_movemask_ps (_mm_castsi128_ps (_mm_cmpgt_epi32 (k1, lom1))) << (4 * j + 4);
+        }
+        if (hit) {
+            for (; hit; hit &= hit - 1) {
+                uint32_t j = (uint32_t) __builtin_ctz (hit);
+                uint32_t kj = gc_select_key (x [i + j]);
+                hmax = kj > hmax ? kj : hmax;
+                idx [c] = (uint32_t) i + j;
+                val [c] = x [i + j];
+                c++;
+            }
+            if (c > cap)
+                break;
+        }
+    }
+    mxf = _mm_max_ps (mxf, mxg);
+    if (c > 0)
+        *maxkey = hmax;
+    else if (lo <= 0x7f800000u) {
+        float mx4 [4];
+        _mm_storeu_ps (mx4, mxf);
+        uint32_t mk = 0;
+        for (int j = 0; j < 4; j++) {
+            uint32_t u = gc_select_key (mx4 [j]);
+            mk = u > mk ? u : mk;
+        }
+        *maxkey = mk;
+    } else {
+        uint32_t mk = 0;
+        for (size_t j = 0; j < i; j++) {
+            uint32_t u = gc_select_key (x [j]);
+            mk = u > mk ? u : mk;
+        }
+        *maxkey = mk;
+    }
+    if (c > cap)
+        return c;
 #else
     //  Plain C: skip blocks of 32 with no hit after a test the compiler
     //  vectorises (few entries pass the bound), collect the others.
@@ -162,6 +229,22 @@ s_hist_prefix (const float *v, size_t m, uint32_t prefix, uint32_t mask, int shi
         __m256i e1 = _mm256_cmpeq_epi32 (_mm256_and_si256 (k1, pm), pp);
         uint32_t hit = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (e0))
                      | (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (e1)) << 8;
+        for (; hit; hit &= hit - 1) {
+            uint32_t k = gc_select_key (v [i + (size_t) __builtin_ctz (hit)]);
+            hist [(k >> shift) & wm]++;
+        }
+    }
+#elif defined (__SSE2__)
+    const __m128i absmask = _mm_set1_epi32 (0x7fffffff);
+    const __m128i pm = _mm_set1_epi32 ((int) mask), pp = _mm_set1_epi32 ((int) prefix);
+    for (; i + 16 <= m; i += 16) {
+        const __m128i *p = (const __m128i *) (v + i);
+        uint32_t hit = 0;
+        for (int j = 0; j < 4; j++) {
+            __m128i k = _mm_and_si128 (_mm_loadu_si128 (p + j), absmask);
+            __m128i e = _mm_cmpeq_epi32 (_mm_and_si128 (k, pm), pp);
+            hit |= (uint32_t) _mm_movemask_ps (_mm_castsi128_ps (e)) << (4 * j);
+        }
         for (; hit; hit &= hit - 1) {
             uint32_t k = gc_select_key (v [i + (size_t) __builtin_ctz (hit)]);
             hist [(k >> shift) & wm]++;

@@ -85,11 +85,12 @@ GC_NET_LIST (S_REG_DEFINE)
 //  one narrow chain leaves most of the core idle; two independent ones give
 //  it the parallelism a 16-lane register has, at the price of spilling some
 //  of the 2k values to L1. The level supplies the primitives below, and
-//  S_RPAIR: SSE2 runs the median (one output wire) one column at a time:
-//  with 16 xmm registers the pair spilled so much that the k = 16 median
-//  took 6.1 ms per 1M coordinates against 4.9 ms single (AMD EPYC Zen 4, CPU
-//  time); windows with a sum keep the pair, whose second chain of double
-//  additions is worth the spills (cwtm:1 single 7.0 ms, paired 6.5).
+//  S_RPAIR: SSE2 runs the median (one or two output wires: an even k's
+//  median is the mean of two) one column at a time: with 16 xmm registers
+//  the pair spilled so much that the k = 16 median took 5.5 ms per 1M
+//  coordinates against 4.3 ms single (AMD EPYC Zen 4, CPU time); longer
+//  sums keep the pair, whose second chain of double additions is worth the
+//  spills (cwtm:1 single 6.4 ms, paired 5.5).
 #if GC_KLEVEL == GC_KLEVEL_AVX2
 #   define S_RW 8
 #   define S_RPAIR 1
@@ -112,26 +113,30 @@ typedef __m256d s_rd;
 #   define S_RMEAN(a, b) \
         _mm256_set_m128 (_mm256_cvtpd_ps (_mm256_mul_pd (b, inv)), _mm256_cvtpd_ps (_mm256_mul_pd (a, inv)))
 #elif GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
-//  No unsigned max before SSE4.1: non-finite lanes are found by a signed
-//  compare of |x| and reported as GC_ROBUST_NONFINITE_BITS.
+//  No unsigned 32-bit max before SSE4.1, but a signed 16-bit one: the high
+//  halves of |x| (the low halves masked to 0) keep their largest value in
+//  each lane, two operations per input where a 32-bit compare and an or
+//  took three and a second constant register. x is non-finite exactly when
+//  the high half of |x| is at least 0x7f80 (reported as
+//  GC_ROBUST_NONFINITE_BITS). The upper pair of lanes goes to double
+//  through pshufd, which (unlike movhlps) needs no copy of its operand.
 #   include <emmintrin.h>
 #   define S_RW 4
 #   define S_RPAIR 0
 typedef __m128  s_rv;
 typedef __m128i s_rbad;
 typedef __m128d s_rd;
-#   define S_RCONSTS \
-        const __m128i absmask = _mm_set1_epi32 (0x7fffffff), finmax = _mm_set1_epi32 (0x7f7fffff);
+#   define S_RCONSTS const __m128i abshi = _mm_set1_epi32 (0x7fff0000);
 #   define S_RLOAD(p)      _mm_loadu_ps (p)
 #   define S_RSTORE(p, v)  _mm_storeu_ps (p, v)
 #   define S_RMIN(a, b)    _mm_min_ps (a, b)
 #   define S_RMAX(a, b)    _mm_max_ps (a, b)
-#   define S_RBAD(bad, x) \
-        _mm_or_si128 (bad, _mm_cmpgt_epi32 (_mm_and_si128 (_mm_castps_si128 (x), absmask), finmax))
+#   define S_RBAD(bad, x)  _mm_max_epi16 (bad, _mm_and_si128 (_mm_castps_si128 (x), abshi))
 #   define S_RBAD_ZERO()   _mm_setzero_si128 ()
-#   define S_RBAD_BITS(b)  (_mm_movemask_epi8 (b) ? GC_ROBUST_NONFINITE_BITS : 0)
+#   define S_RBAD_BITS(b) \
+        (_mm_movemask_epi8 (_mm_cmpgt_epi16 (b, _mm_set1_epi16 (0x7f7f))) ? GC_ROBUST_NONFINITE_BITS : 0)
 #   define S_RLO(v)        _mm_cvtps_pd (v)
-#   define S_RHI(v)        _mm_cvtps_pd (_mm_movehl_ps (v, v))
+#   define S_RHI(v)        _mm_cvtps_pd (_mm_castsi128_ps (_mm_shuffle_epi32 (_mm_castps_si128 (v), 0xee)))
 #   define S_RDADD(a, b)   _mm_add_pd (a, b)
 #   define S_RDSET1(x)     _mm_set1_pd (x)
 #   define S_RMEAN(a, b) \
@@ -205,7 +210,7 @@ s_reg_##K##_##LO##_##HI (const float *const *in, size_t d, float *out, uint32_t 
 { \
     s_rbad bad = S_RBAD_ZERO (); \
     size_t c = 0; \
-    for (; (S_RPAIR || (LO) != (HI)) && c + 2 * S_RW <= d; c += 2 * S_RW) \
+    for (; (S_RPAIR || (HI) - (LO) > 1) && c + 2 * S_RW <= d; c += 2 * S_RW) \
         s_col2_##K##_##LO##_##HI (in, c, out + c, &bad); \
     for (; c + S_RW <= d; c += S_RW) \
         s_col_##K##_##LO##_##HI (in, c, out + c, &bad); \

@@ -188,6 +188,47 @@ gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batc
     return in;
 }
 
+//  db = beta db + the column sums of dz (batch x dout), rows in order; the
+//  first row's addition starts from beta db (0 + dz when beta is 0, so a
+//  -0 sum stays +0 as it did after clearing db).
+static inline float
+s_bias_start (float db, float beta)
+{
+    return beta == 0.0f ? 0.0f : beta == 1.0f ? db : db * beta;
+}
+
+static void
+s_bias_grad (float *restrict db, const float *restrict dz, size_t batch, size_t dout, float beta)
+{
+    for (size_t j = 0; j < dout; j++)
+        db [j] = s_bias_start (db [j], beta) + dz [j];
+    for (size_t r = 1; r < batch; r++)
+        for (size_t j = 0; j < dout; j++)
+            db [j] += dz [r * dout + j];
+}
+
+//  The ReLU's backward and the next layer's bias gradient in one pass over
+//  the delta: dz = a > 0 ? dz : 0, then db as s_bias_grad sums it.
+static void
+s_relu_back_bias (float *restrict dz, const float *restrict a, size_t batch, size_t n,
+                  float *restrict db, float beta)
+{
+    for (size_t j = 0; j < n; j++) {
+        float v = a [j] > 0.0f ? dz [j] : 0.0f;
+        dz [j] = v;
+        db [j] = s_bias_start (db [j], beta) + v;
+    }
+    for (size_t r = 1; r < batch; r++) {
+        float *restrict z = dz + r * n;
+        const float *restrict ar = a + r * n;
+        for (size_t j = 0; j < n; j++) {
+            float v = ar [j] > 0.0f ? z [j] : 0.0f;
+            z [j] = v;
+            db [j] += v;
+        }
+    }
+}
+
 double
 gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
                   const uint8_t *y, size_t batch, float *grad, float alpha, float beta,
@@ -201,24 +242,17 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
         return loss / (double) batch;
     float *dz = self->act [L];
     int ping = 0;
+    //  Each layer's bias gradient is summed before its weight gradient (they
+    //  are independent): below the top layer, in the pass that applies the
+    //  ReLU to the delta.
+    s_bias_grad (grad + self->layout.layers [2 * L - 1].offset, dz, batch, self->dims [L], beta);
     for (int l = L - 1; l >= 0; l--) {
         size_t din = self->dims [l], dout = self->dims [l + 1];
         const gc_layer_t *w = &self->layout.layers [2 * l];
-        const gc_layer_t *b = &self->layout.layers [2 * l + 1];
         const float *in = l ? self->act [l] : x;
         //  dW = beta dW + dz^T in
         cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) dout, (int) din, (int) batch,
                      1.0f, dz, (int) dout, in, (int) din, beta, grad + w->offset, (int) din);
-        float *db = grad + b->offset;
-        if (beta == 0.0f)
-            memset (db, 0, dout * sizeof (float));
-        else
-        if (beta != 1.0f)
-            for (size_t j = 0; j < dout; j++)
-                db [j] *= beta;
-        for (size_t r = 0; r < batch; r++)
-            for (size_t j = 0; j < dout; j++)
-                db [j] += dz [r * dout + j];
         if (l == 0)
             break;      /* the input needs no gradient */
         //  din-delta = dz W, masked by the ReLU of layer l
@@ -226,9 +260,8 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
         ping ^= 1;
         cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) batch, (int) din, (int) dout,
                      1.0f, dz, (int) dout, params + w->offset, (int) din, 0.0f, dprev, (int) din);
-        const float *a = self->act [l];
-        for (size_t i = 0; i < batch * din; i++)
-            dprev [i] = a [i] > 0.0f ? dprev [i] : 0.0f;
+        s_relu_back_bias (dprev, self->act [l], batch, din,
+                          grad + self->layout.layers [2 * l - 1].offset, beta);
         dz = dprev;
     }
     return loss / (double) batch;

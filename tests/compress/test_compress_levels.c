@@ -3,14 +3,17 @@
     fp16 conversions, and whole payloads of the methods with vector kernels
     with what they decode to, at every level this CPU has, against generic.
     Inputs cover the sampled pass, the radix paths (many ties) and lengths
-    that are not multiples of any vector width. */
+    that are not multiples of any vector width; the collection kernel is
+    also checked against a plain loop at every level. */
 #include "gc_test.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gc_buf.h"
+#include "gc_compress_kern.h"
 #include "gc_compressor.h"
 #include "gc_cpu.h"
 #include "gc_layout.h"
@@ -104,6 +107,60 @@ test_select_levels (void **state)
                 }
     gc_select_destroy (&sel);
     assert_int_equal (gc_cpu_set_level (start), 0);
+}
+
+//  The collection kernel itself, at every level, against a plain loop: every
+//  entry whose key is >= lo, in order, and the largest key read, for bounds
+//  from 0 to past every key (non-finite entries among the inputs or not), and
+//  a cap that stops it early (a count above the cap, the entries before it).
+static void
+test_collect_levels (void **state)
+{
+    static const uint32_t los [] = { 0, 1, 0x3fc00000u /* 1.5 */, 0x40400000u /* 3 */,
+                                     0x7f800000u, 0x7f800001u, 0x80000000u, 0x80000001u,
+                                     0xffffffffu };
+    static const float specials [] = { 0.0f, INFINITY, -INFINITY, NAN };
+    const size_t m = 1003;  /* blocks of 32, then a tail */
+    gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
+    float *x = malloc (m * sizeof *x), *val = malloc ((m + 64) * sizeof *val);
+    float *rval = malloc (m * sizeof *rval);
+    uint32_t *idx = malloc ((m + 64) * sizeof *idx), *ridx = malloc (m * sizeof *ridx);
+    for (size_t sp = 0; sp < 4; sp++)
+        for (size_t li = 0; li < sizeof los / sizeof los [0]; li++) {
+            s_fill (x, m, 2, 40 + sp);
+            if (sp)
+                x [sp * 211] = specials [sp];   /* 0 leaves the input finite */
+            uint32_t lo = los [li], rmax = 0;
+            size_t rc = 0;
+            for (size_t i = 0; i < m; i++) {
+                uint32_t key = gc_select_key (x [i]);
+                rmax = key > rmax ? key : rmax;
+                if (key >= lo) {
+                    ridx [rc] = (uint32_t) i;
+                    rval [rc++] = x [i];
+                }
+            }
+            for (int level = GC_CPU_GENERIC; level <= (int) top; level++) {
+                assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+                uint32_t maxkey = 0;
+                size_t c = gc_compress_kern ()->collect (x, m, lo, idx, val, m, &maxkey);
+                if (c != rc || maxkey != rmax || memcmp (idx, ridx, c * sizeof *idx)
+                 || memcmp (val, rval, c * sizeof *val))
+                    fail_msg ("%s: lo %#x special %zu: count %zu (want %zu), max key %#x (want %#x)",
+                              gc_cpu_name ((gc_cpu_level_t) level), lo, sp, c, rc, maxkey, rmax);
+                if (rc > 2) {
+                    c = gc_compress_kern ()->collect (x, m, lo, idx, val, rc / 2, &maxkey);
+                    assert_true (c > rc / 2);
+                    assert_memory_equal (idx, ridx, (rc / 2 + 1) * sizeof *idx);
+                }
+            }
+        }
+    assert_int_equal (gc_cpu_set_level (start), 0);
+    free (x);
+    free (val);
+    free (rval);
+    free (idx);
+    free (ridx);
 }
 
 static void
@@ -204,6 +261,7 @@ main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_select_levels),
+        cmocka_unit_test (test_collect_levels),
         cmocka_unit_test (test_half_levels),
         cmocka_unit_test (test_payload_levels),
     };

@@ -4,7 +4,8 @@
     against a plain sort-based reference, for every k from 1 to 64 and
     dimensions that are not multiples of the vector width; the mixing
     kernels (NNM's and bucketing's virtual inputs) against an exact mean and
-    the fused mixing window against mixing then the window. */
+    the fused mixing window against mixing then the window; non-finite
+    inputs reported at every position. */
 #include "gc_test.h"
 
 #include <float.h>
@@ -218,6 +219,47 @@ test_cw_matches_reference_all_k (void **state)
     free (buf);
 }
 
+//  Every kind of non-finite value (both signs of Inf and NaN), in any input
+//  and in every lane position of one or two register columns and of the
+//  tail, is reported by the window kernels; the largest finite values,
+//  whose high bits are next to Inf's, are not.
+static void
+test_cw_window_reports_nonfinite (void **state)
+{
+    static const struct { size_t k, lo, hi; } windows [] = {
+        { 5, 2, 2 }, { 16, 7, 8 }, { 16, 1, 14 }, { 17, 8, 8 }, { 17, 2, 14 }, { 30, 1, 28 },
+    };
+    static const float bad [] = { INFINITY, -INFINITY, NAN, -NAN };
+    static const float edge [] = { FLT_MAX, -FLT_MAX, 0x1.ffp127f, -0x1.ffp127f };
+    const size_t d = 37;    /* two 16-lane columns, then a tail */
+    gc_rng_t rng;
+    gc_rng_init (&rng, 17, 0);
+    float *x = malloc (30 * d * sizeof *x), *out = malloc (d * sizeof *out);
+    const float *in [30];
+    gc_robust_ws_t ws;
+    memset (&ws, 0, sizeof ws);
+    for (size_t w = 0; w < sizeof windows / sizeof windows [0]; w++) {
+        size_t k = windows [w].k, lo = windows [w].lo, hi = windows [w].hi;
+        assert_int_equal (gc_robust_ws_reserve_k (&ws, k), 0);
+        for (size_t i = 0; i < k; i++)
+            in [i] = x + i * d;
+        for (size_t i = 0; i < k; i += k / 3 + 1)
+            for (size_t j = 0; j < d; j++)
+                for (size_t v = 0; v < 4; v++) {
+                    gc_rng_fill_normal (&rng, x, k * d, 0.0f, 1.0f);
+                    x [i * d + j] = edge [v];
+                    assert_int_equal (gc_robust_cw_window (&ws, in, k, d, lo, hi, out), 0);
+                    x [i * d + j] = bad [v];
+                    if (gc_robust_cw_window (&ws, in, k, d, lo, hi, out) != 1)
+                        fail_msg ("k %zu window [%zu, %zu]: %g in input %zu at %zu not reported",
+                                  k, lo, hi, (double) bad [v], i, j);
+                }
+    }
+    gc_robust_ws_free (&ws);
+    free (x);
+    free (out);
+}
+
 //  Inputs at arbitrary (unaligned, odd) addresses and tails after a block.
 static void
 test_cw_unaligned_inputs (void **state)
@@ -381,6 +423,7 @@ main (void)
         cmocka_unit_test (test_networks_are_cheap),
         cmocka_unit_test (test_cw_matches_reference_all_k),
         cmocka_unit_test (test_cw_unaligned_inputs),
+        cmocka_unit_test (test_cw_window_reports_nonfinite),
         cmocka_unit_test (test_mix_window_matches_mix_then_window),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
