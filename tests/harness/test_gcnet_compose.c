@@ -126,31 +126,24 @@ test_compose_file (void **state)
             fail_msg ("peer3/gcnode.zpl lacks '%s':\n%s", keys [i], cfg);
     free (cfg);
 
-    //  A private key per peer, in its own directory, 0600; public keys in trust/.
-    for (int i = 0; i < 4; i++) {
-        char path [4096];
-        struct stat st;
-        snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.key", e->out, i, i);
-        assert_int_equal (stat (path, &st), 0);
-        assert_int_equal (st.st_mode & 0777, 0600);
-        if (geteuid () == 0)
-            assert_int_equal (st.st_uid, 10001);
-        snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.pub", e->out, i, i);
-        assert_int_not_equal (stat (path, &st), 0);
-        snprintf (path, sizeof path, "%s/trust/peer%d.pub", e->out, i);
-        assert_int_equal (stat (path, &st), 0);
-        //  CURVE: the secret beside the Ed25519 key, its public half in trust/
-        //  (where node/curve_key and peers/N/curve_key are derived from).
-        snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.curve", e->out, i, i);
-        assert_int_equal (stat (path, &st), 0);
-        assert_int_equal (st.st_mode & 0777, 0600);
-        if (geteuid () == 0)
-            assert_int_equal (st.st_uid, 10001);
-        snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.curve.pub", e->out, i, i);
-        assert_int_not_equal (stat (path, &st), 0);
-        snprintf (path, sizeof path, "%s/trust/peer%d.curve.pub", e->out, i);
-        assert_int_equal (stat (path, &st), 0);
-    }
+    //  Per peer, each secret (Ed25519, CURVE) in its own directory, 0600, owned by
+    //  the container's user; each public half in trust/ only (where
+    //  peers/N/key and peers/N/curve_key are derived from).
+    static const struct { const char *secret, *public; } pairs [] = { { "key", "pub" }, { "curve", "curve.pub" } };
+    for (int i = 0; i < 4; i++)
+        for (size_t k = 0; k < sizeof pairs / sizeof pairs [0]; k++) {
+            char path [4096];
+            struct stat st;
+            snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.%s", e->out, i, i, pairs [k].secret);
+            assert_int_equal (stat (path, &st), 0);
+            assert_int_equal (st.st_mode & 0777, 0600);
+            if (geteuid () == 0)
+                assert_int_equal (st.st_uid, 10001);
+            snprintf (path, sizeof path, "%s/keys/peer%d/peer%d.%s", e->out, i, i, pairs [k].public);
+            assert_int_not_equal (stat (path, &st), 0);
+            snprintf (path, sizeof path, "%s/trust/peer%d.%s", e->out, i, pairs [k].public);
+            assert_int_equal (stat (path, &st), 0);
+        }
 }
 
 static void
