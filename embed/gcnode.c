@@ -350,6 +350,8 @@ gcnode_peer_stats (gcnode_peer_t *self, gcnode_stats_t *out, size_t size)
         .time_compress_s = s.time_compress_s, .time_sign_s = s.time_sign_s,
         .time_aggregate_s = s.time_aggregate_s, .time_verify_s = s.time_verify_s,
         .time_decode_s = s.time_decode_s,
+        .equivocators = s.equivocators, .evidence_found = s.evidence_found,
+        .evidence_recv = s.evidence_recv, .evidence_sent = s.evidence_sent,
     };
     memcpy (out, &g, size < sizeof g ? size : sizeof g);
     return 0;

@@ -160,6 +160,10 @@ typedef struct {
     double   last_wait_s, total_wait_s;
     double   time_compress_s, time_sign_s, time_aggregate_s;    /* in step */
     double   time_verify_s, time_decode_s;                      /* network thread */
+    /*  Equivocation (docs/PROTOCOL.md section 9), appended: a program built
+        against the header without them passes a smaller size. */
+    uint64_t equivocators;                  /* authors excluded on a proof */
+    uint64_t evidence_found, evidence_recv, evidence_sent;
 } gcnode_stats_t;
 
 /*  Fill *out (size: sizeof *out as the caller compiled it). */

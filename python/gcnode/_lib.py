@@ -32,7 +32,9 @@ class Stats(Structure):
                  "mix_skipped", "mixed_inputs")] + \
               [(name, c_double) for name in
                ("last_wait_s", "total_wait_s", "time_compress_s", "time_sign_s",
-                "time_aggregate_s", "time_verify_s", "time_decode_s")]
+                "time_aggregate_s", "time_verify_s", "time_decode_s")] + \
+              [(name, c_uint64) for name in
+               ("equivocators", "evidence_found", "evidence_recv", "evidence_sent")]
 
 
 class LayerC(Structure):

@@ -3,7 +3,10 @@ towards its own target (0, 1, 2), gossip with top-k + error compensation
 and a robust rule (cwmed: guard clips a neighbour that starts 2 away
 from it, so it would keep the peers apart here) until they agree. Alone each would end at its target (2
 apart); the test asserts they end within 0.3 of each other and near the
-targets' middle, and that compression sent fewer bytes than dense."""
+targets' middle, and that compression sent fewer bytes than dense. The model
+is 40 floats, so a message's 192-byte header weighs: top-k 50 % came within
+0.3 % of dense, and a HELLO or a keyframe more made it fail; 25 % leaves a
+margin."""
 import os
 import sys
 
@@ -15,7 +18,7 @@ TOY = os.path.join(localnet.BUILD, "toy_peer")
 ROUNDS = 40
 
 net = localnet.Net("toy", 3, {"topology/kind": "complete", "train/rounds": ROUNDS,
-                            "gossip/compress": "topk:0.5", "gossip/ec": "liec:100",
+                            "gossip/compress": "topk:0.25", "gossip/ec": "liec:100",
                             "gossip/aggregator": "cwmed",
                             "gossip/wait": "sync",
                             "gossip/timeout_ms": 2000})
@@ -28,6 +31,7 @@ try:
         f = localnet.fields(net.last_line(i, "peer="))
         if int(f["rounds"]) != ROUNDS:
             localnet.fail("peer %d did %s rounds, not %d" % (i, f["rounds"], ROUNDS))
+        print("peer %d sent %s bytes, dense %s" % (i, f["sent"], f["dense"]))
         if not 0 < int(f["sent"]) < int(f["dense"]):
             localnet.fail("peer %d sent %s bytes, dense would be %s" % (i, f["sent"], f["dense"]))
         xs.append([float(v) for v in f["x"].split(",")])

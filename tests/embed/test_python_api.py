@@ -6,6 +6,7 @@ copied); stats and rejections read from another thread; errors are
 GcnodeError with gcnode's message and code name; a step after the last
 round fails as `stopped`; the library leaves SIGINT to Python
 (KeyboardInterrupt still works after a peer opened)."""
+import ctypes
 import os
 import signal
 import sys
@@ -95,6 +96,21 @@ try:
             localnet.fail("peer %d stats %s rejections %d" % (i, s, p.rejections()))
         if p.model != peers[0].model or not p.model.startswith("external:table:20:"):
             localnet.fail("model specs %s / %s" % (p.model, peers[0].model))
+    #  gcnode_stats_t is filled up to the size given: the equivocation
+    #  counters (appended last) are written with the full size and left alone
+    #  with the size of a caller built before them.
+    from gcnode._lib import Stats
+    full, short = Stats(), Stats()
+    ctypes.memset(ctypes.byref(full), 0xff, ctypes.sizeof(full))
+    ctypes.memset(ctypes.byref(short), 0xff, ctypes.sizeof(short))
+    handle = peers[0]._handle()
+    if gcnode._lib.lib().gcnode_peer_stats(handle, ctypes.byref(full), ctypes.sizeof(full)) != 0 \
+            or gcnode._lib.lib().gcnode_peer_stats(handle, ctypes.byref(short), Stats.equivocators.offset) != 0:
+        localnet.fail("gcnode_peer_stats failed")
+    if (full.equivocators, full.evidence_found, full.evidence_sent) != (0, 0, 0) or full.round != ROUNDS:
+        localnet.fail("full-size stats: equivocators %d round %d" % (full.equivocators, full.round))
+    if short.equivocators != 2**64 - 1 or short.round != ROUNDS:
+        localnet.fail("a short size wrote past it (equivocators %d)" % short.equivocators)
     expect_error(peers[0].step, "all train/rounds are done", "stopped")
     expect_error(lambda: peers[0].rejections(0, "no_such_reason"), "no_such_reason", "arg")
     try:
