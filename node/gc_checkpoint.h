@@ -24,7 +24,9 @@
 
     The error-compensation residual is not stored: a resumed peer announces
     its model exactly by keyframe, which makes the residual zero. Replicas are
-    not stored either: they are resynchronised by keyframes. */
+    not stored either: they are resynchronised by keyframes. Nor is the ratio
+    policy's history: each starts on the side that sends more (docs/
+    ALGORITHMS.md, "Ratio policies"). */
 #ifndef GC_CHECKPOINT_H
 #define GC_CHECKPOINT_H
 
