@@ -93,6 +93,10 @@ s_check_skip_crypto (gc_sim_t *sim, gc_err_t *err)
         GC_ATTACK_FORK
     };
     for (uint32_t i = 0; i < sim->n; i++) {
+        //  Unsigned headers prove nothing: witnessing them would be silently off.
+        if (sim->peers [i].ecfg.witness)
+            return gc_err_set (err, GC_E_CONFIG, "%s: sim/skip_crypto: peer %u sets gossip/witness = 1, "
+                               "which compares signed headers: turn skip_crypto off", sim->sc->path, i);
         gc_attack_t a;
         if (gc_attack_parse (sim->peers [i].ecfg.attack, &a, NULL))
             continue;

@@ -453,6 +453,8 @@ test_bad_scenarios_are_refused (void **state)
         { "sim\n    bandwidth = \"9 parsecs\"\n", "bandwidth" },
         { "sim\n    threads = 3\n", "threads" },
         { "group\n    g\n        peers = \"1\"\n        sim\n            threads = 2\n", "top-level" },
+        //  unsigned headers prove nothing: witnessing would be silently off
+        { "gossip\n    witness = 1\nsim\n    skip_crypto = 1\n", "gossip/witness = 1" },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         char text [1024];
