@@ -339,9 +339,15 @@ void   gc_equiv_witness_note (gc_engine_t *self, const uint8_t *header);
 int    gc_equiv_witness_send (gc_engine_t *self, gc_err_t *err);
 /*  A WITNESS from contact c (authenticated): each header compared with
     what this peer holds under its author and seq; two authentic different
-    ones convict the author. GC_WIRE_OK, or GC_WIRE_BAD_EVIDENCE when c
-    passed on a header that is not authentic (c's fault). */
-int    gc_equiv_on_witness (gc_engine_t *self, gc_contact_t *c, const uint8_t *payload, size_t len);
+    ones convict the author. GC_WIRE_OK, or GC_WIRE_BAD_EVIDENCE at the first
+    header c passed on that is not authentic (c's fault; the rest of the
+    message is not read, so a forger buys at most two signature checks per
+    message before muting). */
+int    gc_equiv_on_witness (gc_engine_t *self, gc_contact_t *c, const uint8_t *payload, size_t len,
+                            int64_t now);
+/*  gc_engine_rx.c: a rejection that is c's own fault (authenticated):
+    counted, logged, and towards muting c. */
+gc_deliver_t gc_engine_reject (gc_engine_t *self, gc_contact_t *c, int reason, int64_t now);
 /*  gc_engine_rx.c: the peer index of a peer id, UINT32_MAX if none. */
 uint32_t gc_engine_peer_of (gc_engine_t *self, const uint8_t id [8]);
 

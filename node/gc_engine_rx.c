@@ -39,8 +39,8 @@ gc_engine_peer_of (gc_engine_t *self, const uint8_t id [8])
 }
 
 //  An authenticated sender keeps failing: mute it for a while.
-static gc_deliver_t
-s_reject_authenticated (gc_engine_t *self, gc_contact_t *c, int reason, int64_t now)
+gc_deliver_t
+gc_engine_reject (gc_engine_t *self, gc_contact_t *c, int reason, int64_t now)
 {
     gc_engine_count (self, c, reason);
     gc_reject_log_note (c ? c->peer : UINT32_MAX, c ? self->cfg.peer_ids [c->peer] : NULL, reason, now);
@@ -169,7 +169,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     if (reason == GC_WIRE_BAD_EVIDENCE) {
         gc_contact_t *f = gc_engine_contact (self, gc_engine_peer_of (self, h.sender));
         if (f)
-            return s_reject_authenticated (self, f, reason, now);
+            return gc_engine_reject (self, f, reason, now);
     }
     //  Nothing before the signature (and a replay of an authentic message
     //  after it) proves who sent this: whoever forged or relayed it is the
@@ -199,7 +199,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
     //  (every honest peer stops there), and bounding it keeps the round
     //  arithmetic of freshness, staleness and catch-up far from overflow.
     if (h.round > self->cfg.rounds)
-        return s_reject_authenticated (self, c, GC_REJECT_BAD_ROUND, now);
+        return gc_engine_reject (self, c, GC_REJECT_BAD_ROUND, now);
     switch (h.type) {
         case GC_MSG_DELTA:
             reason = gc_replica_on_delta (self, c, &h, payload, payload_len, now);
@@ -225,7 +225,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
             break;
         case GC_MSG_WITNESS:
             gc_counter_add (&self->ctr.witness_recv, 1);
-            reason = gc_equiv_on_witness (self, c, payload, payload_len);
+            reason = gc_equiv_on_witness (self, c, payload, payload_len, now);
             break;
         case GC_MSG_EVIDENCE:
             //  verified in full by the decoder (both of the accused's
@@ -236,7 +236,7 @@ s_on_message (gc_engine_t *self, const uint8_t *header, size_t header_len,
         default:
             break;
     }
-    return reason == GC_WIRE_OK ? GC_DELIVER_OK : s_reject_authenticated (self, c, reason, now);
+    return reason == GC_WIRE_OK ? GC_DELIVER_OK : gc_engine_reject (self, c, reason, now);
 }
 
 gc_deliver_t

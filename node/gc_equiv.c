@@ -234,7 +234,7 @@ s_convict (gc_engine_t *self, uint32_t author, const uint8_t *a, const uint8_t *
 //  GC_WIRE_BAD_EVIDENCE when it is forged (from's fault).
 static int
 s_witnessed (gc_engine_t *self, uint32_t from, uint32_t author, const uint8_t *header,
-             const gc_msg_header_t *h)
+             const gc_msg_header_t *h, int64_t now)
 {
     size_t slot = h->seq % S_SEEN;
     //  What the author sent us itself (verified when it was accepted)
@@ -271,36 +271,35 @@ s_witnessed (gc_engine_t *self, uint32_t from, uint32_t author, const uint8_t *h
         s_convict (self, author, w->header [slot], header);
         return GC_WIRE_OK;
     }
-    //  The kept one was the forgery: its forwarder's fault; keep this one.
-    gc_engine_count (self, gc_engine_contact (self, w->from [slot]), GC_WIRE_BAD_EVIDENCE);
+    //  The kept one was the forgery: its forwarder's fault (and towards
+    //  muting it, as a forgery of its own message would be); keep this one.
+    gc_engine_reject (self, gc_engine_contact (self, w->from [slot]), GC_WIRE_BAD_EVIDENCE, now);
     memcpy (w->header [slot], header, GC_WIRE_HEADER_SIZE);
     w->from [slot] = from;
     return GC_WIRE_OK;
 }
 
 int
-gc_equiv_on_witness (gc_engine_t *self, gc_contact_t *c, const uint8_t *payload, size_t len)
+gc_equiv_on_witness (gc_engine_t *self, gc_contact_t *c, const uint8_t *payload, size_t len,
+                     int64_t now)
 {
     if (!self->witness.by_author)
         return GC_WIRE_OK;              /* witness off here: nothing to compare with */
-    int bad = GC_WIRE_OK;
     for (size_t off = 0; off + GC_WIRE_HEADER_SIZE <= len; off += GC_WIRE_HEADER_SIZE) {
         const uint8_t *header = payload + off;
         gc_msg_header_t h;
         gc_err_t err = { 0 };
         if (gc_wire_parse (header, GC_WIRE_HEADER_SIZE, 0, UINT32_MAX, &h, &err) != GC_WIRE_OK
-        ||  (h.type != GC_MSG_DELTA && h.type != GC_MSG_KEYFRAME)) {
-            bad = GC_WIRE_BAD_EVIDENCE;
-            continue;
-        }
+        ||  (h.type != GC_MSG_DELTA && h.type != GC_MSG_KEYFRAME))
+            return GC_WIRE_BAD_EVIDENCE;
         uint32_t author = gc_engine_peer_of (self, h.sender);
         if (author == UINT32_MAX || author == self->cfg.self || author == c->peer
         ||  gc_engine_excluded (self, author))
             continue;                   /* nobody we compare, or already out */
-        if (s_witnessed (self, c->peer, author, header, &h) != GC_WIRE_OK)
-            bad = GC_WIRE_BAD_EVIDENCE;
+        if (s_witnessed (self, c->peer, author, header, &h, now) != GC_WIRE_OK)
+            return GC_WIRE_BAD_EVIDENCE;
     }
-    return bad;
+    return GC_WIRE_OK;
 }
 
 bool

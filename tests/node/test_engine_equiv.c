@@ -312,7 +312,7 @@ static void
 test_witness_forgeries_count_against_the_forwarder (void **state)
 {
     (void) state;
-    enum { S_AUTHENTIC, S_OTHER, S_FORGED, S_GARBAGE, S_NONE };
+    enum { S_AUTHENTIC, S_OTHER, S_FORGED, S_GARBAGE, S_FORGED_THEN_OTHER, S_NONE };
     static const struct {
         const char  *what;
         int          first, second;
@@ -325,25 +325,30 @@ test_witness_forgeries_count_against_the_forwarder (void **state)
         { "a forged second", S_AUTHENTIC, S_FORGED, GC_DELIVER_REJECTED, false, 1 },
         { "a forged first", S_FORGED, S_OTHER, GC_DELIVER_OK, false, 1 },
         { "no header", S_GARBAGE, S_NONE, GC_DELIVER_REJECTED, false, 1 },
+        //  a forgery ends the message: the authentic conflict after it is not read
+        { "a forgery, then a proof", S_AUTHENTIC, S_FORGED_THEN_OTHER, GC_DELIVER_REJECTED, false, 1 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         s_tap_t *tap = calloc (1, sizeof *tap);
         net_t *net = s_ring_with (tap, true);
         gc_engine_t *v = net->engines [2];
         uint64_t round = gc_engine_round (net->engines [1]), s = s_last_seq (net, 1) + 10;
-        uint8_t h [4][GC_WIRE_HEADER_SIZE];
+        uint8_t h [6][GC_WIRE_HEADER_SIZE];
         s_sign (net, net->keys [1], GC_MSG_DELTA, round, s, s - 1, tap->payload [0], tap->len [0], h [S_AUTHENTIC]);
         s_sign (net, net->keys [1], GC_MSG_DELTA, round, s, s - 1, tap->payload [1], tap->len [1], h [S_OTHER]);
         memcpy (h [S_FORGED], h [S_OTHER], GC_WIRE_HEADER_SIZE);
         h [S_FORGED][70] ^= 0x01;                       /* in the digest: signed bytes of its own */
         memset (h [S_GARBAGE], 0x5a, GC_WIRE_HEADER_SIZE);
+        memcpy (h [S_FORGED_THEN_OTHER], h [S_FORGED], GC_WIRE_HEADER_SIZE);    /* two headers: */
+        memcpy (h [S_FORGED_THEN_OTHER + 1], h [S_OTHER], GC_WIRE_HEADER_SIZE);  /* h [4], h [5] */
         gc_deliver_t d = GC_DELIVER_OK;
         const int sent [2] = { cases [c].first, cases [c].second };
         for (int k = 0; k < 2 && sent [k] != S_NONE; k++) {
             uint8_t header [GC_WIRE_HEADER_SIZE];
+            size_t len = (sent [k] == S_FORGED_THEN_OTHER ? 2 : 1) * GC_WIRE_HEADER_SIZE;
             s_sign (net, net->keys [3], GC_MSG_WITNESS, gc_engine_round (net->engines [3]),
-                    s_last_seq (net, 3) + 1 + (uint64_t) k, 0, h [sent [k]], GC_WIRE_HEADER_SIZE, header);
-            d = net_inject (net, 2, header, sizeof header, h [sent [k]], GC_WIRE_HEADER_SIZE);
+                    s_last_seq (net, 3) + 1 + (uint64_t) k, 0, h [sent [k]], len, header);
+            d = net_inject (net, 2, header, sizeof header, h [sent [k]], len);
         }
         uint64_t bad = gc_engine_rejections (v, 3, GC_WIRE_BAD_EVIDENCE);
         print_message ("%-24s verdict %d, 1 excluded %d, bad_evidence against 3: %llu\n", cases [c].what, d,
