@@ -166,6 +166,12 @@ gc_policy_set_env (gc_policy_t *self, double compute_s, double rate)
         self->rate = rate;
 }
 
+void
+gc_policy_set_rate (gc_policy_t *self, double rate)
+{
+    self->rate = rate > 0 ? rate : 0;
+}
+
 //  |x|^2 in eight independent lanes, which the compiler vectorises: the
 //  policy's one pass over the update should cost a fraction of a step.
 static double

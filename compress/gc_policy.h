@@ -59,6 +59,8 @@ bool        gc_policy_skips (const gc_policy_t *self);
     compute time (s), rate the bytes/s of the slowest out-link (0: unknown).
     Either <= 0 leaves the previous value. */
 void gc_policy_set_env (gc_policy_t *self, double compute_s, double rate);
+/*  The link rate exactly (0: unknown, e.g. a rate cap that was lifted). */
+void gc_policy_set_rate (gc_policy_t *self, double rate);
 
 /*  Decide round `round`: update u (this round's change, n floats) and input
     (what would be compressed, u + e; may equal update). Sets the

@@ -95,6 +95,7 @@ struct gc_zmq_t {
     int64_t          next_guard;
     gc_rng_t         rng;
     gc_fault_t       fault;
+    _Atomic double   rate_cap;      /* fault.rate, for other threads (gc_zmq_link_rate) */
     s_held_t        *held;          /* min-heap on due */
     size_t           n_held;
     atomic_uint_fast64_t sent_frames, sent_bytes, send_dropped, recv_messages, recv_bytes,
@@ -750,12 +751,21 @@ void
 gc_zmq_fault_rate (gc_zmq_t *self, double bytes_per_s)
 {
     gc_fault_set_rate (&self->fault, bytes_per_s);
+    atomic_store (&self->rate_cap, self->fault.rate);
 }
 
 int
 gc_zmq_fault_control (gc_zmq_t *self, const char *request, gc_err_t *err)
 {
-    return gc_fault_control (&self->fault, request, err);
+    int rc = gc_fault_control (&self->fault, request, err);
+    atomic_store (&self->rate_cap, self->fault.rate);
+    return rc;
+}
+
+double
+gc_zmq_link_rate (gc_zmq_t *self)
+{
+    return atomic_load (&self->rate_cap);
 }
 
 void

@@ -156,6 +156,9 @@ void      gc_zmq_fault_drop (gc_zmq_t *self, double p);
 void      gc_zmq_fault_delay (gc_zmq_t *self, double delay_ms, double jitter_ms);
 void      gc_zmq_fault_rate (gc_zmq_t *self, double bytes_per_s);
 int       gc_zmq_fault_control (gc_zmq_t *self, const char *request, gc_err_t *err);
+/*  The rate cap per link (bytes/s; 0: none) the fault layer holds now,
+    from any thread: what the bandwidth ratio policy plans with. */
+double    gc_zmq_link_rate (gc_zmq_t *self);
 /*  "drop=0.2 delay_ms=0 jitter_ms=0 rate=0 held=0" */
 void      gc_zmq_fault_describe (gc_zmq_t *self, char *buf, size_t size);
 /*  Counters (read from any thread; approximate while running). */

@@ -464,6 +464,12 @@ gc_engine_set_link (gc_engine_t *self, double compute_s, double rate)
     gc_policy_set_env (self->gossip.policy, 0, rate);
 }
 
+void
+gc_engine_set_link_rate (gc_engine_t *self, double rate)
+{
+    gc_policy_set_rate (self->gossip.policy, rate);
+}
+
 double
 gc_engine_train (gc_engine_t *self)
 {

@@ -177,6 +177,9 @@ typedef struct gc_engine_t gc_engine_t;
     gcsim sets both from its virtual compute time and links; gcnode leaves
     the measured time. Trainer side, between phases. */
 void gc_engine_set_link (gc_engine_t *self, double compute_s, double rate);
+/*  gcnode: the out-links' rate as it is now (the fault layer's cap; 0:
+    none known, which also forgets an earlier one). Trainer side. */
+void gc_engine_set_link_rate (gc_engine_t *self, double rate);
 
 gc_engine_t *gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io,
                             gc_err_t *err);

@@ -641,6 +641,10 @@ gc_peer_round (gc_peer_t *p, volatile int *stop, gc_err_t *err)
     double slow = atomic_load (&p->slow);
     if (slow > 1)       /* fault injection: a straggler */
         zclock_sleep ((int) ((slow - 1) * (gc_now_s () - t0) * 1e3));
+    //  What the bandwidth policy plans a send with besides the measured
+    //  train time: the link's rate where known (the fault layer's cap; a real
+    //  link's capacity is not measured: bandwidth:rate=B gives it).
+    gc_engine_set_link_rate (p->engine, p->zmq ? gc_zmq_link_rate (p->zmq) : 0);
     if (gc_engine_gossip (p->engine, stop, err))
         return gc_err_prefix (err, "round %llu: ", (unsigned long long) gc_engine_round (p->engine));
     uint64_t round = gc_engine_round (p->engine);

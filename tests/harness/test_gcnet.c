@@ -26,21 +26,26 @@
 
 typedef enum { S_RUN, S_NETNS, S_INTERRUPT, S_KILL9 } s_kind_t;
 
+typedef void (s_check_fn) (const char *out);
+static s_check_fn s_check_thin_links;
+
 static const struct {
     const char *name;
     const char *scenario;           /* under the source tree; NULL: s_long */
     s_kind_t    kind;
     const char *needs;              /* a gcnode feature ("`node/control`", "--resume"), or NULL */
+    s_check_fn *check;              /* more about the run's output directory, or NULL */
 } s_cases [] = {
-    { "baseline", "configs/scenarios/fast/baseline.zpl", S_RUN, NULL },
-    { "crash_restart", "configs/scenarios/fast/crash-restart.zpl", S_RUN, "--resume" },
-    { "freeze", "configs/scenarios/fast/freeze.zpl", S_RUN, NULL },
-    { "partition", "configs/scenarios/fast/partition.zpl", S_RUN, "`node/control`" },
-    { "drop", "configs/scenarios/fast/drop.zpl", S_RUN, "`node/control`" },
-    { "resume_all", "configs/scenarios/fast/resume-all.zpl", S_RUN, "--resume" },
-    { "interrupt", NULL, S_INTERRUPT, NULL },
-    { "kill9", NULL, S_KILL9, NULL },
-    { "netns", "configs/scenarios/fast/baseline.zpl", S_NETNS, NULL },
+    { "baseline", "configs/scenarios/fast/baseline.zpl", S_RUN, NULL, NULL },
+    { "crash_restart", "configs/scenarios/fast/crash-restart.zpl", S_RUN, "--resume", NULL },
+    { "freeze", "configs/scenarios/fast/freeze.zpl", S_RUN, NULL, NULL },
+    { "partition", "configs/scenarios/fast/partition.zpl", S_RUN, "`node/control`", NULL },
+    { "drop", "configs/scenarios/fast/drop.zpl", S_RUN, "`node/control`", NULL },
+    { "resume_all", "configs/scenarios/fast/resume-all.zpl", S_RUN, "--resume", NULL },
+    { "interrupt", NULL, S_INTERRUPT, NULL, NULL },
+    { "kill9", NULL, S_KILL9, NULL, NULL },
+    { "netns", "configs/scenarios/fast/baseline.zpl", S_NETNS, NULL, NULL },
+    { "thin_links", "configs/scenarios/fast/thin-links.zpl", S_RUN, "`node/control`", s_check_thin_links },
 };
 
 //  A run that would go on for long: it is interrupted or killed.
@@ -120,6 +125,47 @@ s_report (const char *out)
     return j;
 }
 
+//  The last line of peer's metrics file.
+static gc_json_t *
+s_last_metrics (const char *out, unsigned peer)
+{
+    char name [32], line [1 << 16], last [1 << 16] = "";
+    snprintf (name, sizeof name, "peer%u.jsonl", peer);
+    char *path = s_path (out, name);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        fail_msg ("%s is missing", path);
+    while (fgets (line, sizeof line, f))
+        if (*line == '{')
+            memcpy (last, line, sizeof line);
+    fclose (f);
+    gc_err_t err = { 0 };
+    gc_json_t *j = gc_json_parse (last, strlen (last), &err);
+    if (!j)
+        fail_msg ("%s: last line: %s", path, err.msg);
+    free (path);
+    return j;
+}
+
+//  thin-links.zpl: peers 0 and 1 on capped links budget their sends down
+//  to the policy's floor (R/10 = 0.01), 2 and 3 keep top-k's R = 0.1.
+static void
+s_check_thin_links (const char *out)
+{
+    for (unsigned peer = 0; peer < 4; peer++) {
+        gc_json_t *m = s_last_metrics (out, peer);
+        const gc_json_t *b = gc_json_get (m, "send_budget");
+        assert_non_null (b);
+        double budget = b->number;
+        printf ("peer %u (%s link): send_budget %.4f\n", peer, peer < 2 ? "20 kB/s" : "uncapped", budget);
+        if (peer < 2)
+            assert_true (budget < 0.02);
+        else
+            assert_true (budget > 0.09 && budget < 0.11);
+        gc_json_destroy (&m);
+    }
+}
+
 static bool
 s_has_feature (const s_env_t *env, const char *needs)
 {
@@ -133,7 +179,7 @@ s_has_feature (const s_env_t *env, const char *needs)
 }
 
 static void
-s_run (const s_env_t *env, const char *scenario, bool netns)
+s_run (const s_env_t *env, const char *scenario, bool netns, s_check_fn *check)
 {
     char *out = s_path (env->dir, "out"), *cmd = NULL, *text = NULL;
     assert_true (asprintf (&cmd, "'%s' run '%s' --out '%s' --progress off%s", env->gcnet, scenario, out,
@@ -153,6 +199,8 @@ s_run (const s_env_t *env, const char *scenario, bool netns)
     assert_true (gc_json_get (report, "passed")->number == 1);
     gc_json_destroy (&report);
     s_assert_all_gone (out, 10);
+    if (check)
+        check (out);
     free (text);
     free (cmd);
     free (out);
@@ -273,8 +321,8 @@ test_case (void **state)
     env.dir = gc_test_tmpdir ("gcnet");
     char *scenario = s_cases [c].scenario ? gc_test_source_path (s_cases [c].scenario) : NULL;
     switch (s_cases [c].kind) {
-        case S_RUN: s_run (&env, scenario, false); break;
-        case S_NETNS: s_run (&env, scenario, true); break;
+        case S_RUN: s_run (&env, scenario, false, s_cases [c].check); break;
+        case S_NETNS: s_run (&env, scenario, true, s_cases [c].check); break;
         case S_INTERRUPT: s_interrupt (&env); break;
         case S_KILL9: s_kill9 (&env); break;
     }
