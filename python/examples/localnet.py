@@ -89,6 +89,19 @@ class Net:
             self.procs[i].wait()
             return -1
 
+    def wait_line(self, i: int, prefix: str, timeout: float) -> None:
+        """Wait until peer i's log has a line starting with prefix (it got
+        that far), or fail with its log; e.g. a PyTorch peer's "peer=" line
+        says it is open and connecting, which takes seconds of imports."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if any(l.startswith(prefix) for l in self.log(i).splitlines()):
+                return
+            if self.procs[i].poll() is not None:
+                break
+            time.sleep(0.05)
+        fail("peer %d printed no '%s' line in %.0f s; its log:\n%s" % (i, prefix, timeout, self.log(i)[-3000:]))
+
     def wait_all(self, timeout: float) -> Dict[int, int]:
         end = time.time() + timeout
         return {i: self.wait(i, end - time.time()) for i in list(self.procs)}

@@ -29,6 +29,8 @@ native = localnet.Net("native", 4, settings)
 try:
     for i in range(2):
         torchnet.start_torch(mixed, i, 4)
+    for i in range(2):                  # open, after their imports
+        mixed.wait_line(i, "peer=%d start_round=" % i, 60)
     for i in range(2, 4):
         mixed.start_native(i)
     for i in range(4):
