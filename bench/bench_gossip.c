@@ -1,11 +1,13 @@
 /*  gcbench gossip — where a round's time goes, for one peer with 4
     neighbours and the default model (784-256-128-10), over an in-memory
     network of 5 engines (complete graph), with the default algorithms
-    (top-k 1 % fp16 + liec, trimmed mean, 4 local steps of batch 32).
+    (top-k 1 % fp16 + liec, the default rule guard, 4 local steps of batch 32).
 
     round_overhead_ratio = (compress + sign + verify + decode + aggregate)
                            / train: below 1 means gossip costs less than
-    the learning it carries. Waiting is 0 here (no network delay). */
+    the learning it carries. gossip_aggregate_over_train = aggregate / train:
+    what the robust rule (and the mix around it) costs against the round's
+    training. Waiting is 0 here (no network delay). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,8 +120,12 @@ gc_bench_gossip (const gc_bench_opts_t *opts)
     }
     gc_engine_stats_t s;
     gc_engine_stats (engines [0], &s);
-    const char *extra = "\"peer\":0,\"neighbours\":4,\"model\":\"784-256-128-10\","
-                        "\"compress\":\"topk:0.01:fp16\",\"ec\":\"liec:100\",\"aggregator\":\"cwtm:1\"";
+    gc_engine_config_t defaults;
+    gc_engine_config_defaults (&defaults);
+    char extra [256];
+    snprintf (extra, sizeof extra, "\"peer\":0,\"neighbours\":4,\"model\":\"784-256-128-10\","
+              "\"compress\":\"%s\",\"ec\":\"%s\",\"aggregator\":\"%s\",\"local_steps\":%d",
+              defaults.compress, defaults.ec, defaults.aggregator, (int) defaults.local_steps);
     struct { const char *name; double seconds; } parts [] = {
         { "gossip_round_train_ms", s.time_train_s },
         { "gossip_round_compress_ms", s.time_compress_s },
@@ -134,6 +140,7 @@ gc_bench_gossip (const gc_bench_opts_t *opts)
     double overhead = s.time_compress_s + s.time_sign_s + s.time_verify_s + s.time_decode_s
                     + s.time_aggregate_s;
     gc_bench_emit (opts, "round_overhead_ratio", overhead / s.time_train_s, "ratio", extra);
+    gc_bench_emit (opts, "gossip_aggregate_over_train", s.time_aggregate_s / s.time_train_s, "ratio", extra);
     gc_bench_emit (opts, "gossip_bytes_per_round", (double) s.bytes_sent / rounds, "B", extra);
     gc_bench_emit (opts, "gossip_dense_over_sent", (double) s.dense_equiv_bytes / (double) s.bytes_sent,
                    "ratio", extra);

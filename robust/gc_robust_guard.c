@@ -25,6 +25,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,20 +65,35 @@ typedef struct {
     double   cos;           /* running mean of the cosine of u with the neighbours' median */
 } s_entry_t;
 
+#define S_P GC_ROBUST_SKETCH
+
+typedef struct {
+    double   *d2, *dot;             /* the scan's sums (gc_robust_guard_sums_t) */
+    int64_t  *pos, *nz;
+    uint32_t *big, *xbig;
+    float    *a;                    /* the output's factors */
+    float    *sx;                   /* n x S_P: each input's sketch of x_j - own */
+    float   **sxp;                  /* per input: its row of sx, or NULL (no history) */
+    size_t   *entry;                /* history entry per input, or SIZE_MAX */
+    const float **nb_blk;           /* the scan's scratch */
+} s_scratch_t;
+
 struct gc_robust_guard_t {
     gc_robust_guard_cfg_t cfg;
     size_t    d;            /* dimension the state belongs to; 0 = none yet */
-    float    *prev_out;     /* d */
-    float    *med;          /* d: coordinate-wise median of the neighbours, minus own */
-    const float **nb;       /* the neighbours' inputs (own left out) */
-    size_t    nb_cap;
+    float     sprev [S_P];  /* sketch of the previous output */
+    float     sown [S_P];   /* sketch of this call's own vector */
+    float     sout [S_P];   /* sketch of this call's output */
+    const float **nb;       /* the neighbours' inputs (own left out), n_cap */
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
     uint64_t  step_n;
     uint64_t  calls;
     s_entry_t *entries;
-    float    *m;            /* cap x d running means of u, row per entry */
+    float    *m;            /* cap x S_P: sketches of the running means of u, row per entry */
     size_t    n_entries, cap;
+    s_scratch_t sc;         /* per input of one call, n_cap of each */
+    size_t    n_cap;
 };
 
 gc_robust_guard_t *
@@ -92,15 +108,17 @@ gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg)
 static void
 s_reset (gc_robust_guard_t *self)
 {
-    free (self->prev_out);
-    free (self->med);
-    self->med = NULL;
     free (self->nb);
     self->nb = NULL;
-    self->nb_cap = 0;
+    s_scratch_t *sc = &self->sc;
+    void *bufs [] = { sc->d2, sc->dot, sc->pos, sc->nz, sc->big, sc->xbig, sc->a, sc->sx,
+                      sc->sxp, sc->entry, (void *) sc->nb_blk };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
+        free (bufs [i]);
+    memset (sc, 0, sizeof *sc);
+    self->n_cap = 0;
     free (self->entries);
     free (self->m);
-    self->prev_out = NULL;
     self->entries = NULL;
     self->m = NULL;
     self->n_entries = self->cap = 0;
@@ -131,7 +149,7 @@ s_history_on (const gc_robust_guard_t *self)
 static s_entry_t *
 s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
 {
-    size_t d = self->d;
+    size_t d = S_P;
     for (size_t i = 0; i < self->n_entries; i++)
         if (self->entries [i].key == key) {
             *row = self->m + i * d;
@@ -181,71 +199,134 @@ s_median_distance (const double *d2, size_t n, double *tmp)
     return sqrt (tmp [(n - 1) / 2]);
 }
 
-//  u = c (x - own), m <- (1 - b) m + b u; returns ||m||, in *up the
-//  fraction of the coordinates where x differs from own with x > own, and in
-//  *dot the dot product of x - own with med. One pass; the sums run in
-//  S_LANES partial sums (so that the loop vectorises), added up at the end.
-#define S_LANES 16
+//  An input that differs from the peer's model by 2^59 or more in some
+//  coordinate gets clip factor 0 (its factor tau / ||x - own|| is below
+//  tau / 2^59 anyway): the float sums of the passes then cannot overflow.
+#define S_HUGE_BITS 0x5d000000u
 
-static double
-s_update_mean (float *m, const float *x, const float *own, const float *med, size_t d,
-               double c, double b, double *up, double *dot)
+//  The per-input scratch of one call, grown with n.
+static int
+s_reserve (gc_robust_guard_t *self, size_t n)
 {
-    double sq [S_LANES] = { 0 }, dt [S_LANES] = { 0 };
-    int64_t pos [S_LANES] = { 0 }, nonzero [S_LANES] = { 0 };
-    double keep = 1.0 - b, take = b * c;
-    size_t i = 0;
-    for (; i + S_LANES <= d; i += S_LANES)
-        for (size_t l = 0; l < S_LANES; l++) {
-            double diff = (double) x [i + l] - (double) own [i + l];
-            double v = keep * (double) m [i + l] + take * diff;
-            m [i + l] = (float) v;
-            sq [l] += v * v;
-            dt [l] += diff * (double) med [i + l];
-            pos [l] += diff > 0;
-            nonzero [l] += diff != 0;
-        }
-    for (size_t l = 0; i < d; i++, l++) {
-        double diff = (double) x [i] - (double) own [i];
-        double v = keep * (double) m [i] + take * diff;
-        m [i] = (float) v;
-        sq [l] += v * v;
-        dt [l] += diff * (double) med [i];
-        pos [l] += diff > 0;
-        nonzero [l] += diff != 0;
+    if (self->n_cap >= n)
+        return 0;
+    s_scratch_t *sc = &self->sc;
+    void **bufs [] = { (void **) &sc->d2, (void **) &sc->dot, (void **) &sc->pos, (void **) &sc->nz,
+                       (void **) &sc->big, (void **) &sc->xbig, (void **) &sc->a, (void **) &sc->sx,
+                       (void **) &sc->sxp, (void **) &sc->entry, (void **) &sc->nb_blk,
+                       (void **) &self->nb };
+    size_t sizes [] = { sizeof (double), sizeof (double), sizeof (int64_t), sizeof (int64_t),
+                        sizeof (uint32_t), sizeof (uint32_t), sizeof (float), S_P * sizeof (float),
+                        sizeof (float *), sizeof (size_t), sizeof (float *), sizeof (float *) };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes [0]; i++) {
+        void *p = realloc (*bufs [i], n * sizes [i]);
+        if (!p)
+            return -1;
+        *bufs [i] = p;
     }
-    double sq_all = 0, dt_all = 0;
-    int64_t pos_all = 0, nz_all = 0;
-    for (size_t l = 0; l < S_LANES; l++) {
-        sq_all += sq [l];
-        dt_all += dt [l];
-        pos_all += pos [l];
-        nz_all += nonzero [l];
-    }
-    *up = nz_all ? (double) pos_all / (double) nz_all : 0.5;
-    *dot = dt_all;
-    return sqrt (sq_all);
+    self->n_cap = n;
+    return 0;
 }
 
-//  ||a - b|| (b NULL: ||a||) with the sums in lanes as above.
-static double
-s_distance (const float *a, const float *b, size_t d)
+//  The neighbours (own left out), whose coordinate-wise median the scan
+//  forms: the direction the honest neighbours agree on while they are the
+//  majority.
+static size_t
+s_neighbours (gc_robust_guard_t *self, const float *const *x, size_t n, const float *own)
 {
-    double sq [S_LANES] = { 0 };
-    size_t i = 0;
-    for (; i + S_LANES <= d; i += S_LANES)
-        for (size_t l = 0; l < S_LANES; l++) {
-            double v = (double) a [i + l] - (b ? (double) b [i + l] : 0.0);
-            sq [l] += v * v;
+    size_t kn = 0;
+    for (size_t j = 0; j < n; j++)
+        if (x [j] != own)
+            self->nb [kn++] = x [j];
+    return kn;
+}
+
+//  Each neighbour's history entry (by index: a new entry may move the rows).
+static int
+s_find_entries (gc_robust_guard_t *self, const float *const *x, size_t n, const float *own,
+                const uint64_t *keys)
+{
+    s_scratch_t *sc = &self->sc;
+    for (size_t j = 0; j < n; j++) {
+        sc->entry [j] = SIZE_MAX;
+        if (s_history_on (self) && x [j] != own) {
+            float *row;
+            s_entry_t *e = s_entry (self, keys ? keys [j] : (uint64_t) j, &row);
+            if (!e)
+                return -1;
+            sc->entry [j] = (size_t) (e - self->entries);
         }
-    for (size_t l = 0; i < d; i++, l++) {
-        double v = (double) a [i] - (b ? (double) b [i] : 0.0);
-        sq [l] += v * v;
     }
-    double all = 0;
-    for (size_t l = 0; l < S_LANES; l++)
-        all += sq [l];
-    return sqrt (all);
+    for (size_t j = 0; j < n; j++)
+        sc->sxp [j] = sc->entry [j] == SIZE_MAX ? NULL : sc->sx + j * S_P;
+    return 0;
+}
+
+//  Update input j's history from the scan's sums and its clip factor c:
+//  the sketch of the running mean, m <- (1 - b) m + b c S(x_j - own), whose
+//  norm estimates the running mean's. Returns the consistency (-1: not
+//  counted yet).
+static double
+s_history (gc_robust_guard_t *self, size_t j, double c, double dist, double med_norm,
+           bool huge, double *skew, double *cosv)
+{
+    s_scratch_t *sc = &self->sc;
+    s_entry_t *e = &self->entries [sc->entry [j]];
+    e->seen++;
+    e->last = self->calls;
+    double b = 1.0 / fmin ((double) e->seen, self->cfg.horizon);
+    double bs = 1.0 / fmin ((double) e->seen, S_SIGN_HORIZON);
+    float keep = (float) (1.0 - b), take = (float) (b * c);
+    float *m = self->m + sc->entry [j] * S_P;
+    const float *sx = sc->sxp [j];
+    double m2 = 0;
+    for (size_t i = 0; i < S_P; i++) {
+        m [i] = keep * m [i] + take * sx [i];
+        m2 += (double) m [i] * (double) m [i];
+    }
+    double mnorm = sqrt (m2);
+    double up = sc->nz [j] ? (double) sc->pos [j] / (double) sc->nz [j] : 0.5;
+    double cosj = !huge && dist > 0 && med_norm > 0 ? sc->dot [j] / (dist * med_norm) : 0;
+    e->cos = (1.0 - bs) * e->cos + bs * cosj;
+    e->a = (1.0 - b) * e->a + b * c * dist;
+    e->up = (1.0 - bs) * e->up + bs * up;
+    *cosv = e->cos;
+    *skew = fabs (e->up - 0.5);
+    if (e->seen < S_WARMUP)
+        return -1;
+    double rho = e->a > 0 ? mnorm / e->a : 0;
+    return isfinite (rho) ? rho : 1.0;
+}
+
+//  The weight factor h of a neighbour from its consistency, direction and
+//  sign balance (docs/ALGORITHMS.md, "guard", step 4).
+static double
+s_weight (const gc_robust_guard_t *self, double rho, double ref, bool direction, double cosv,
+          double skew)
+{
+    double span = self->cfg.rho_hi - self->cfg.rho_lo, h = 1.0;
+    if (rho >= 0) {
+        double excess = rho - ref;
+        h = span > 0 ? fmin (1.0, fmax (0.0, (self->cfg.rho_hi - excess) / span))
+                     : (excess < self->cfg.rho_lo ? 1.0 : 0.0);
+    }
+    if (direction && cosv < S_COS_HI)
+        h *= fmax (0.0, (cosv - S_COS_LO) / (S_COS_HI - S_COS_LO));
+    if (skew > S_SKEW_LO)
+        h *= fmax (0.0, (S_SKEW_HI - skew) / (S_SKEW_HI - S_SKEW_LO));
+    return h;
+}
+
+//  ||a - b|| over two sketches.
+static double
+s_sketch_distance (const float *a, const float *b)
+{
+    double sq = 0;
+    for (size_t i = 0; i < S_P; i++) {
+        double v = (double) a [i] - (double) b [i];
+        sq += v * v;
+    }
+    return sqrt (sq);
 }
 
 int
@@ -254,88 +335,49 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                      const float *own, const uint64_t *keys,
                      float *out, double *tau_out, size_t *clipped_out)
 {
-    double *d2 = ws->vec_a, *coef = ws->vec_b;
-    int rc = gc_robust_dist_to (ws, x, n, d, own, d2);
-    if (rc)
-        return rc;
     if (self->d != d) {
         s_reset (self);
-        self->prev_out = malloc (d * sizeof *self->prev_out);
-        self->med = malloc (d * sizeof *self->med);
-        if (!self->prev_out || !self->med)
-            return -1;
         self->d = d;
     }
+    if (s_reserve (self, n) || s_find_entries (self, x, n, own, keys))
+        return -1;
+    s_scratch_t *sc = &self->sc;
+    size_t kn = s_history_on (self) ? s_neighbours (self, x, n, own) : 0;
+    const gc_robust_guard_kern_t *kern = gc_robust_guard_kern ();
+    gc_robust_guard_io_t io = { .x = x, .n = n, .own = own, .nb = self->nb, .kn = kn,
+                                .nb_blk = sc->nb_blk, .sx = sc->sxp };
+    gc_robust_guard_sums_t sums = { .d2 = sc->d2, .dot = sc->dot, .pos = sc->pos, .nz = sc->nz,
+                                    .big = sc->big, .xbig = sc->xbig, .sown = self->sown };
+    int rc = kern->scan (ws, &io, d, &sums);
+    if (rc)
+        return rc;
     self->calls++;
     if (self->have_prev) {
-        double s = s_distance (own, self->prev_out, d);
+        double s = s_sketch_distance (self->sown, self->sprev);
         double b = 1.0 / fmin ((double) ++self->step_n, S_STEP_HORIZON);
         if (isfinite (s))
             self->step_avg = (1.0 - b) * self->step_avg + b * s;
     }
     double tau = self->cfg.c * self->step_avg;
     if (!(tau > 0))
-        tau = s_median_distance (d2, n, coef);
-    size_t clipped = 0;
-    double horizon = self->cfg.horizon, span = self->cfg.rho_hi - self->cfg.rho_lo;
-    //  Pass 1: clip factors, history updates, consistencies (rho[j] < 0:
-    //  no history for input j, or not warmed up).
+        tau = s_median_distance (sc->d2, n, ws->vec_b);
+    //  A median too far to square in float says nothing about direction.
+    double med_norm = kn && sums.med_big < S_HUGE_BITS ? sqrt (sums.med2) : 0;
     double *rho = ws->coef, *sorted = ws->dist;     /* k + 1 and k x k scratch */
-    double *skew = ws->mix;                         /* k x k scratch */
-    double *cosv = ws->vdist;                       /* k x k scratch */
-    //  The neighbours' coordinate-wise median (own excluded) minus own: the
-    //  direction the honest neighbours agree on while they are the majority.
-    double med_norm = 0;
-    if (s_history_on (self)) {
-        if (self->nb_cap < n) {
-            const float **nb = realloc (self->nb, n * sizeof *nb);
-            if (!nb)
-                return -1;
-            self->nb = nb;
-            self->nb_cap = n;
-        }
-        const float **nb = self->nb;
-        size_t kn = 0;
-        for (size_t j = 0; j < n; j++)
-            if (x [j] != own)
-                nb [kn++] = x [j];
-        if (kn > 0) {
-            if ((rc = gc_robust_cw_window (ws, nb, kn, d, (kn - 1) / 2, kn / 2, self->med)))
-                return rc;
-            for (size_t i = 0; i < d; i++)
-                self->med [i] -= own [i];
-            med_norm = s_distance (self->med, NULL, d);
-        }
-    }
-    size_t m = 0;
+    double *skew = ws->mix, *cosv = ws->vdist;      /* k x k scratch */
+    double *coef = ws->vec_b;
+    size_t clipped = 0, m = 0;
     for (size_t j = 0; j < n; j++) {
-        double dist = sqrt (d2 [j]);
-        double c = dist > tau ? tau / dist : 1.0;
+        bool huge = sc->big [j] >= S_HUGE_BITS;
+        double dist = sqrt (sc->d2 [j]);
+        double c = huge ? 0.0 : dist > tau ? tau / dist : 1.0;
         clipped += c < 1.0;
         coef [j] = w [j] * c;
         rho [j] = -1;
         skew [j] = 0;
         cosv [j] = 1;
-        if (s_history_on (self) && x [j] != own && d2 [j] > 0) {
-            float *row;
-            s_entry_t *e = s_entry (self, keys ? keys [j] : (uint64_t) j, &row);
-            if (!e)
-                return -1;
-            e->seen++;
-            e->last = self->calls;
-            double b = 1.0 / fmin ((double) e->seen, horizon);
-            double up, bs = 1.0 / fmin ((double) e->seen, S_SIGN_HORIZON);
-            double dot;
-            double mnorm = s_update_mean (row, x [j], own, self->med, d, c, b, &up, &dot);
-            double cosj = dist > 0 && med_norm > 0 ? dot / (dist * med_norm) : 0;
-            e->cos = (1.0 - bs) * e->cos + bs * cosj;
-            cosv [j] = e->cos;
-            e->a = (1.0 - b) * e->a + b * c * dist;
-            e->up = (1.0 - bs) * e->up + bs * up;
-            skew [j] = fabs (e->up - 0.5);
-            if (e->seen >= S_WARMUP)
-                rho [j] = e->a > 0 ? mnorm / e->a : 0;
-        }
+        if (sc->sxp [j] && (sc->d2 [j] > 0 || huge))
+            rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
         if (rho [j] >= 0) {
             size_t i = m++;
             for (; i > 0 && sorted [i - 1] > rho [j]; i--)
@@ -343,10 +385,10 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             sorted [i] = rho [j];
         }
     }
-    //  Pass 2: the reference is the lower median of the neighbours'
-    //  consistencies (an honest one while honest neighbours are at least
-    //  half), never below S_RHO_FLOOR (attackers that look random cannot
-    //  pull it down to exclude honest neighbours).
+    //  The reference is the lower median of the neighbours' consistencies
+    //  (an honest one while honest neighbours are at least half), never
+    //  below S_RHO_FLOOR (attackers that look random cannot pull it down to
+    //  exclude honest neighbours).
     double ref = m ? fmax (sorted [(m - 1) / 2], S_RHO_FLOOR) : S_RHO_FLOOR;
     //  The direction test trusts the median only while the neighbours it
     //  flags hold less than half of the neighbours' weight: with an honest
@@ -359,22 +401,11 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             flagged += cosv [j] < S_COS_HI ? w [j] : 0;
         }
     bool direction = flagged < 0.5 * all;
-    for (size_t j = 0; j < n; j++) {
-        double h = 1.0;
-        if (rho [j] >= 0) {
-            double excess = rho [j] - ref;
-            h = span > 0 ? fmin (1.0, fmax (0.0, (self->cfg.rho_hi - excess) / span))
-                         : (excess < self->cfg.rho_lo ? 1.0 : 0.0);
-        }
-        if (direction && cosv [j] < S_COS_HI)
-            h *= fmax (0.0, (cosv [j] - S_COS_LO) / (S_COS_HI - S_COS_LO));
-        if (skew [j] > S_SKEW_LO)
-            h *= fmax (0.0, (S_SKEW_HI - skew [j]) / (S_SKEW_HI - S_SKEW_LO));
-        coef [j] *= h;
-    }
-    if ((rc = gc_robust_step (ws, x, coef, n, d, own, out, NULL)))
-        return rc;
-    memcpy (self->prev_out, out, d * sizeof *out);
+    for (size_t j = 0; j < n; j++)
+        sc->a [j] = x [j] == own ? 0.0f
+                  : (float) (coef [j] * s_weight (self, rho [j], ref, direction, cosv [j], skew [j]));
+    kern->apply (&io, d, sc->a, out, self->sout);
+    memcpy (self->sprev, self->sout, sizeof self->sprev);
     self->have_prev = true;
     *tau_out = tau;
     *clipped_out = clipped;

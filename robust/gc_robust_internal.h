@@ -125,6 +125,54 @@ typedef struct {
                     size_t d, const float *z, double *d2);
 } gc_robust_cw_kern_t;
 
+/*  guard's passes (gc_robust_guard_kern.c). Its histories and the previous
+    output are kept as sketches of GC_ROBUST_SKETCH floats: coordinate i adds
+    sign(i) x_i to bucket i mod GC_ROBUST_SKETCH, sign(i) = +-1 from a hash
+    of i, so that ||S a|| estimates ||a|| for any a (a count sketch) and S is
+    linear (the sketch of a running mean is the running mean of sketches). */
+#define GC_ROBUST_SKETCH 1024
+
+typedef struct {
+    const float *const *x;          /* the n inputs */
+    size_t       n;
+    const float *own;
+    const float *const *nb;         /* the kn neighbours (own left out) whose */
+    size_t       kn;                /* coordinate-wise median the scan forms, */
+    const float **nb_blk;           /* with kn pointers of scratch */
+    float *const *sx;               /* per input: its sketch of x_j - own is added here, or NULL */
+} gc_robust_guard_io_t;
+
+/*  What the scan returns, per input j (arrays of n, the caller's): d2 =
+    ||x_j - own||^2, and for inputs with a sketch dot = <x_j - own, med - own>,
+    pos / nz = coordinates with x_j > own / x_j != own; big = the largest
+    |x_j - own| and xbig the largest |x_j| as float bit patterns. Once:
+    med2 = ||med - own||^2 (its largest |.| in med_big), own_big, and the
+    sketch of own added to sown. */
+typedef struct {
+    double   *d2, *dot;
+    int64_t  *pos, *nz;
+    uint32_t *big, *xbig;
+    float    *sown;
+    double    med2;
+    uint32_t  med_big, own_big;
+} gc_robust_guard_sums_t;
+
+typedef struct {
+    /*  The sums above in one pass, the sketches zeroed first; returns a
+        kernel code (1: own or an input holds NaN/Inf, -1: no memory). */
+    int  (*scan) (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d,
+                  gc_robust_guard_sums_t *s);
+    /*  out = own + sum_j a_j (x_j - own), its sketch into sout, one pass. */
+    void (*apply) (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
+                   float *sout);
+} gc_robust_guard_kern_t;
+
+extern const gc_robust_guard_kern_t gc_robust_guard_kern_generic;
+#if GC_X86_LEVELS
+extern const gc_robust_guard_kern_t gc_robust_guard_kern_avx2, gc_robust_guard_kern_avx512;
+#endif
+const gc_robust_guard_kern_t *gc_robust_guard_kern (void);
+
 typedef int (*gc_robust_distances_fn) (gc_robust_ws_t *ws, const float *const *in, size_t k,
                                        size_t d, const float *centre, double *dist,
                                        int *passes);

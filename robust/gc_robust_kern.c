@@ -6,13 +6,17 @@
 typedef struct {
     const gc_robust_cw_kern_t *cw;
     gc_robust_distances_fn     distances;
+    const gc_robust_guard_kern_t *guard;
 } s_kern_t;
 
 static const s_kern_t s_levels [GC_CPU_N_LEVELS] = {
-    [GC_CPU_GENERIC] = { &gc_robust_cw_kern_generic, gc_robust_distances_generic },
+    [GC_CPU_GENERIC] = { &gc_robust_cw_kern_generic, gc_robust_distances_generic,
+                         &gc_robust_guard_kern_generic },
 #if GC_X86_LEVELS
-    [GC_CPU_AVX2]    = { &gc_robust_cw_kern_avx2, gc_robust_distances_avx2 },
-    [GC_CPU_AVX512]  = { &gc_robust_cw_kern_avx512, gc_robust_distances_avx512 },
+    [GC_CPU_AVX2]    = { &gc_robust_cw_kern_avx2, gc_robust_distances_avx2,
+                         &gc_robust_guard_kern_avx2 },
+    [GC_CPU_AVX512]  = { &gc_robust_cw_kern_avx512, gc_robust_distances_avx512,
+                         &gc_robust_guard_kern_avx512 },
 #endif
 };
 
@@ -78,4 +82,10 @@ gc_robust_distances (gc_robust_ws_t *ws, const float *const *in, size_t k, size_
                      const float *centre, double *dist, int *passes)
 {
     return s_kern ()->distances (ws, in, k, d, centre, dist, passes);
+}
+
+const gc_robust_guard_kern_t *
+gc_robust_guard_kern (void)
+{
+    return s_kern ()->guard;
 }

@@ -3,7 +3,8 @@
 
     scripts/results.sh TABLE [--jobs J] [--threads T] [--force]
 
-TABLE is 1 (aggregators x attacks), 2 (compression), 2p (ratio
+TABLE is 1 (aggregators x attacks; 1l: three times as long, constant learning
+rate; 1r: the honest-minority malicious ring), 2 (compression), 2p (ratio
 policies), 3 (stragglers), 4
 (scale), 5 (agreement with gcnet), speed (table 1's speed rows) or all.
 Each run is a gcsim scenario written to runs/results/tN/KEY/scenario.zpl
@@ -168,19 +169,68 @@ def gnuplot(script, name):
 # --- table 1: aggregators x attacks ------------------------------------------------
 
 AGGREGATORS = ["mean", "cwmed", "cwtm:1", "krum:1", "gm", "cclip", "scclip", "nnm+cwtm:1", "guard"]
+#   (label, attack spec); {late} is replaced by half the run's rounds
 ATTACKS = [("none", ""), ("sign flip", "signflip"), ("Gaussian", "noise"), ("ALIE z=1", "alie:1"),
            ("ALIE z formula", "alie"), ("IPM ε=0.1", "ipm:0.1"), ("IPM ε=0.5", "ipm:0.5"),
-           ("dissensus", "dissensus"), ("label flip", "labelflip"), ("mimic", "mimic")]
-OMNISCIENT = ["signflip", "noise", "alie:1", "alie", "ipm:0.1", "ipm:0.5", "dissensus"]
+           ("dissensus", "dissensus"), ("label flip", "labelflip"), ("mimic", "mimic"),
+           ("min-max", "minmax"), ("min-sum", "minsum"), ("ALIE z=0.25", "alie:0.25"),
+           ("late ALIE z=1 (honest for the first half)", "late:{late}:alie:1")]
+OMNISCIENT = ["signflip", "noise", "alie:1", "alie", "ipm:0.1", "ipm:0.5", "dissensus",
+              "minmax", "minsum", "alie:0.25", "late:{late}:alie:1"]
 BYZANTINE = "0,1,10,11"         # on the 4x4 torus: every honest peer has exactly one Byzantine neighbour
 T1_ROUNDS = 200
+DEFENCE = "guard"               # the default rule, whose worst cells each table summarises
 
 
-def t1_scenario(split, aggregator, attack, omniscient, skip_crypto=True):
+def ring_edges(honest=5):
+    """The honest-minority malicious ring of the ClippedGossip paper: honest peers 0..4 on a ring,
+    each with two Byzantine leaves of its own (5..14), Byzantine 15 linked to 5 and 14 only."""
+    e = [f"{i}-{(i + 1) % honest}" for i in range(honest)]
+    for i in range(honest):
+        e += [f"{i}-{honest + 2 * i}", f"{i}-{honest + 1 + 2 * i}"]
+    e += ["15-5", "15-14"]
+    return ",".join(e)
+
+
+#   the variants of table 1: graph, attackers, length, schedule, the rows they run
+T1_VARIANTS = {
+    "1": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": T1_ROUNDS, "schedule": None,
+          "splits": ["iid", "dirichlet:0.5"], "rows": "all", "honest": None},
+    #   three times as long with a constant learning rate: the setting of issue 22
+    "1l": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": 3 * T1_ROUNDS, "schedule": "constant",
+           "splits": ["iid", "dirichlet:0.5"], "rows": "strong", "honest": None},
+    #   honest minority: 5 honest peers, each with 2 Byzantine neighbours of 4
+    "1r": {"topology": "edges:" + ring_edges(), "byzantine": ",".join(str(i) for i in range(5, 16)),
+           "rounds": 300, "schedule": "constant", "splits": ["iid"], "rows": "ring", "honest": 5},
+}
+RING_ROWS = [("none", "", False), ("ALIE z=1", "alie:1", True), ("ALIE z=10", "alie:10", True),
+             ("IPM ε=0.1", "ipm:0.1", True), ("IPM ε=0.5", "ipm:0.5", True), ("dissensus", "dissensus", True),
+             ("sign flip", "signflip", True), ("sign flip −0.1·μ", "signflip:0.1", True),
+             ("min-max", "minmax", True), ("min-sum", "minsum", True), ("label flip", "labelflip", False),
+             ("mimic", "mimic", False)]
+
+
+def t1_rows(variant):
+    """[(label, attack, omniscient)] of a table 1 variant; attack specs with {late} filled in."""
+    v = T1_VARIANTS[variant]
+    if v["rows"] == "ring":
+        rows = RING_ROWS
+    else:
+        rows = [(label, attack, False) for label, attack in ATTACKS
+                if v["rows"] == "all" or attack not in OMNISCIENT]
+        rows += [(label + " (omniscient)", attack, True) for label, attack in ATTACKS if attack in OMNISCIENT]
+    return [(label, attack.replace("{late}", str(v["rounds"] // 2)), omn) for label, attack, omn in rows]
+
+
+def t1_scenario(split, aggregator, attack, omniscient, skip_crypto=True, variant="1"):
+    v = T1_VARIANTS[variant]
+    train = {"split": split, "rounds": v["rounds"], "local_steps": 1, "batch": 32}
+    if v["schedule"]:
+        train["schedule"] = v["schedule"]
     sections = {
         "node": {"eval_every": 0},
-        "topology": {"kind": "torus:4x4"},
-        "train": {"split": split, "rounds": T1_ROUNDS, "local_steps": 1, "batch": 32},
+        "topology": {"kind": v["topology"]},
+        "train": train,
         "gossip": {"compress": "none", "ec": "none", "aggregator": aggregator, "wait": "sync"},
     }
     groups = None
@@ -188,8 +238,8 @@ def t1_scenario(split, aggregator, attack, omniscient, skip_crypto=True):
         keys = {"role/attack": attack}
         if omniscient:
             keys["sim/omniscient"] = 1
-        groups = {"attackers": (BYZANTINE, keys)}
-    return zpl("t1", 16, sections, groups, {"skip_crypto": 1 if skip_crypto else 0})
+        groups = {"attackers": (v["byzantine"], keys)}
+    return zpl("t" + variant, 16, sections, groups, {"skip_crypto": 1 if skip_crypto else 0})
 
 
 def t1_key(split, aggregator, attack, omniscient):
@@ -197,35 +247,81 @@ def t1_key(split, aggregator, attack, omniscient):
                      (attack or "none").replace(":", ""), "omn" if omniscient else "real"])
 
 
-def table1(args):
-    runner = Runner(1, args.jobs, args.threads, args.force)
-    runs = {}
-    for split in ["iid", "dirichlet:0.5"]:
-        for aggregator in AGGREGATORS:
-            for _, attack in ATTACKS:
-                runs[t1_key(split, aggregator, attack, False)] = (t1_scenario(split, aggregator, attack, False), [])
-            for attack in OMNISCIENT:
-                runs[t1_key(split, aggregator, attack, True)] = (t1_scenario(split, aggregator, attack, True), [])
-    res = runner.run_all(runs)
-    body = [
-        "16 peers on a 4x4 torus; peers 0, 1, 10, 11 Byzantine (every honest peer has exactly one Byzantine",
-        "neighbour out of four); Fashion-MNIST, MLP 784-256-128-10, batch 32, one local step per round, "
-        f"{T1_ROUNDS} rounds,",
+def t1_accuracy(variant, r, which):
+    """Honest mean (or min) accuracy; on the ring over peers 0..4 also without attackers."""
+    first = T1_VARIANTS[variant]["honest"]
+    if not first:
+        return honest(r, which + "_accuracy")
+    accs = [p["final_accuracy"] for p in r["report"]["peers"][:first] if p.get("final_accuracy") is not None]
+    if not accs:
+        return None
+    return sum(accs) / len(accs) if which == "mean" else min(accs)
+
+
+def t1_text(variant):
+    v = T1_VARIANTS[variant]
+    sched = "a constant learning rate" if v["schedule"] == "constant" else "the default cosine schedule"
+    if variant == "1r":
+        graph = ["The honest-minority malicious ring of the ClippedGossip paper: honest peers 0–4 on a ring, each",
+                 "with two Byzantine neighbours of its own (peers 5–14; peer 15, Byzantine, links 5 and 14): 11 of 16",
+                 "Byzantine, every honest peer has 2 honest and 2 Byzantine neighbours (`topology/kind = edges:…`).",
+                 "Cell: peers 0–4's final test accuracy, mean / min — in the no-attack row too, where peers 5–15",
+                 "are honest and train."]
+    else:
+        graph = ["16 peers on a 4x4 torus; peers 0, 1, 10, 11 Byzantine (every honest peer has exactly one Byzantine",
+                 "neighbour out of four).",
+                 "Cell: honest peers' final test accuracy, mean / min, on the 10 000 test images."]
+    return graph + [
+        f"Fashion-MNIST, MLP 784-256-128-10, batch 32, one local step per round, {v['rounds']} rounds with {sched},",
         "dense gossip (`compress none`, `ec none`), `wait sync`, simulator without signatures (`skip_crypto`,",
-        "no protocol attack here). Cell: honest peers' final test accuracy, mean / min, on the 10 000 test",
-        "images. *omniscient*: the attackers compute their attack from every honest model (the simulator",
-        "grants it) instead of what they receive from their neighbours. *(n crashed)*: honest peers",
-        "whose run ended with an error (a peer whose own training diverges recovers from its",
-        "neighbours and goes on; findings below the table).",
+        "no protocol attack here), one seed (the scenario's). *omniscient*: the attackers compute their attack from",
+        "every honest model (the simulator grants it) instead of what they receive from their neighbours.",
+        "*late*: honest (training, sending its updates) for the first half of the run, then ALIE.",
+        "*(n crashed)*: honest peers whose run ended with an error.",
         ""]
-    for split in ["iid", "dirichlet:0.5"]:
+
+
+def t1_summary(variant, res, split):
+    """The default defence's cells against its own no-attack cell: the worst, and every one beyond 1 point."""
+    base = t1_accuracy(variant, res[t1_key(split, DEFENCE, "", False)], "mean")
+    worst, misses = None, []
+    for label, attack, omn in t1_rows(variant):
+        if not attack:
+            continue
+        acc = t1_accuracy(variant, res[t1_key(split, DEFENCE, attack, omn)], "mean")
+        d = (acc - base) * 100 if acc is not None and base is not None else float("-inf")
+        worst = (label, d) if worst is None or d < worst[1] else worst
+        if d < -1:
+            misses.append(f"{label} {d:+.1f}")
+    limit = 3 if variant == "1r" else 1
+    misses = [m for m in misses if float(m.rsplit(" ", 1)[1]) < -limit]
+    line = (f"`{DEFENCE}` against its own no-attack cell ({fmt(base)}): worst {worst[0]} {worst[1]:+.1f} points; "
+            f"cells more than {limit} point{'s' if limit > 1 else ''} below: " + (", ".join(misses) or "none") + ".")
+    return line
+
+
+def table1(args, variant="1"):
+    runner = Runner(variant, args.jobs, args.threads, args.force)
+    v = T1_VARIANTS[variant]
+    aggregators = args.rules.split(",") if getattr(args, "rules", None) else AGGREGATORS
+    runs = {}
+    for split in v["splits"]:
+        for aggregator in aggregators:
+            for _, attack, omn in t1_rows(variant):
+                runs[t1_key(split, aggregator, attack, omn)] = \
+                    (t1_scenario(split, aggregator, attack, omn, variant=variant), [])
+    res = runner.run_all(runs)
+    if aggregators != AGGREGATORS:
+        print(f"ran {len(runs)} simulations of table {variant} for {', '.join(aggregators)}: "
+              "the table is written by a run with every rule", file=sys.stderr)
+        return
+    body = t1_text(variant)
+    for split in v["splits"]:
         title = "iid" if split == "iid" else "Dirichlet α = 0.5"
         body.append(f"**{title}**\n")
         body.append("| attack | " + " | ".join(f"`{a}`" for a in AGGREGATORS) + " |")
         body.append("| --- |" + " --- |" * len(AGGREGATORS))
-        rows = [(label, attack, False) for label, attack in ATTACKS]
-        rows += [(label + " (omniscient)", attack, True) for label, attack in ATTACKS if attack in OMNISCIENT]
-        for label, attack, omn in rows:
+        for label, attack, omn in t1_rows(variant):
             cells = []
             for aggregator in AGGREGATORS:
                 r = res[t1_key(split, aggregator, attack, omn)]
@@ -233,11 +329,13 @@ def table1(args):
                 if h["crashes"] == h["peers"]:
                     cells.append("all crashed")
                 else:
-                    cell = f"{fmt(honest(r, 'mean_accuracy'))} / {fmt(honest(r, 'min_accuracy'))}"
+                    cell = f"{fmt(t1_accuracy(variant, r, 'mean'))} / {fmt(t1_accuracy(variant, r, 'min'))}"
                     cells.append(cell + (f" ({h['crashes']} crashed)" if h["crashes"] else ""))
             body.append(f"| {label} | " + " | ".join(cells) + " |")
         body.append("")
-    write_table(1, "scripts/results.sh 1", "\n".join(body))
+        body.append(f"{title}: " + t1_summary(variant, res, split))
+        body.append("")
+    write_table(variant, f"scripts/results.sh {variant}", "\n".join(body))
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"          # Debian's, with python3-torch
@@ -766,19 +864,21 @@ def snapshot_binary(table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["1", "2", "2p", "3", "4", "5", "speed", "all"])
+    parser.add_argument("table", choices=["1", "1l", "1r", "2", "2p", "3", "4", "5", "speed", "all"])
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
+    parser.add_argument("--rules", help="tables 1, 1l, 1r: run only these rules (comma-separated) and "
+                        "write no table, e.g. to run the columns of two builds apart")
     args = parser.parse_args()
     if not os.path.exists(GCSIM):
         sys.exit(f"{GCSIM} is missing: build first (cmake -S . -B build && cmake --build build -j2)")
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
     copy = snapshot_binary(args.table)
-    tables = {"1": table1, "2": table2, "2p": table2p, "3": table3, "4": table4, "5": table5, "speed": speed}
+    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "2": table2, "2p": table2p, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
-        for name in (["1", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
+        for name in (["1", "1l", "1r", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)
     finally:
         os.unlink(copy)

@@ -1,0 +1,258 @@
+/*  guard's two passes over the data (gc_robust_guard.c has the rule), compiled
+    once per kernel level like gc_robust_cw.c.
+
+    Why two passes: the clip factors need every input's whole distance to the
+    peer before anything is weighted. The first pass reads each input once
+    and takes everything the rule needs from it (distance, sign balance,
+    dot product with the neighbours' median, formed block by block in L1,
+    and the input's sketch: gc_robust_internal.h); the second forms the
+    output. The histories are sketches of 4 KB, not d-vectors, so neither
+    pass reads or writes a d-vector of history.
+
+    The loops are plain C over S_LANES float partial sums, which the compiler
+    turns into one zmm, two ymm or four xmm per sum: every level performs
+    the same float operations in the same order per lane (no contraction:
+    -ffp-contract=off), so the levels give the same bits. Each block's lane
+    sums are folded into double in a fixed order. */
+#include "gc_klevel.h"
+#include "gc_robust_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define S_LANES 16
+#define S_BLOCK GC_ROBUST_SKETCH    /* coordinates per block: one bucket each */
+
+typedef union { float f; uint32_t u; } s_bits_t;
+
+static inline uint32_t
+s_bits (float v)
+{
+    s_bits_t b = { .f = v };
+    return b.u;
+}
+
+static inline float
+s_float (uint32_t u)
+{
+    s_bits_t b = { .u = u };
+    return b.f;
+}
+
+//  The sketch's sign of coordinate i as a sign-bit mask (a 32-bit mixer, so
+//  that the coordinates sharing a bucket get unrelated signs).
+static void
+s_signs (size_t c0, size_t n, uint32_t *sg)
+{
+    for (size_t c = 0; c < n; c++) {
+        uint32_t h = (uint32_t) (c0 + c) * 0x9e3779b1u;
+        h ^= h >> 15;
+        h *= 0x85ebca77u;
+        h ^= h >> 13;
+        sg [c] = h & 0x80000000u;
+    }
+}
+
+static double
+s_fold (const float *lane)
+{
+    double all = 0;
+    for (size_t l = 0; l < S_LANES; l++)
+        all += (double) lane [l];
+    return all;
+}
+
+static uint32_t
+s_fold_max (const uint32_t *lane)
+{
+    uint32_t all = 0;
+    for (size_t l = 0; l < S_LANES; l++)
+        all = all > lane [l] ? all : lane [l];
+    return all;
+}
+
+//  One input over a block: v = x - own; sums into *r; its sketch (sx != NULL)
+//  gets sign * v, and with md the row's statistics.
+typedef struct { double d2, dot; int64_t pos, nz; uint32_t big, xbig; } s_row_t;
+
+static void
+s_row_block (const float *restrict x, const float *restrict own, const float *restrict md,
+             const uint32_t *restrict sg, float *restrict sx, size_t n, s_row_t *r)
+{
+    float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
+    int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
+    uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
+    size_t i = 0;
+#define S_ROW_BODY(I, L) { \
+        float v = x [I] - own [I]; \
+        d2 [L] += v * v; \
+        dot [L] += v * md [I]; \
+        pos [L] += v > 0.0f; \
+        nz [L] += v != 0.0f; \
+        sx [I] += s_float (s_bits (v) ^ sg [I]); \
+        uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
+        big [L] = big [L] > u ? big [L] : u; \
+        xbig [L] = xbig [L] > ux ? xbig [L] : ux; }
+    for (; i + S_LANES <= n; i += S_LANES)
+        for (size_t l = 0; l < S_LANES; l++)
+            S_ROW_BODY (i + l, l)
+    for (size_t l = 0; i < n; i++, l++)
+        S_ROW_BODY (i, l)
+#undef S_ROW_BODY
+    r->d2 += s_fold (d2);
+    r->dot += s_fold (dot);
+    for (size_t l = 0; l < S_LANES; l++) {
+        r->pos += pos [l];
+        r->nz += nz [l];
+    }
+    uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
+    r->big = r->big > b ? r->big : b;
+    r->xbig = r->xbig > xb ? r->xbig : xb;
+}
+
+//  An input without a history: its distance and magnitudes only.
+static void
+s_plain_block (const float *restrict x, const float *restrict own, size_t n, s_row_t *r)
+{
+    float d2 [S_LANES] = { 0 };
+    uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
+    size_t i = 0;
+#define S_PLAIN_BODY(I, L) { \
+        float v = x [I] - own [I]; \
+        d2 [L] += v * v; \
+        uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
+        big [L] = big [L] > u ? big [L] : u; \
+        xbig [L] = xbig [L] > ux ? xbig [L] : ux; }
+    for (; i + S_LANES <= n; i += S_LANES)
+        for (size_t l = 0; l < S_LANES; l++)
+            S_PLAIN_BODY (i + l, l)
+    for (size_t l = 0; i < n; i++, l++)
+        S_PLAIN_BODY (i, l)
+#undef S_PLAIN_BODY
+    r->d2 += s_fold (d2);
+    uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
+    r->big = r->big > b ? r->big : b;
+    r->xbig = r->xbig > xb ? r->xbig : xb;
+}
+
+//  The block of own: its sketch and magnitude; with a median block md,
+//  md -= own and its square sum and magnitude.
+static void
+s_own_block (const float *restrict own, const uint32_t *restrict sg, float *restrict sown,
+             float *restrict md, size_t n, gc_robust_guard_sums_t *s)
+{
+    float sq [S_LANES] = { 0 };
+    uint32_t big [S_LANES] = { 0 }, mbig [S_LANES] = { 0 };
+    size_t i = 0;
+#define S_OWN_BODY(I, L) { \
+        sown [I] += s_float (s_bits (own [I]) ^ sg [I]); \
+        uint32_t u = s_bits (own [I]) & 0x7fffffffu; \
+        big [L] = big [L] > u ? big [L] : u; \
+        if (md) { \
+            float m = md [I] - own [I]; \
+            md [I] = m; \
+            sq [L] += m * m; \
+            uint32_t um = s_bits (m) & 0x7fffffffu; \
+            mbig [L] = mbig [L] > um ? mbig [L] : um; } }
+    for (; i + S_LANES <= n; i += S_LANES)
+        for (size_t l = 0; l < S_LANES; l++)
+            S_OWN_BODY (i + l, l)
+    for (size_t l = 0; i < n; i++, l++)
+        S_OWN_BODY (i, l)
+#undef S_OWN_BODY
+    s->med2 += s_fold (sq);
+    uint32_t b = s_fold_max (big), mb = s_fold_max (mbig);
+    s->own_big = s->own_big > b ? s->own_big : b;
+    s->med_big = s->med_big > mb ? s->med_big : mb;
+}
+
+static void
+s_add (gc_robust_guard_sums_t *s, size_t j, const s_row_t *r)
+{
+    s->d2 [j] += r->d2;
+    s->dot [j] += r->dot;
+    s->pos [j] += r->pos;
+    s->nz [j] += r->nz;
+    s->big [j] = s->big [j] > r->big ? s->big [j] : r->big;
+    s->xbig [j] = s->xbig [j] > r->xbig ? s->xbig [j] : r->xbig;
+}
+
+static int
+s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robust_guard_sums_t *s)
+{
+    float md [S_BLOCK];
+    uint32_t sg [S_BLOCK];
+    const float **nb = io->nb_blk;
+    for (size_t j = 0; j < io->n; j++) {
+        s->d2 [j] = s->dot [j] = 0;
+        s->pos [j] = s->nz [j] = 0;
+        s->big [j] = s->xbig [j] = 0;
+        if (io->sx [j])
+            memset (io->sx [j], 0, S_BLOCK * sizeof (float));
+    }
+    memset (s->sown, 0, S_BLOCK * sizeof (float));
+    s->med2 = 0;
+    s->med_big = s->own_big = 0;
+    for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
+        size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
+        const float *own = io->own + c0;
+        s_signs (c0, n, sg);
+        if (io->kn) {
+            for (size_t i = 0; i < io->kn; i++)
+                nb [i] = io->nb [i] + c0;
+            int rc = GC_KSYM (gc_robust_cw_kern).window (ws, nb, io->kn, n, (io->kn - 1) / 2,
+                                                         io->kn / 2, md);
+            if (rc)
+                return rc;
+        }
+        else
+            memset (md, 0, n * sizeof *md);
+        s_own_block (own, sg, s->sown, io->kn ? md : NULL, n, s);
+        for (size_t j = 0; j < io->n; j++) {
+            s_row_t r = { 0 };
+            if (io->sx [j])
+                s_row_block (io->x [j] + c0, own, md, sg, io->sx [j], n, &r);
+            else
+                s_plain_block (io->x [j] + c0, own, n, &r);
+            s_add (s, j, &r);
+        }
+    }
+    int bad = s->own_big >= GC_ROBUST_NONFINITE_BITS;
+    for (size_t j = 0; j < io->n; j++)
+        bad |= s->xbig [j] >= GC_ROBUST_NONFINITE_BITS;
+    return bad;
+}
+
+//  o += a (x - own) over n.
+static void
+s_axpy_diff (float *restrict o, float a, const float *restrict x, const float *restrict own, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        o [c] += a * (x [c] - own [c]);
+}
+
+static void
+s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out, float *sout)
+{
+    uint32_t sg [S_BLOCK];
+    memset (sout, 0, S_BLOCK * sizeof *sout);
+    for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
+        size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
+        const float *own = io->own + c0;
+        float *o = out + c0;
+        memset (o, 0, n * sizeof *o);
+        for (size_t j = 0; j < io->n; j++)
+            if (a [j] != 0.0f)
+                s_axpy_diff (o, a [j], io->x [j] + c0, own, n);
+        s_signs (c0, n, sg);
+        for (size_t c = 0; c < n; c++) {
+            o [c] += own [c];
+            sout [c] += s_float (s_bits (o [c]) ^ sg [c]);
+        }
+    }
+}
+
+const gc_robust_guard_kern_t GC_KSYM (gc_robust_guard_kern) = {
+    .scan = s_k_scan,
+    .apply = s_k_apply,
+};
