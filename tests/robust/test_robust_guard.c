@@ -214,6 +214,91 @@ test_spec (void **state)
     gc_robust_destroy (&r);
 }
 
+//  Beyond 1024 coordinates the histories and the previous output are count
+//  sketches whose buckets several coordinates share: the radius from the
+//  own step is then an estimate of C x ||own_2 - out_1|| (relative standard
+//  deviation about 1/sqrt(2 x 1024) for a spread-out step), and a constant
+//  pusher is still silenced by its history.
+enum { BIG_D = 100003 };            /* not a multiple of the block or the lanes */
+
+static void
+test_sketch_at_large_d (void **state)
+{
+    (void) state;
+    static float x [5][BIG_D], out [BIG_D];
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 0);
+    gc_robust_t *r = s_rule ("guard:100:100");
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    uint64_t keys [5] = { 1, 2, 3, 4, 5 };
+    double worst = 0;
+    for (int round = 0; round < 60; round++) {
+        //  own = the previous output plus a fresh step of known norm
+        double step2 = 0;
+        for (size_t i = 0; i < BIG_D; i++) {
+            float s = round ? (float) (0.01 * gc_rng_normal (&rng)) : 0.0f;
+            x [0][i] = (round ? out [i] : 0.0f) + s;
+            step2 += (double) s * s;
+        }
+        for (size_t j = 1; j < 4; j++)
+            for (size_t i = 0; i < BIG_D; i++)
+                x [j][i] = x [0][i] + (float) gc_rng_normal (&rng);
+        for (size_t i = 0; i < BIG_D; i++)
+            x [4][i] = x [0][i] + (i % 2 ? -1.0f : 1.0f);
+        gc_robust_set_keys (r, keys, 5);
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, BIG_D, 0, out, NULL), 0);
+        if (round >= 10) {      /* the step's running norm has settled on 0.01 sqrt(d) */
+            double rel = gc_robust_info (r)->tau / (100 * sqrt (step2)) - 1;
+            worst = fmax (worst, fabs (rel));
+        }
+    }
+    if (worst > 0.15)
+        fail_msg ("the sketched radius is %.1f %% off", 100 * worst);
+    //  the pusher has lost its weight: out - own is the honest deviations' mean / 5
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < BIG_D; i++) {
+        double expect = 0;
+        for (size_t j = 1; j < 4; j++)
+            expect += ((double) x [j][i] - x [0][i]) / 5;
+        err += (out [i] - x [0][i] - expect) * (out [i] - x [0][i] - expect);
+        scale += expect * expect;
+    }
+    if (sqrt (err / scale) > 1e-3)
+        fail_msg ("the pusher still counts (relative error %g)", sqrt (err / scale));
+    gc_robust_destroy (&r);
+}
+
+//  A finite input too far to square in float (1e30 in one coordinate) gets
+//  no weight and breaks nothing: the output is finite and is what the rule
+//  gives without that input's pull.
+static void
+test_huge_input_has_no_weight (void **state)
+{
+    (void) state;
+    gc_robust_t *r = s_rule ("guard:2:10:1:1");       /* history off: the clipping alone */
+    float own [D] = { 0 }, a [D] = { 0 }, b [D] = { 0 }, huge [D] = { 0 }, out [D];
+    a [0] = 1;
+    b [1] = 1;
+    huge [2] = 1e30f;
+    const float *in [4] = { own, a, b, huge };
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 4, D, 0, out, NULL), 0);
+    for (size_t i = 0; i < D; i++)
+        assert_true (isfinite (out [i]));
+    assert_true (fabs (out [2]) < 1e-6);
+    //  tau is the median distance (0, 1, 1, 1e30 -> 1): a and b count in full
+    assert_true (fabs (out [0] - 0.25f) < 1e-6 && fabs (out [1] - 0.25f) < 1e-6);
+    gc_robust_destroy (&r);
+    //  with the history on, the huge input's entry takes no update and the
+    //  output stays finite
+    r = s_rule ("guard");
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 4, D, 0, out, NULL), 0);
+        for (size_t i = 0; i < D; i++)
+            assert_true (isfinite (out [i]) && fabs (out [i]) < 1);
+    }
+    gc_robust_destroy (&r);
+}
+
 int
 main (void)
 {
@@ -223,6 +308,8 @@ main (void)
         cmocka_unit_test (test_history_silences_a_constant_push),
         cmocka_unit_test (test_history_follows_keys),
         cmocka_unit_test (test_direction_needs_a_majority),
+        cmocka_unit_test (test_sketch_at_large_d),
+        cmocka_unit_test (test_huge_input_has_no_weight),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
