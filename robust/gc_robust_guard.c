@@ -84,6 +84,7 @@ struct gc_robust_guard_t {
     float     sprev [S_P];  /* sketch of the previous output */
     float     sown [S_P];   /* sketch of this call's own vector */
     float     sout [S_P];   /* sketch of this call's output */
+    uint8_t  *sign;         /* d: the sketch's sign per coordinate (1: minus) */
     const float **nb;       /* the neighbours' inputs (own left out), n_cap */
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
@@ -108,6 +109,8 @@ gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg)
 static void
 s_reset (gc_robust_guard_t *self)
 {
+    free (self->sign);
+    self->sign = NULL;
     free (self->nb);
     self->nb = NULL;
     s_scratch_t *sc = &self->sc;
@@ -317,6 +320,23 @@ s_weight (const gc_robust_guard_t *self, double rho, double ref, bool direction,
     return h;
 }
 
+//  The sketch's sign of each coordinate, from a 32-bit mixer of its index
+//  (so that the coordinates sharing a bucket get unrelated signs); the
+//  kernels at AVX2 and up recompute it in registers.
+static uint8_t *
+s_signs (size_t d)
+{
+    uint8_t *sign = malloc (d ? d : 1);
+    for (size_t i = 0; sign && i < d; i++) {
+        uint32_t h = (uint32_t) i * 0x9e3779b1u;
+        h ^= h >> 15;
+        h *= 0x85ebca77u;
+        h ^= h >> 13;
+        sign [i] = (uint8_t) (h >> 31);
+    }
+    return sign;
+}
+
 //  ||a - b|| over two sketches.
 static double
 s_sketch_distance (const float *a, const float *b)
@@ -337,6 +357,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 {
     if (self->d != d) {
         s_reset (self);
+        if (!(self->sign = s_signs (d)))
+            return -1;
         self->d = d;
     }
     if (s_reserve (self, n) || s_find_entries (self, x, n, own, keys))
@@ -345,7 +367,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     size_t kn = s_history_on (self) ? s_neighbours (self, x, n, own) : 0;
     const gc_robust_guard_kern_t *kern = gc_robust_guard_kern ();
     gc_robust_guard_io_t io = { .x = x, .n = n, .own = own, .nb = self->nb, .kn = kn,
-                                .nb_blk = sc->nb_blk, .sx = sc->sxp };
+                                .nb_blk = sc->nb_blk, .sx = sc->sxp, .sign = self->sign };
     gc_robust_guard_sums_t sums = { .d2 = sc->d2, .dot = sc->dot, .pos = sc->pos, .nz = sc->nz,
                                     .big = sc->big, .xbig = sc->xbig, .sown = self->sown };
     int rc = kern->scan (ws, &io, d, &sums);

@@ -39,11 +39,15 @@ s_float (uint32_t u)
     return b.f;
 }
 
-//  The sketch's sign of coordinate i as a sign-bit mask (a 32-bit mixer, so
-//  that the coordinates sharing a bucket get unrelated signs).
+//  The sketch's signs of a block as sign-bit masks. With a vector integer
+//  multiply (AVX2 up) the mixer of gc_robust_guard.c's table (s_signs) is
+//  recomputed in registers, cheaper than widening the table's bytes;
+//  without one (SSE2) the table is read. Both give the same masks.
 static void
-s_signs (size_t c0, size_t n, uint32_t *sg)
+s_signs (const uint8_t *restrict table, size_t c0, size_t n, uint32_t *restrict sg)
 {
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+    (void) table;
     for (size_t c = 0; c < n; c++) {
         uint32_t h = (uint32_t) (c0 + c) * 0x9e3779b1u;
         h ^= h >> 15;
@@ -51,6 +55,10 @@ s_signs (size_t c0, size_t n, uint32_t *sg)
         h ^= h >> 13;
         sg [c] = h & 0x80000000u;
     }
+#else
+    for (size_t c = 0; c < n; c++)
+        sg [c] = (uint32_t) table [c0 + c] << 31;
+#endif
 }
 
 static double
@@ -196,7 +204,7 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
     for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
         size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
         const float *own = io->own + c0;
-        s_signs (c0, n, sg);
+        s_signs (io->sign, c0, n, sg);
         if (io->kn) {
             for (size_t i = 0; i < io->kn; i++)
                 nb [i] = io->nb [i] + c0;
@@ -244,7 +252,7 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
         for (size_t j = 0; j < io->n; j++)
             if (a [j] != 0.0f)
                 s_axpy_diff (o, a [j], io->x [j] + c0, own, n);
-        s_signs (c0, n, sg);
+        s_signs (io->sign, c0, n, sg);
         for (size_t c = 0; c < n; c++) {
             o [c] += own [c];
             sout [c] += s_float (s_bits (o [c]) ^ sg [c]);

@@ -140,6 +140,7 @@ typedef struct {
     size_t       kn;                /* coordinate-wise median the scan forms, */
     const float **nb_blk;           /* with kn pointers of scratch */
     float *const *sx;               /* per input: its sketch of x_j - own is added here, or NULL */
+    const uint8_t *sign;            /* d: the sketch's sign of each coordinate (1: minus) */
 } gc_robust_guard_io_t;
 
 /*  What the scan returns, per input j (arrays of n, the caller's): d2 =
