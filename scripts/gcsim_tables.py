@@ -70,9 +70,9 @@ def zpl(name, peers, sections, groups=None, sim=None):
 # --- running -------------------------------------------------------------------
 
 class Runner:
-    def __init__(self, table, jobs, threads, force):
+    def __init__(self, table, jobs, threads, force, partial=False):
         self.dir = os.path.join(OUT, f"t{table}")
-        self.jobs, self.threads, self.force = jobs, threads, force
+        self.jobs, self.threads, self.force, self.partial = jobs, threads, force, partial
         os.makedirs(self.dir, exist_ok=True)
 
     def _one(self, key, text, args, threads):
@@ -85,6 +85,8 @@ class Runner:
             with open(scen) as f:
                 if f.read() == stamp:
                     return self._load(out)
+        if self.partial:
+            return None                 # --partial: only what has already run
         if os.path.exists(out):
             shutil.rmtree(out)
         os.makedirs(out)
@@ -198,9 +200,10 @@ T1_VARIANTS = {
     "1": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": T1_ROUNDS, "schedule": None,
           "splits": ["iid", "dirichlet:0.5"], "rows": "all", "honest": None},
     #   three times as long with a constant learning rate: the setting of issue 22
-    #   (every rule on iid; on Dirichlet 0.5 the default defence and `mean` only, over the seeds)
+    #   (every rule on iid; on Dirichlet 0.5 the default defence and `mean` only, one seed)
     "1l": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": 3 * T1_ROUNDS, "schedule": "constant",
-           "splits": ["iid"], "defence_splits": ["dirichlet:0.5"], "rows": "strong", "honest": None},
+           "splits": ["iid"], "defence_splits": ["dirichlet:0.5"], "defence_split_seeds": [1],
+           "rows": "strong", "honest": None},
     #   honest minority: 5 honest peers, each with 2 Byzantine neighbours of 4
     "1r": {"topology": "edges:" + ring_edges(), "byzantine": ",".join(str(i) for i in range(5, 16)),
            "rounds": 300, "schedule": "constant", "splits": ["iid"], "rows": "ring", "honest": 5},
@@ -251,6 +254,8 @@ def t1_key(split, aggregator, attack, omniscient):
 
 def t1_accuracy(variant, r, which):
     """Honest mean (or min) accuracy; on the ring over peers 0..4 also without attackers."""
+    if r is None:
+        return None
     first = T1_VARIANTS[variant]["honest"]
     if not first:
         return honest(r, which + "_accuracy")
@@ -283,6 +288,13 @@ def t1_text(variant):
         ""]
 
 
+def t1_seeds(variant, split):
+    """The seeds the default defence runs with in a split of a variant."""
+    v = T1_VARIANTS[variant]
+    return v.get("defence_split_seeds", DEFENCE_SEEDS) if split in v.get("defence_splits", []) \
+        else DEFENCE_SEEDS
+
+
 def t1_seed_key(split, attack, omn, seed, aggregator=DEFENCE):
     key = t1_key(split, aggregator, attack, omn)
     return key if seed == DEFENCE_SEEDS[0] else f"{key}-s{seed}"
@@ -293,38 +305,42 @@ def t1_summary(variant, res, split):
     spread over seeds of its difference to its own no-attack run of the same seed; then the
     cells beyond the goal (1 point on the torus, 3 on the ring)."""
     limit = 3 if variant == "1r" else 1
-    base = {sd: t1_accuracy(variant, res[t1_seed_key(split, "", False, sd)], "mean") for sd in DEFENCE_SEEDS}
+    seeds = t1_seeds(variant, split)
+    base = {sd: t1_accuracy(variant, res[t1_seed_key(split, "", False, sd)], "mean") for sd in seeds}
     mean_ref = {sd: t1_accuracy(variant, res[t1_seed_key(split, "", False, sd, "mean")], "mean")
-                for sd in DEFENCE_SEEDS}
-    lines = [f"`{DEFENCE}` over seeds {', '.join(map(str, DEFENCE_SEEDS))}: accuracy (mean), and Δ = its "
+                for sd in seeds}
+    lines = [f"`{DEFENCE}` over seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}: "
+             "accuracy (mean), and Δ = its "
              "difference to its own no-attack run of the same seed in points (mean over the seeds; "
              "spread = max − min of the per-seed Δ).", "",
              "| attack | accuracy | Δ | spread |", "| --- | --- | --- | --- |"]
     misses, worst = [], None
     for label, attack, omn in t1_rows(variant):
-        accs = [t1_accuracy(variant, res[t1_seed_key(split, attack, omn, sd)], "mean") for sd in DEFENCE_SEEDS]
-        if any(a is None for a in accs):
-            lines.append(f"| {label} | – | – | – |")
+        accs = [t1_accuracy(variant, res[t1_seed_key(split, attack, omn, sd)], "mean") for sd in seeds]
+        refs = (mean_ref if not attack else base).values()
+        if any(a is None for a in accs) or any(a is None for a in refs):
+            lines.append(f"| {label} | not run | | |")
             continue
         acc = statistics.mean(accs)
         if not attack:
-            dm = [(a - mean_ref[sd]) * 100 for a, sd in zip(accs, DEFENCE_SEEDS)]
+            dm = [(a - mean_ref[sd]) * 100 for a, sd in zip(accs, seeds)]
             lines.append(f"| {label} (against `mean` without attack, same seeds) | {acc:.4f} | "
                          f"{statistics.mean(dm):+.1f} | {max(dm) - min(dm):.1f} |")
             continue
-        ds = [(a - base[sd]) * 100 for a, sd in zip(accs, DEFENCE_SEEDS)]
+        ds = [(a - base[sd]) * 100 for a, sd in zip(accs, seeds)]
         d = statistics.mean(ds)
         lines.append(f"| {label} | {acc:.4f} | {d:+.1f} | {max(ds) - min(ds):.1f} |")
         worst = (label, d) if worst is None or d < worst[1] else worst
         if d < -limit:
             misses.append(f"{label} {d:+.1f}")
-    lines += ["", f"Worst: {worst[0]} {worst[1]:+.1f} points; cells more than {limit} point"
+    worst_text = f"{worst[0]} {worst[1]:+.1f} points" if worst else "–"
+    lines += ["", f"Worst: {worst_text}; cells more than {limit} point"
               f"{'s' if limit > 1 else ''} below (mean over the seeds): " + (", ".join(misses) or "none") + "."]
     return "\n".join(lines)
 
 
 def table1(args, variant="1"):
-    runner = Runner(variant, args.jobs, args.threads, args.force)
+    runner = Runner(variant, args.jobs, args.threads, args.force, getattr(args, "partial", False))
     v = T1_VARIANTS[variant]
     aggregators = args.rules.split(",") if getattr(args, "rules", None) else AGGREGATORS
     runs = {}
@@ -333,12 +349,13 @@ def table1(args, variant="1"):
             for _, attack, omn in t1_rows(variant):
                 if aggregator == "mean" and attack:
                     continue
-                for seed in DEFENCE_SEEDS:
+                for seed in t1_seeds(variant, split):
                     runs[t1_seed_key(split, attack, omn, seed, aggregator)] = \
                         (t1_scenario(split, aggregator, attack, omn, variant=variant),
                          ["--seed", str(seed)] if seed != DEFENCE_SEEDS[0] else [])
+    #   the default defence first: its cells are the goal's (the table waits for all of them)
     for split in v["splits"]:
-        for aggregator in aggregators:
+        for aggregator in sorted(aggregators, key=lambda a: a != DEFENCE):
             for _, attack, omn in t1_rows(variant):
                 runs[t1_key(split, aggregator, attack, omn)] = \
                     (t1_scenario(split, aggregator, attack, omn, variant=variant), [])
@@ -361,8 +378,10 @@ def table1(args, variant="1"):
             cells = []
             for aggregator in AGGREGATORS:
                 r = res[t1_key(split, aggregator, attack, omn)]
-                h = r["report"]["honest"]
-                if h["crashes"] == h["peers"]:
+                h = r["report"]["honest"] if r else None
+                if not r:
+                    cells.append("not run")
+                elif h["crashes"] == h["peers"]:
                     cells.append("all crashed")
                 else:
                     cell = f"{fmt(t1_accuracy(variant, r, 'mean'))} / {fmt(t1_accuracy(variant, r, 'min'))}"
@@ -909,6 +928,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
+    parser.add_argument("--partial", action="store_true",
+                        help="tables 1, 1l, 1r: run nothing, write the table from the runs that exist "
+                             "('not run' in the other cells)")
     parser.add_argument("--rules", help="tables 1, 1l, 1r: run only these rules (comma-separated) and "
                         "write no table, e.g. to run the columns of two builds apart")
     args = parser.parse_args()
