@@ -61,6 +61,22 @@ s_signs (const uint8_t *restrict table, size_t c0, size_t n, uint32_t *restrict 
 #endif
 }
 
+//  BODY (I, L) over coordinates 0..n-1: lane L takes the coordinates = L mod
+//  S_LANES, the partial block onto the same lanes in coordinate order.
+#define S_LANE_LOOP(n, BODY) { \
+        size_t i_ = 0; \
+        for (; i_ + S_LANES <= (n); i_ += S_LANES) \
+            for (size_t l_ = 0; l_ < S_LANES; l_++) \
+                BODY (i_ + l_, l_) \
+        for (size_t l_ = 0; i_ < (n); i_++, l_++) \
+            BODY (i_, l_) }
+
+static inline uint32_t
+s_umax (uint32_t a, uint32_t b)
+{
+    return a > b ? a : b;
+}
+
 static double
 s_fold (const float *lane)
 {
@@ -75,7 +91,7 @@ s_fold_max (const uint32_t *lane)
 {
     uint32_t all = 0;
     for (size_t l = 0; l < S_LANES; l++)
-        all = all > lane [l] ? all : lane [l];
+        all = s_umax (all, lane [l]);
     return all;
 }
 
@@ -90,7 +106,6 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
     float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
     int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
     uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
-    size_t i = 0;
 #define S_ROW_BODY(I, L) { \
         float v = x [I] - own [I]; \
         d2 [L] += v * v; \
@@ -99,13 +114,9 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
         nz [L] += v != 0.0f; \
         sx [I] += s_float (s_bits (v) ^ sg [I]); \
         uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
-        big [L] = big [L] > u ? big [L] : u; \
-        xbig [L] = xbig [L] > ux ? xbig [L] : ux; }
-    for (; i + S_LANES <= n; i += S_LANES)
-        for (size_t l = 0; l < S_LANES; l++)
-            S_ROW_BODY (i + l, l)
-    for (size_t l = 0; i < n; i++, l++)
-        S_ROW_BODY (i, l)
+        big [L] = s_umax (big [L], u); \
+        xbig [L] = s_umax (xbig [L], ux); }
+    S_LANE_LOOP (n, S_ROW_BODY)
 #undef S_ROW_BODY
     r->d2 += s_fold (d2);
     r->dot += s_fold (dot);
@@ -114,8 +125,8 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
         r->nz += nz [l];
     }
     uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
-    r->big = r->big > b ? r->big : b;
-    r->xbig = r->xbig > xb ? r->xbig : xb;
+    r->big = s_umax (r->big, b);
+    r->xbig = s_umax (r->xbig, xb);
 }
 
 //  An input without a history: its distance and magnitudes only.
@@ -124,23 +135,18 @@ s_plain_block (const float *restrict x, const float *restrict own, size_t n, s_r
 {
     float d2 [S_LANES] = { 0 };
     uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
-    size_t i = 0;
 #define S_PLAIN_BODY(I, L) { \
         float v = x [I] - own [I]; \
         d2 [L] += v * v; \
         uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
-        big [L] = big [L] > u ? big [L] : u; \
-        xbig [L] = xbig [L] > ux ? xbig [L] : ux; }
-    for (; i + S_LANES <= n; i += S_LANES)
-        for (size_t l = 0; l < S_LANES; l++)
-            S_PLAIN_BODY (i + l, l)
-    for (size_t l = 0; i < n; i++, l++)
-        S_PLAIN_BODY (i, l)
+        big [L] = s_umax (big [L], u); \
+        xbig [L] = s_umax (xbig [L], ux); }
+    S_LANE_LOOP (n, S_PLAIN_BODY)
 #undef S_PLAIN_BODY
     r->d2 += s_fold (d2);
     uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
-    r->big = r->big > b ? r->big : b;
-    r->xbig = r->xbig > xb ? r->xbig : xb;
+    r->big = s_umax (r->big, b);
+    r->xbig = s_umax (r->xbig, xb);
 }
 
 //  The block of own: its sketch and magnitude; with a median block md,
@@ -151,27 +157,22 @@ s_own_block (const float *restrict own, const uint32_t *restrict sg, float *rest
 {
     float sq [S_LANES] = { 0 };
     uint32_t big [S_LANES] = { 0 }, mbig [S_LANES] = { 0 };
-    size_t i = 0;
 #define S_OWN_BODY(I, L) { \
         sown [I] += s_float (s_bits (own [I]) ^ sg [I]); \
         uint32_t u = s_bits (own [I]) & 0x7fffffffu; \
-        big [L] = big [L] > u ? big [L] : u; \
+        big [L] = s_umax (big [L], u); \
         if (md) { \
             float m = md [I] - own [I]; \
             md [I] = m; \
             sq [L] += m * m; \
             uint32_t um = s_bits (m) & 0x7fffffffu; \
-            mbig [L] = mbig [L] > um ? mbig [L] : um; } }
-    for (; i + S_LANES <= n; i += S_LANES)
-        for (size_t l = 0; l < S_LANES; l++)
-            S_OWN_BODY (i + l, l)
-    for (size_t l = 0; i < n; i++, l++)
-        S_OWN_BODY (i, l)
+            mbig [L] = s_umax (mbig [L], um); } }
+    S_LANE_LOOP (n, S_OWN_BODY)
 #undef S_OWN_BODY
     s->med2 += s_fold (sq);
     uint32_t b = s_fold_max (big), mb = s_fold_max (mbig);
-    s->own_big = s->own_big > b ? s->own_big : b;
-    s->med_big = s->med_big > mb ? s->med_big : mb;
+    s->own_big = s_umax (s->own_big, b);
+    s->med_big = s_umax (s->med_big, mb);
 }
 
 static void
@@ -181,8 +182,8 @@ s_add (gc_robust_guard_sums_t *s, size_t j, const s_row_t *r)
     s->dot [j] += r->dot;
     s->pos [j] += r->pos;
     s->nz [j] += r->nz;
-    s->big [j] = s->big [j] > r->big ? s->big [j] : r->big;
-    s->xbig [j] = s->xbig [j] > r->xbig ? s->xbig [j] : r->xbig;
+    s->big [j] = s_umax (s->big [j], r->big);
+    s->xbig [j] = s_umax (s->xbig [j], r->xbig);
 }
 
 static int

@@ -10,15 +10,9 @@ Dense gossip, wait sync, one local step of 32 per round, as table 1."""
 import json, os, subprocess, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from gcsim_tables import zpl  # noqa: E402
+from gcsim_tables import ring_edges, zpl  # noqa: E402
 
 RING_HONEST = 5
-def ring_edges():
-    e = [f"{i}-{(i + 1) % RING_HONEST}" for i in range(RING_HONEST)]
-    for i in range(RING_HONEST):                 # two Byzantine leaves per honest peer
-        e += [f"{i}-{5 + 2 * i}", f"{i}-{6 + 2 * i}"]
-    e += ["15-5", "15-14"]                       # the 11th Byzantine, among Byzantines only
-    return ",".join(e)
 
 def main():
     graph, split, agg, attack, omn, rounds, sched, seed = sys.argv[1:9]
