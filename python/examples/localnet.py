@@ -89,13 +89,15 @@ class Net:
             self.procs[i].wait()
             return -1
 
-    def wait_line(self, i: int, prefix: str, timeout: float) -> None:
-        """Wait until peer i's log has a line starting with prefix (it got
-        that far), or fail with its log; e.g. a PyTorch peer's "peer=" line
-        says it is open and connecting, which takes seconds of imports."""
+    def wait_line(self, i: int, prefix: str, timeout: float, anywhere: bool = False) -> None:
+        """Wait until peer i's log has a line starting with prefix (or, with
+        anywhere, containing it): it got that far; or fail with its log. E.g.
+        a PyTorch peer's "peer=" line says it is open and has its neighbours
+        or gave up waiting for them; its ": listening," log line says it is
+        open and about to wait for them."""
         end = time.time() + timeout
         while time.time() < end:
-            if any(l.startswith(prefix) for l in self.log(i).splitlines()):
+            if any(l.startswith(prefix) or (anywhere and prefix in l) for l in self.log(i).splitlines()):
                 return
             if self.procs[i].poll() is not None:
                 break
