@@ -6,6 +6,8 @@
 GRAPH: torus (4x4, Byzantine 0,1,10,11), ring (the honest-minority malicious ring:
 honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
 (exponential graph of 16, no attackers only). ATTACK '' or none = no attack.
+Environment: VALIDATE sets gossip/validate (e.g. off, 64:10; unset: the default, auto),
+TAG adds a tag to the run directory's name, GCSIM names the gcsim binary.
 Dense gossip, wait sync, one local step of 32 per round, as table 1."""
 import json, os, subprocess, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +27,9 @@ def main():
                           "schedule": sched},
                 "gossip": {"compress": "none", "ec": "none", "aggregator": agg, "wait": "sync",
                            "gamma": gamma}}
+    validate = os.environ.get("VALIDATE", "")       # gossip/validate; unset: the default (auto)
+    if validate:
+        sections["gossip"]["validate"] = validate
     groups = None
     if attack:
         keys = {"role/attack": attack}
@@ -33,7 +38,8 @@ def main():
         groups = {"attackers": (byz, keys)}
     key = "-".join([graph, split.replace(":", ""), agg.replace(":", "").replace("+", "_"),
                     (attack or "none").replace(":", ""), "omn" if omn == "1" else "real",
-                    rounds, sched.replace(":", ""), "s" + seed, "g" + gamma] + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
+                    rounds, sched.replace(":", ""), "s" + seed, "g" + gamma]
+                   + (["v" + validate.replace(":", "_")] if validate else []) + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
     out = os.path.join(ROOT, "runs", "i22", key)
     os.makedirs(out, exist_ok=True)
     scen = os.path.join(out, "scenario.zpl")
@@ -49,7 +55,7 @@ def main():
     h = rep["honest"]
     five = [q["final_accuracy"] for q in rep["peers"][:RING_HONEST] if q.get("final_accuracy") is not None]
     ring5 = sum(five) / len(five) if graph == "ring" and five else float("nan")
-    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}` | {attack or 'none'} | "
+    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}`{' validate=' + validate if validate else ''} | {attack or 'none'} | "
             f"{'omn' if omn == '1' else 'real'} | {rounds} | {sched} | {seed} | {gamma} | "
             f"{h.get('mean_accuracy', float('nan')):.4f} | {h.get('min_accuracy', float('nan')):.4f} | "
             f"{h.get('consensus_distance', float('nan')):.4g} | {ring5:.4f} | {time.time() - t0:.0f}s rc={p.returncode} {os.path.basename(cmd[0])} |")
