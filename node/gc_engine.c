@@ -648,6 +648,24 @@ s_drop_input (gc_engine_t *self, size_t *k, size_t bad)
     (*k)--;
 }
 
+//  Local validation scales the neighbours' weights; one it gave no weight
+//  leaves the inputs, as a stale replica does, so that it moves none of the
+//  rule's statistics either (a median, a reference). Caller holds the locks.
+static void
+s_validate (gc_engine_t *self, size_t *k)
+{
+    gc_validate_weigh (self->learn.validate, self->learn.model, self->inputs,
+                       self->input_replica, self->weights, *k);
+    size_t kept = 1;
+    for (size_t j = 1; j < *k; j++)
+        if (self->weights [j] > 0) {
+            self->inputs [kept] = self->inputs [j];
+            self->weights [kept] = self->weights [j];
+            self->input_replica [kept++] = self->input_replica [j];
+        }
+    *k = kept;
+}
+
 int
 gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
@@ -665,8 +683,7 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     //  a neighbour whose model does worse on our held-out samples loses
     //  weight to our own model, whatever the rule then does with it
     if (self->learn.validate)
-        gc_validate_weigh (self->learn.validate, self->learn.model, self->inputs,
-                           self->input_replica, self->weights, k);
+        s_validate (self, &k);
     gc_robust_t *rule = self->gossip.robust;
     size_t need = gc_robust_min_inputs (rule);
     //  Too few fresh inputs for the rule: the weaker rule they support

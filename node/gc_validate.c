@@ -17,7 +17,6 @@
 #include "gc_validate.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,17 +28,15 @@
 //  The fewest held-out samples worth scoring on; the most of the shard taken.
 #define S_MIN_SAMPLES 8
 #define S_MAX_FRACTION 8
-//  The reference loss divided by (a perfect fit on the held-out samples).
-#define S_LOSS_FLOOR 1e-6
 
 struct gc_validate_t {
     gc_validate_cfg_t cfg;
     const gc_dataset_t *held;
     size_t    n_slots;
-    double   *excess;       /* per slot: running mean of the relative excess */
+    double   *excess;       /* per slot: running mean of the relative accuracy deficit */
     double   *factor;       /* per slot: the weight factor in force */
     uint64_t *seen;         /* per slot: validations that scored it */
-    double   *loss, *sorted;    /* per input of one call (grown) */
+    double   *loss, *sorted;    /* per input of one call: accuracy, sorted (grown) */
     size_t    cap;
     gc_rng_t  rng;
     uint64_t  runs;
@@ -70,8 +67,8 @@ gc_validate_parse (const char *spec, const char *aggregator, gc_validate_cfg_t *
     long b = 0, r = GC_VALIDATE_DEFAULT_EVERY;
     if (gc_parse_long (t.tok [0], S_MIN_SAMPLES, 65536, &b, "gossip/validate samples B", err)
     ||  (t.n > 1 && gc_parse_long (t.tok [1], 1, 1000000, &r, "gossip/validate rounds R", err))
-    ||  (t.n > 2 && gc_parse_double (t.tok [2], 0, 1e6, &cfg->lo, "gossip/validate LO", err))
-    ||  (t.n > 3 && gc_parse_double (t.tok [3], cfg->lo, 1e6, &cfg->hi, "gossip/validate HI", err)))
+    ||  (t.n > 2 && gc_parse_double (t.tok [2], 0, 1, &cfg->lo, "gossip/validate LO", err))
+    ||  (t.n > 3 && gc_parse_double (t.tok [3], cfg->lo, 1, &cfg->hi, "gossip/validate HI", err)))
         return -1;
     if (t.n == 3 && cfg->hi < cfg->lo)
         cfg->hi = cfg->lo;          /* LO alone: a step there */
@@ -176,44 +173,41 @@ s_reserve (gc_validate_t *self, size_t k)
     return 0;
 }
 
-//  Loss of every input on the held-out samples (non-finite: +inf), and the
-//  lower median of them, the reference.
+//  Accuracy of every input on the held-out samples (a model that is not
+//  finite there: 0), and the reference: the upper median of them, an honest
+//  accuracy while honest inputs are at least half.
 static double
-s_losses (gc_validate_t *self, gc_model_t *model, const float *const *x, size_t k)
+s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, size_t k)
 {
     const gc_dataset_t *h = self->held;
     for (size_t j = 0; j < k; j++) {
-        double l = gc_model_loss_grad (model, x [j], h->x, h->y, h->n, NULL, 1, 0, NULL);
-        self->loss [j] = isfinite (l) ? l : INFINITY;
+        size_t correct = 0;
+        double l = gc_model_loss_grad (model, x [j], h->x, h->y, h->n, NULL, 1, 0, &correct);
+        self->loss [j] = isfinite (l) ? (double) correct / (double) h->n : 0.0;
         size_t i = j;
-        for (; i > 0 && self->sorted [i - 1] > self->loss [j]; i--)
+        for (; i > 0 && self->sorted [i - 1] < self->loss [j]; i--)
             self->sorted [i] = self->sorted [i - 1];
         self->sorted [i] = self->loss [j];
     }
     return self->sorted [(k - 1) / 2];
 }
 
-//  Score the neighbours: the running mean of their relative excess over the
-//  reference, and from it the factor.
+//  Score the neighbours: the running mean of their relative accuracy deficit
+//  against the reference, and from it the factor.
 static void
 s_score (gc_validate_t *self, const int *slot, size_t k, double ref)
 {
-    double scale = isfinite (ref) && ref > S_LOSS_FLOOR ? ref : S_LOSS_FLOOR;
     for (size_t j = 0; j < k; j++) {
         if (slot [j] < 0 || (size_t) slot [j] >= self->n_slots)
             continue;
         size_t s = (size_t) slot [j];
-        double r = isfinite (ref) ? (self->loss [j] - ref) / scale : 0.0;
-        if (!isfinite (r) || r > 1e6)
-            r = 1e6;                /* a model that diverged on our data */
+        //  no input better than chance on our samples says nothing yet
+        double r = ref > 0 ? fmax (0.0, (ref - self->loss [j]) / ref) : 0.0;
         double b = 1.0 / fmin ((double) ++self->seen [s], S_HORIZON);
         self->excess [s] = (1.0 - b) * self->excess [s] + b * r;
         double span = self->cfg.hi - self->cfg.lo, ex = self->excess [s];
         double f = span > 0 ? (self->cfg.hi - ex) / span : ex < self->cfg.lo ? 1.0 : 0.0;
         self->factor [s] = fmin (1.0, fmax (0.0, f));
-        if (getenv ("GC_VALIDATE_TRACE"))
-            fprintf (stderr, "VAL %p slot %zu loss %.4f ref %.4f r %.3f ex %.3f f %.2f\n",
-                     (void *) self, s, self->loss [j], ref, r, self->excess [s], self->factor [s]);
     }
 }
 
@@ -227,17 +221,22 @@ gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x
     //  on the seed and the call count only
     bool run = gc_rng_below (&self->rng, self->cfg.every) == 0;
     if (run && s_reserve (self, k) == 0) {
-        s_score (self, slot, k, s_losses (self, model, x, k));
+        s_score (self, slot, k, s_accuracies (self, model, x, k));
         self->runs++;
     }
     else
         run = false;
-    for (size_t j = 0; j < k; j++)
-        if (slot [j] >= 0 && (size_t) slot [j] < self->n_slots) {
-            double lost = w [j] * (1.0 - self->factor [slot [j]]);
-            w [j] -= lost;
-            w [0] += lost;
-        }
+    //  the inputs kept share the weight the others lose, in proportion: on
+    //  heterogeneous data a peer that gave it all to its own model would mix
+    //  less with the honest neighbours it still has (measured: docs/RESULTS.md)
+    double total = 0;
+    for (size_t j = 0; j < k; j++) {
+        if (slot [j] >= 0 && (size_t) slot [j] < self->n_slots)
+            w [j] *= self->factor [slot [j]];
+        total += w [j];
+    }
+    for (size_t j = 0; j < k && total > 0; j++)
+        w [j] /= total;
     return run;
 }
 

@@ -8,8 +8,8 @@
     every so often (at random rounds, about one in R) the engine scores each
     neighbour's replica on them, relative to a reference no minority of the
     inputs controls, and multiplies the neighbour's mixing weight by a factor
-    in [0, 1] kept until the next validation; the weight it loses stays with
-    the peer's own model. docs/ALGORITHMS.md, "Guard", has the exact rule.
+    in [0, 1] kept until the next validation; the weights are normalised
+    again, so the inputs kept share what it loses. docs/ALGORITHMS.md, "Guard", has the exact rule.
 
     Spec (`gossip/validate`):
       auto     on with B = 64, R = 10 when the aggregator is guard, else off
@@ -32,13 +32,13 @@
 
 #define GC_VALIDATE_DEFAULT_SAMPLES 64
 #define GC_VALIDATE_DEFAULT_EVERY   10
-#define GC_VALIDATE_DEFAULT_LO      3.0
-#define GC_VALIDATE_DEFAULT_HI      6.0
+#define GC_VALIDATE_DEFAULT_LO      0.5
+#define GC_VALIDATE_DEFAULT_HI      0.9
 
 typedef struct {
     size_t   samples;       /* 0: off */
     uint32_t every;         /* mean rounds between validations */
-    double   lo, hi;        /* relative loss excess: full weight up to lo, none from hi */
+    double   lo, hi;        /* relative accuracy deficit: full weight up to lo, none from hi */
 } gc_validate_cfg_t;
 
 /*  Parse spec for the aggregator (NULL or "": not guard); -1 with err
@@ -63,7 +63,8 @@ void           gc_validate_destroy (gc_validate_t **self_p);
 /*  One mix's inputs x[0..k) with weights w (normalised), slot[j] the
     neighbour of input j (-1: the peer's own model, input 0 = own). Validates
     this round or not (seeded draw), then scales every neighbour's weight by
-    its factor and gives what it loses to input 0. Returns whether it
+    its factor and normalises the weights again (the own model's is never
+    scaled, so the sum stays positive). Returns whether it
     validated this round. */
 bool gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                         const int *slot, double *w, size_t k);

@@ -1,10 +1,11 @@
-/*  Local validation (node/gc_validate): a neighbour whose model raises the
-    held-out loss loses its weight to the peer's own model, honest ones keep
+/*  Local validation (node/gc_validate): a neighbour whose model does much
+    worse on the held-out samples loses its weight to the peer's own model, honest ones keep
     theirs; the held-out split and the schedule are deterministic; bad specs
     name gossip/validate. */
 #include "gc_test.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gc_dataset.h"
@@ -12,6 +13,7 @@
 #include "gc_model.h"
 #include "gc_rng.h"
 #include "gc_validate.h"
+#include "net_fixture.h"
 
 #define S_DIM 20
 #define S_SPEC "mlp:20-16-4"
@@ -23,8 +25,19 @@ typedef struct {
     float       *own, *honest, *bad, *grad;
 } s_fix_t;
 
+static void
+s_train (s_fix_t *f, float *params, const uint8_t *y)
+{
+    for (int step = 0; step < 200; step++) {
+        size_t at = (size_t) (step * 32) % (f->rest.n - 32);
+        gc_model_loss_grad (f->model, params, f->rest.x + at * S_DIM, y + at, 32, f->grad, 1, 0, NULL);
+        for (size_t i = 0; i < f->n; i++)
+            params [i] -= 0.1f * f->grad [i];
+    }
+}
+
 //  A model trained on the rest of a synthetic shard, an honest neighbour
-//  (the same plus small noise) and a bad one (the sign-flipped model).
+//  (the same plus small noise) and a bad one (trained on flipped labels).
 static void
 s_fix_init (s_fix_t *f)
 {
@@ -39,19 +52,18 @@ s_fix_init (s_fix_t *f)
     f->bad = gc_falloc (f->n);
     f->grad = gc_falloc (f->n);
     gc_model_init_params (f->model, f->own, 3);
-    for (int step = 0; step < 200; step++) {
-        size_t at = (size_t) (step * 32) % (f->rest.n - 32);
-        gc_model_loss_grad (f->model, f->own, f->rest.x + at * S_DIM, f->rest.y + at, 32,
-                            f->grad, 1, 0, NULL);
-        for (size_t i = 0; i < f->n; i++)
-            f->own [i] -= 0.1f * f->grad [i];
-    }
+    gc_model_init_params (f->model, f->bad, 3);
+    uint8_t *flipped = malloc (f->rest.n);
+    assert_non_null (flipped);
+    for (size_t i = 0; i < f->rest.n; i++)
+        flipped [i] = (uint8_t) (3 - f->rest.y [i]);
+    s_train (f, f->own, f->rest.y);
+    s_train (f, f->bad, flipped);       /* a label-flipping neighbour */
+    free (flipped);
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
-    for (size_t i = 0; i < f->n; i++) {
+    for (size_t i = 0; i < f->n; i++)
         f->honest [i] = f->own [i] + 0.01f * (float) gc_rng_normal (&rng);
-        f->bad [i] = -f->own [i];
-    }
 }
 
 static void
@@ -137,10 +149,10 @@ test_bad_neighbour_loses_weight (void **state)
     assert_true (gc_validate_factor (v, 0) == 1.0);
     assert_true (gc_validate_factor (v, 2) == 1.0);
     assert_true (gc_validate_factor (v, 1) == 0.0);
-    //  the bad neighbour's weight went to the own model; the sum is kept
+    //  the bad neighbour's weight is shared by the inputs kept; the sum is 1
     assert_true (w [2] == 0.0);
-    assert_true (w [1] == 0.25 && w [3] == 0.25);
-    assert_true (fabs (w [0] - 0.5) < 1e-12);
+    for (size_t j = 0; j < 4; j += 1 + (j == 1))
+        assert_true (fabs (w [j] - 1.0 / 3) < 1e-12);
     gc_validate_destroy (&v);
     assert_null (v);
     s_fix_fini (&f);
@@ -197,16 +209,17 @@ test_specs (void **state)
         assert_int_equal (gc_validate_parse (off [i][0], off [i][1], &cfg, NULL), 0);
         assert_int_equal (cfg.samples, 0);
     }
-    assert_int_equal (gc_validate_parse ("128:4:1:2", "mean", &cfg, NULL), 0);
+    assert_int_equal (gc_validate_parse ("128:4:0.2:0.5", "mean", &cfg, NULL), 0);
     assert_int_equal (cfg.samples, 128);
     assert_int_equal (cfg.every, 4);
-    assert_true (cfg.lo == 1.0 && cfg.hi == 2.0);
+    assert_true (cfg.lo == 0.2 && cfg.hi == 0.5);
     //  LO alone: the default HI, or a step at LO above it
-    assert_int_equal (gc_validate_parse ("128:4:5", "mean", &cfg, NULL), 0);
-    assert_true (cfg.lo == 5.0 && cfg.hi == GC_VALIDATE_DEFAULT_HI);
-    assert_int_equal (gc_validate_parse ("128:4:8", "mean", &cfg, NULL), 0);
-    assert_true (cfg.lo == 8.0 && cfg.hi == 8.0);
-    const char *bad [] = { "on", "7", "64:0", "64:x", "64:10:3:1", "64:10:-1", "1:2:3:4:5", "64:", "" };
+    assert_int_equal (gc_validate_parse ("128:4:0.5", "mean", &cfg, NULL), 0);
+    assert_true (cfg.lo == 0.5 && cfg.hi == GC_VALIDATE_DEFAULT_HI);
+    assert_int_equal (gc_validate_parse ("128:4:0.9", "mean", &cfg, NULL), 0);
+    assert_true (cfg.lo == 0.9 && cfg.hi == 0.9);
+    const char *bad [] = { "on", "7", "64:0", "64:x", "64:10:0.5:0.1", "64:10:-1", "64:10:2",
+                           "1:2:3:4:5", "64:", "" };
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
         if (!*bad [i])
             continue;               /* empty is auto */
@@ -214,6 +227,49 @@ test_specs (void **state)
         assert_int_equal (gc_validate_parse (bad [i], "guard", &cfg, &err), -1);
         assert_int_equal (err.code != 0, 1);
         assert_non_null (strstr (err.msg, "gossip/validate"));
+    }
+}
+
+//  In the engine: four peers, one sending sign-flipped models. The same
+//  seed gives the same bytes with validation on; validation changes the
+//  honest peers' models (it runs in gc_engine_mix), and off it leaves the
+//  engine exactly as without the key.
+static void
+s_run_net (const char *validate, float **model, size_t *d)
+{
+    gc_engine_config_t cfg;
+    net_config_defaults (&cfg);
+    cfg.compress = "none";
+    cfg.ec = "none";
+    cfg.aggregator = "guard";
+    cfg.validate = validate;
+    const char *attacks [4] = { NULL, NULL, NULL, "signflip" };
+    net_t *net = net_new (4, "complete", &cfg, attacks);
+    for (int r = 0; r < 30; r++)
+        net_round (net);
+    *d = gc_engine_n_params (net->engines [0]);
+    *model = malloc (*d * sizeof (float));
+    assert_non_null (*model);
+    memcpy (*model, gc_engine_params (net->engines [0]), *d * sizeof (float));
+    net_destroy (&net);
+}
+
+static void
+test_engine_deterministic (void **state)
+{
+    (void) state;
+    float *on [2], *off [2];
+    size_t d;
+    s_run_net ("32:2", &on [0], &d);
+    s_run_net ("32:2", &on [1], &d);
+    s_run_net ("off", &off [0], &d);
+    s_run_net ("0", &off [1], &d);
+    assert_memory_equal (on [0], on [1], d * sizeof (float));
+    assert_memory_equal (off [0], off [1], d * sizeof (float));
+    assert_true (memcmp (on [0], off [0], d * sizeof (float)));
+    for (int i = 0; i < 2; i++) {
+        free (on [i]);
+        free (off [i]);
     }
 }
 
@@ -225,6 +281,7 @@ main (void)
         cmocka_unit_test (test_bad_neighbour_loses_weight),
         cmocka_unit_test (test_deterministic_schedule),
         cmocka_unit_test (test_specs),
+        cmocka_unit_test (test_engine_deterministic),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
