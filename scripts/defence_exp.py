@@ -8,6 +8,9 @@ honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
 (exponential graph of 16, no attackers only). ATTACK '' or none = no attack.
 Environment: VALIDATE sets gossip/validate (e.g. off, 64:10; unset: the default, auto),
 TAG adds a tag to the run directory's name, GCSIM names the gcsim binary.
+
+    scripts/defence_exp.py table BINARY          the log's rows of BINARY by setting, over seeds
+    scripts/defence_exp.py compare BINARY [RULE] validation on against off (RULE: guard)
 Dense gossip, wait sync, one local step of 32 per round, as table 1."""
 import json, os, subprocess, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,8 +93,54 @@ def table(binary):
               f"{(max(seeds.values()) - min(seeds.values())) * 100:.1f} | {d:+.1f} |")
 
 
+def compare(binary, rule="guard"):
+    """Validation on against off for RULE, from the log rows run with BINARY: per setting and
+    attack the mean over seeds of each variant's difference to its own no-attack run of the
+    same seed (points), with the seeds and the spread; the no-attack rows against `mean`."""
+    import collections
+    import statistics
+    acc = collections.defaultdict(dict)
+    with open(os.path.join(ROOT, "docs", "research", "defence-log.md")) as f:
+        for line in f:
+            c = [x.strip() for x in line.strip().strip("|").split("|")]
+            if len(c) < 15 or not c[14].endswith(binary) or c[0] == "time":
+                continue
+            variant = c[3].replace("`", "")
+            a = float(c[13]) if c[1] == "ring" else float(c[10])
+            acc[(c[1], c[2], c[6], c[7], c[4], c[5], variant)][c[8]] = a
+    on, off = rule, rule + " validate=off"
+    print("| graph | split | rounds | schedule | attack | view | seeds | on: mean | on: Δ (spread) | off: mean | off: Δ (spread) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    keys = sorted({k[:6] for k in acc if k[6] in (on, off)})
+    def delta(k, variant):
+        runs, base = acc.get(k + (variant,), {}), acc.get(k[:4] + ("none", "real", variant), {})
+        seeds = sorted(x for x in runs if x in base)
+        if not seeds:
+            return "–", "–", []
+        d = [(runs[x] - base[x]) * 100 for x in seeds]
+        m = statistics.mean(runs[x] for x in seeds)
+        return f"{m:.4f}", f"{statistics.mean(d):+.1f} ({max(d) - min(d):.1f})", seeds
+    for k in keys:
+        if k[4] == "none":
+            res = []
+            for variant in (on, off):
+                runs, ref = acc.get(k + (variant,), {}), acc.get(k[:4] + ("none", "real", "mean"), {})
+                seeds = sorted(x for x in runs if x in ref)
+                d = [(runs[x] - ref[x]) * 100 for x in seeds]
+                res.append((f"{statistics.mean(runs[x] for x in seeds):.4f}" if seeds else "–",
+                            f"{statistics.mean(d):+.1f} vs mean" if seeds else "–", seeds))
+            seeds = sorted(set(res[0][2]) | set(res[1][2]))
+            print(f"| {' | '.join(k)} | {','.join(seeds)} | {res[0][0]} | {res[0][1]} | {res[1][0]} | {res[1][1]} |")
+            continue
+        m1, d1, s1 = delta(k, on)
+        m0, d0, s0 = delta(k, off)
+        print(f"| {' | '.join(k)} | {','.join(sorted(set(s1) | set(s0)))} | {m1} | {d1} | {m0} | {d0} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "table":
         table(sys.argv[2])
+    elif sys.argv[1] == "compare":
+        compare(sys.argv[2], *sys.argv[3:4])
     else:
         main()
