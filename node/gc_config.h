@@ -75,6 +75,7 @@ typedef struct {
     char     *ec;
     char     *policy;
     char     *aggregator;
+    char     *validate;
     long      fallback;
     long      witness;
     double    gamma;

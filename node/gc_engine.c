@@ -150,6 +150,37 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
 }
 
 
+//  Local validation: hold samples of the shard out of training (before a
+//  role such as labelflip changes the labels: the held-out part is the
+//  shard's own) and score the neighbours' models on them in the mix.
+static int
+s_build_validation (gc_engine_t *self, gc_err_t *err)
+{
+    const gc_engine_config_t *cfg = &self->cfg;
+    gc_validate_cfg_t *vc = &self->learn.vcfg;
+    if (gc_validate_parse (cfg->validate, cfg->aggregator, vc, err))
+        return -1;
+    if (!vc->samples || !gc_model_trains (self->learn.model))
+        return 0;
+    uint64_t seed = gc_seed_derive (cfg->seed, 0x7A11D00 + cfg->self);
+    if (gc_validate_split (cfg->train, vc->samples, seed, &self->learn.held, &self->learn.rest, err))
+        return -1;
+    self->learn.split = true;
+    return 0;
+}
+
+//  The validator, once the in-neighbours are known; none when the shard was
+//  too small to hold samples out.
+static int
+s_build_validator (gc_engine_t *self, gc_err_t *err)
+{
+    if (!self->learn.split || !self->learn.held.n)
+        return 0;
+    uint64_t seed = gc_seed_derive (self->cfg.seed, 0x7A11D80 + self->cfg.self);
+    self->learn.validate = gc_validate_new (&self->learn.vcfg, &self->learn.held, self->n_in, seed);
+    return self->learn.validate ? 0 : gc_err_set (err, GC_E_NOMEM, "gossip/validate: out of memory");
+}
+
 static int
 s_build_learning (gc_engine_t *self, gc_err_t *err)
 {
@@ -169,8 +200,10 @@ s_build_learning (gc_engine_t *self, gc_err_t *err)
         return -1;
     if (gc_role_select (cfg->attack, &self->role, err))
         return -1;
+    if (cfg->train && s_build_validation (self, err))
+        return -1;
     if (cfg->train) {
-        const gc_dataset_t *data = cfg->train;
+        const gc_dataset_t *data = self->learn.split ? &self->learn.rest : cfg->train;
         if (self->role.ops->train_data && !(data = self->role.ops->train_data (&self->role, data, err)))
             return gc_err_prefix (err, "%s: ", self->role.ops->name);
         uint64_t seed = gc_seed_derive (cfg->seed, 0x5A3F00 + cfg->self);
@@ -280,7 +313,7 @@ gc_engine_new (const gc_engine_config_t *cfg, const gc_engine_io_t *io, gc_err_t
     pthread_condattr_destroy (&attr);
     if (cfg->self >= gc_topology_size (cfg->topology)
     ||  s_build_ids (self, err) || gc_equiv_init (self, err) || s_build_learning (self, err)
-    ||  s_build_neighbours (self, err) || s_build_gossip (self, err)
+    ||  s_build_neighbours (self, err) || s_build_gossip (self, err) || s_build_validator (self, err)
     ||  (self->role.ops->build && self->role.ops->build (self, &self->role, err))) {
         if (cfg->self >= gc_topology_size (cfg->topology))
             gc_err_set (err, GC_E_CONFIG, "peer index %u outside the %u peers of the topology",
@@ -340,6 +373,11 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_sampler_destroy (&self->learn.sampler);
     gc_optim_destroy (&self->learn.optim);
     gc_model_destroy (&self->learn.model);
+    gc_validate_destroy (&self->learn.validate);
+    if (self->learn.split) {
+        gc_dataset_free (&self->learn.held);
+        gc_dataset_free (&self->learn.rest);
+    }
     pthread_mutex_destroy (&self->arrive_lock);
     pthread_cond_destroy (&self->arrived);
     S_POISON (self, sizeof *self);
@@ -610,6 +648,24 @@ s_drop_input (gc_engine_t *self, size_t *k, size_t bad)
     (*k)--;
 }
 
+//  Local validation scales the neighbours' weights; one it gave no weight
+//  leaves the inputs, as a stale replica does, so that it moves none of the
+//  rule's statistics either (a median, a reference). Caller holds the locks.
+static void
+s_validate (gc_engine_t *self, size_t *k)
+{
+    gc_validate_weigh (self->learn.validate, self->learn.model, self->inputs,
+                       self->input_replica, self->weights, *k);
+    size_t kept = 1;
+    for (size_t j = 1; j < *k; j++)
+        if (self->weights [j] > 0) {
+            self->inputs [kept] = self->inputs [j];
+            self->weights [kept] = self->weights [j];
+            self->input_replica [kept++] = self->input_replica [j];
+        }
+    *k = kept;
+}
+
 int
 gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
 {
@@ -624,6 +680,10 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     double t0 = gc_now_s ();
     const float *centre = self->learn.centre_pub ? self->learn.pub : self->learn.x;
     size_t k = s_gather (self, centre);
+    //  a neighbour whose model does worse on our held-out samples loses
+    //  weight to our own model, whatever the rule then does with it
+    if (self->learn.validate)
+        s_validate (self, &k);
     gc_robust_t *rule = self->gossip.robust;
     size_t need = gc_robust_min_inputs (rule);
     //  Too few fresh inputs for the rule: the weaker rule they support

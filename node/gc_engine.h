@@ -66,6 +66,7 @@ typedef struct {
     const char          *ec;                /* none | ef | liec[:H] */
     const char          *policy;            /* ratio policy spec (gc_policy.h); NULL: fixed */
     const char          *aggregator;        /* robust rule spec */
+    const char          *validate;          /* local validation spec (gc_validate.h); NULL: auto */
     bool                 fallback;          /* too few inputs: mix under the weaker rule they support */
     bool                 witness;           /* pass accepted headers on (WITNESS), compare those received */
     const char          *wait;              /* sync | quorum:Q | adaptive */

@@ -41,6 +41,7 @@
 #include "gc_policy.h"
 #include "gc_robust.h"
 #include "gc_sampler.h"
+#include "gc_validate.h"
 #include "gc_wait.h"
 #include "gc_wire.h"
 #include "gc_wire_rx.h"
@@ -150,6 +151,12 @@ typedef struct {
     bool          x_borrowed;       /* [C] x is an embedder's buffer (gc_engine_bind_params) */
     bool          centre_pub;       /* [C] ef: mix around pub (CHOCO), else around x */
     bool          fresh_state;      /* x jumped: announce a new state by keyframe */
+    //  local validation (gc_validate.h): the shard cut into held-out samples
+    //  and the rest trained on; validate NULL: off
+    gc_dataset_t  held, rest;       /* [C] */
+    bool          split;            /* [C] held and rest are ours to free */
+    gc_validate_cfg_t vcfg;         /* [C] */
+    gc_validate_t *validate;        /* made with the neighbours (s_build_gossip) */
 } gc_engine_learn_t;
 
 //  Compression, aggregation, waiting. [T]; states is [C].

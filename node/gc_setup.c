@@ -39,6 +39,7 @@ gc_setup_engine (const gc_config_t *cfg, const gc_setup_parts_t *parts, gc_engin
     ec->ec = cfg->ec;
     ec->policy = cfg->policy;
     ec->aggregator = cfg->aggregator;
+    ec->validate = cfg->validate;
     ec->fallback = cfg->fallback != 0;
     ec->witness = cfg->witness != 0;
     ec->wait = cfg->wait;

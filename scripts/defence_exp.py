@@ -6,6 +6,11 @@
 GRAPH: torus (4x4, Byzantine 0,1,10,11), ring (the honest-minority malicious ring:
 honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
 (exponential graph of 16, no attackers only). ATTACK '' or none = no attack.
+Environment: VALIDATE sets gossip/validate (e.g. off, 64:10; unset: the default, auto),
+TAG adds a tag to the run directory's name, GCSIM names the gcsim binary.
+
+    scripts/defence_exp.py table BINARY          the log's rows of BINARY by setting, over seeds
+    scripts/defence_exp.py compare BINARY [RULE] validation on against off (RULE: guard)
 Dense gossip, wait sync, one local step of 32 per round, as table 1."""
 import json, os, subprocess, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +30,9 @@ def main():
                           "schedule": sched},
                 "gossip": {"compress": "none", "ec": "none", "aggregator": agg, "wait": "sync",
                            "gamma": gamma}}
+    validate = os.environ.get("VALIDATE", "")       # gossip/validate; unset: the default (auto)
+    if validate:
+        sections["gossip"]["validate"] = validate
     groups = None
     if attack:
         keys = {"role/attack": attack}
@@ -33,7 +41,8 @@ def main():
         groups = {"attackers": (byz, keys)}
     key = "-".join([graph, split.replace(":", ""), agg.replace(":", "").replace("+", "_"),
                     (attack or "none").replace(":", ""), "omn" if omn == "1" else "real",
-                    rounds, sched.replace(":", ""), "s" + seed, "g" + gamma] + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
+                    rounds, sched.replace(":", ""), "s" + seed, "g" + gamma]
+                   + (["v" + validate.replace(":", "_")] if validate else []) + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
     out = os.path.join(ROOT, "runs", "i22", key)
     os.makedirs(out, exist_ok=True)
     scen = os.path.join(out, "scenario.zpl")
@@ -49,7 +58,7 @@ def main():
     h = rep["honest"]
     five = [q["final_accuracy"] for q in rep["peers"][:RING_HONEST] if q.get("final_accuracy") is not None]
     ring5 = sum(five) / len(five) if graph == "ring" and five else float("nan")
-    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}` | {attack or 'none'} | "
+    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}`{' validate=' + validate if validate else ''} | {attack or 'none'} | "
             f"{'omn' if omn == '1' else 'real'} | {rounds} | {sched} | {seed} | {gamma} | "
             f"{h.get('mean_accuracy', float('nan')):.4f} | {h.get('min_accuracy', float('nan')):.4f} | "
             f"{h.get('consensus_distance', float('nan')):.4g} | {ring5:.4f} | {time.time() - t0:.0f}s rc={p.returncode} {os.path.basename(cmd[0])} |")
@@ -84,8 +93,54 @@ def table(binary):
               f"{(max(seeds.values()) - min(seeds.values())) * 100:.1f} | {d:+.1f} |")
 
 
+def compare(binary, rule="guard"):
+    """Validation on against off for RULE, from the log rows run with BINARY: per setting and
+    attack the mean over seeds of each variant's difference to its own no-attack run of the
+    same seed (points), with the seeds and the spread; the no-attack rows against `mean`."""
+    import collections
+    import statistics
+    acc = collections.defaultdict(dict)
+    with open(os.path.join(ROOT, "docs", "research", "defence-log.md")) as f:
+        for line in f:
+            c = [x.strip() for x in line.strip().strip("|").split("|")]
+            if len(c) < 15 or not c[14].endswith(binary) or c[0] == "time":
+                continue
+            variant = c[3].replace("`", "")
+            a = float(c[13]) if c[1] == "ring" else float(c[10])
+            acc[(c[1], c[2], c[6], c[7], c[4], c[5], variant)][c[8]] = a
+    on, off = rule, rule + " validate=off"
+    print("| graph | split | rounds | schedule | attack | view | seeds | on: mean | on: Δ (spread) | off: mean | off: Δ (spread) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    keys = sorted({k[:6] for k in acc if k[6] in (on, off)})
+    def delta(k, variant):
+        runs, base = acc.get(k + (variant,), {}), acc.get(k[:4] + ("none", "real", variant), {})
+        seeds = sorted(x for x in runs if x in base)
+        if not seeds:
+            return "–", "–", []
+        d = [(runs[x] - base[x]) * 100 for x in seeds]
+        m = statistics.mean(runs[x] for x in seeds)
+        return f"{m:.4f}", f"{statistics.mean(d):+.1f} ({max(d) - min(d):.1f})", seeds
+    for k in keys:
+        if k[4] == "none":
+            res = []
+            for variant in (on, off):
+                runs, ref = acc.get(k + (variant,), {}), acc.get(k[:4] + ("none", "real", "mean"), {})
+                seeds = sorted(x for x in runs if x in ref)
+                d = [(runs[x] - ref[x]) * 100 for x in seeds]
+                res.append((f"{statistics.mean(runs[x] for x in seeds):.4f}" if seeds else "–",
+                            f"{statistics.mean(d):+.1f} vs mean" if seeds else "–", seeds))
+            seeds = sorted(set(res[0][2]) | set(res[1][2]))
+            print(f"| {' | '.join(k)} | {','.join(seeds)} | {res[0][0]} | {res[0][1]} | {res[1][0]} | {res[1][1]} |")
+            continue
+        m1, d1, s1 = delta(k, on)
+        m0, d0, s0 = delta(k, off)
+        print(f"| {' | '.join(k)} | {','.join(sorted(set(s1) | set(s0)))} | {m1} | {d1} | {m0} | {d0} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "table":
         table(sys.argv[2])
+    elif sys.argv[1] == "compare":
+        compare(sys.argv[2], *sys.argv[3:4])
     else:
         main()

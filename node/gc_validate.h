@@ -1,0 +1,78 @@
+/*  gc_validate — local validation of the neighbours' models (issue 22).
+
+    Geometry alone cannot tell an honest neighbour with other classes from an
+    attacker on heterogeneous data (docs/RESULTS.md section 6): both deviate
+    as consistently, as far and as sign-balanced. What the peer can check
+    without trusting anyone is what a neighbour's model does on the peer's
+    OWN data. A few samples of the peer's shard are held out of training;
+    every so often (at random rounds, about one in R) the engine scores each
+    neighbour's replica on them, relative to a reference no minority of the
+    inputs controls, and multiplies the neighbour's mixing weight by a factor
+    in [0, 1] kept until the next validation; the weights are normalised
+    again, so the inputs kept share what it loses. docs/ALGORITHMS.md, "Guard", has the exact rule.
+
+    Spec (`gossip/validate`):
+      auto     on with B = 64, R = 10 when the aggregator is guard, else off
+      off | 0  off
+      B[:R]    B held-out samples (8..65536), validated about every R rounds
+               (1..1000000; default 10)
+    The held-out part is at most an eighth of the shard; below 8 samples
+    validation is off. The engine only validates a model it trains (not
+    kind external). */
+#ifndef GC_VALIDATE_H
+#define GC_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc_dataset.h"
+#include "gc_err.h"
+#include "gc_model.h"
+
+#define GC_VALIDATE_DEFAULT_SAMPLES 64
+#define GC_VALIDATE_DEFAULT_EVERY   10
+#define GC_VALIDATE_DEFAULT_LO      0.5
+#define GC_VALIDATE_DEFAULT_HI      0.9
+
+typedef struct {
+    size_t   samples;       /* 0: off */
+    uint32_t every;         /* mean rounds between validations */
+    double   lo, hi;        /* relative accuracy deficit: full weight up to lo, none from hi */
+} gc_validate_cfg_t;
+
+/*  Parse spec for the aggregator (NULL or "": not guard); -1 with err
+    naming gossip/validate and what is wrong. */
+int gc_validate_parse (const char *spec, const char *aggregator, gc_validate_cfg_t *cfg,
+                       gc_err_t *err);
+
+typedef struct gc_validate_t gc_validate_t;
+
+/*  Split shard into held (the held-out samples, a seeded choice) and rest
+    (the others, in shard order), both new datasets. Takes at most an eighth
+    of the shard; *held gets n = 0 (and rest a copy) when that is under 8. */
+int  gc_validate_split (const gc_dataset_t *shard, size_t samples, uint64_t seed,
+                        gc_dataset_t *held, gc_dataset_t *rest, gc_err_t *err);
+
+/*  A validator over the held-out data (borrowed) for n_slots neighbours
+    (the engine's in-neighbour indices). NULL when out of memory. */
+gc_validate_t *gc_validate_new (const gc_validate_cfg_t *cfg, const gc_dataset_t *held,
+                                size_t n_slots, uint64_t seed);
+void           gc_validate_destroy (gc_validate_t **self_p);
+
+/*  One mix's inputs x[0..k) with weights w (normalised), slot[j] the
+    neighbour of input j (-1: the peer's own model, input 0 = own). Validates
+    this round or not (seeded draw), then scales every neighbour's weight by
+    its factor and normalises the weights again (the own model's is never
+    scaled, so the sum stays positive). Returns whether it
+    validated this round. */
+bool gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
+                        const int *slot, double *w, size_t k);
+
+/*  A neighbour's current factor (1 before its first validation). */
+double gc_validate_factor (const gc_validate_t *self, size_t slot);
+
+/*  Validations run so far (for stats and tests). */
+uint64_t gc_validate_runs (const gc_validate_t *self);
+
+#endif

@@ -1,0 +1,287 @@
+/*  Local validation (node/gc_validate): a neighbour whose model does much
+    worse on the held-out samples loses its weight to the peer's own model, honest ones keep
+    theirs; the held-out split and the schedule are deterministic; bad specs
+    name gossip/validate. */
+#include "gc_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_dataset.h"
+#include "gc_mem.h"
+#include "gc_model.h"
+#include "gc_rng.h"
+#include "gc_validate.h"
+#include "net_fixture.h"
+
+#define S_DIM 20
+#define S_SPEC "mlp:20-16-4"
+
+typedef struct {
+    gc_dataset_t train, test, held, rest;
+    gc_model_t  *model;
+    size_t       n;
+    float       *own, *honest, *bad, *grad;
+} s_fix_t;
+
+static void
+s_train (s_fix_t *f, float *params, const uint8_t *y)
+{
+    for (int step = 0; step < 200; step++) {
+        size_t at = (size_t) (step * 32) % (f->rest.n - 32);
+        gc_model_loss_grad (f->model, params, f->rest.x + at * S_DIM, y + at, 32, f->grad, 1, 0, NULL);
+        for (size_t i = 0; i < f->n; i++)
+            params [i] -= 0.1f * f->grad [i];
+    }
+}
+
+//  A model trained on the rest of a synthetic shard, an honest neighbour
+//  (the same plus small noise) and a bad one (trained on flipped labels).
+static void
+s_fix_init (s_fix_t *f)
+{
+    memset (f, 0, sizeof *f);
+    assert_int_equal (gc_dataset_synthetic (7, 800, 10, S_DIM, 4, &f->train, &f->test, NULL), 0);
+    assert_int_equal (gc_validate_split (&f->train, 64, 11, &f->held, &f->rest, NULL), 0);
+    f->model = gc_model_new (S_SPEC, NULL);
+    assert_non_null (f->model);
+    f->n = gc_model_n_params (f->model);
+    f->own = gc_falloc (f->n);
+    f->honest = gc_falloc (f->n);
+    f->bad = gc_falloc (f->n);
+    f->grad = gc_falloc (f->n);
+    gc_model_init_params (f->model, f->own, 3);
+    gc_model_init_params (f->model, f->bad, 3);
+    uint8_t *flipped = malloc (f->rest.n);
+    assert_non_null (flipped);
+    for (size_t i = 0; i < f->rest.n; i++)
+        flipped [i] = (uint8_t) (3 - f->rest.y [i]);
+    s_train (f, f->own, f->rest.y);
+    s_train (f, f->bad, flipped);       /* a label-flipping neighbour */
+    free (flipped);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 0);
+    for (size_t i = 0; i < f->n; i++)
+        f->honest [i] = f->own [i] + 0.01f * (float) gc_rng_normal (&rng);
+}
+
+static void
+s_fix_fini (s_fix_t *f)
+{
+    float *bufs [] = { f->own, f->honest, f->bad, f->grad };
+    for (size_t i = 0; i < 4; i++)
+        gc_mem_free (bufs [i]);
+    gc_model_destroy (&f->model);
+    gc_dataset_free (&f->train);
+    gc_dataset_free (&f->test);
+    gc_dataset_free (&f->held);
+    gc_dataset_free (&f->rest);
+}
+
+static void
+test_split (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    assert_int_equal (f.held.n, 64);
+    assert_int_equal (f.rest.n, f.train.n - 64);
+    //  every sample is in exactly one part: the label counts add up and no
+    //  held-out row is also a training row
+    size_t count [4] = { 0 };
+    for (size_t i = 0; i < f.held.n; i++)
+        count [f.held.y [i]]++;
+    for (size_t i = 0; i < f.rest.n; i++)
+        count [f.rest.y [i]]++;
+    size_t all [4] = { 0 };
+    for (size_t i = 0; i < f.train.n; i++)
+        all [f.train.y [i]]++;
+    assert_memory_equal (count, all, sizeof count);
+    for (size_t h = 0; h < f.held.n; h++)
+        for (size_t r = 0; r < f.rest.n; r++)
+            assert_true (memcmp (f.held.x + h * S_DIM, f.rest.x + r * S_DIM, S_DIM * sizeof (float)));
+    //  the same seed gives the same bytes, another seed other samples
+    gc_dataset_t h2, r2, h3, r3;
+    assert_int_equal (gc_validate_split (&f.train, 64, 11, &h2, &r2, NULL), 0);
+    assert_memory_equal (h2.x, f.held.x, 64 * S_DIM * sizeof (float));
+    assert_memory_equal (r2.y, f.rest.y, f.rest.n);
+    assert_int_equal (gc_validate_split (&f.train, 64, 12, &h3, &r3, NULL), 0);
+    assert_true (memcmp (h3.x, f.held.x, 64 * S_DIM * sizeof (float)));
+    //  at most an eighth of the shard; under 8 samples nothing is held out
+    gc_dataset_t small = f.train, h4, r4;
+    small.n = 200;
+    assert_int_equal (gc_validate_split (&small, 64, 11, &h4, &r4, NULL), 0);
+    assert_int_equal (h4.n, 25);
+    assert_int_equal (r4.n, 175);
+    gc_dataset_t h5, r5;
+    small.n = 60;
+    assert_int_equal (gc_validate_split (&small, 64, 11, &h5, &r5, NULL), 0);
+    assert_int_equal (h5.n, 0);
+    assert_int_equal (r5.n, 60);
+    gc_dataset_t *frees [] = { &h2, &r2, &h3, &r3, &h4, &r4, &h5, &r5 };
+    for (size_t i = 0; i < 8; i++)
+        gc_dataset_free (frees [i]);
+    s_fix_fini (&f);
+}
+
+//  Inputs: own, honest, bad, honest again (two honest neighbours keep the
+//  median an honest loss).
+static void
+test_bad_neighbour_loses_weight (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    gc_validate_cfg_t cfg;
+    assert_int_equal (gc_validate_parse ("64:1", "guard", &cfg, NULL), 0);
+    gc_validate_t *v = gc_validate_new (&cfg, &f.held, 3, 9);
+    assert_non_null (v);
+    const float *x [4] = { f.own, f.honest, f.bad, f.honest };
+    int slot [4] = { -1, 0, 1, 2 };
+    double w [4];
+    for (int call = 0; call < 5; call++) {
+        for (size_t j = 0; j < 4; j++)
+            w [j] = 0.25;
+        assert_true (gc_validate_weigh (v, f.model, x, slot, w, 4));     /* R = 1: every call */
+    }
+    assert_int_equal (gc_validate_runs (v), 5);
+    assert_true (gc_validate_factor (v, 0) == 1.0);
+    assert_true (gc_validate_factor (v, 2) == 1.0);
+    assert_true (gc_validate_factor (v, 1) == 0.0);
+    //  the bad neighbour's weight is shared by the inputs kept; the sum is 1
+    assert_true (w [2] == 0.0);
+    for (size_t j = 0; j < 4; j += 1 + (j == 1))
+        assert_true (fabs (w [j] - 1.0 / 3) < 1e-12);
+    gc_validate_destroy (&v);
+    assert_null (v);
+    s_fix_fini (&f);
+}
+
+//  The same seed and inputs give the same schedule and weights, call by
+//  call; about one call in R validates.
+static void
+test_deterministic_schedule (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    gc_validate_cfg_t cfg;
+    assert_int_equal (gc_validate_parse ("32:5", "guard", &cfg, NULL), 0);
+    gc_validate_t *a = gc_validate_new (&cfg, &f.held, 3, 21);
+    gc_validate_t *b = gc_validate_new (&cfg, &f.held, 3, 21);
+    gc_validate_t *c = gc_validate_new (&cfg, &f.held, 3, 22);
+    const float *x [4] = { f.own, f.honest, f.bad, f.honest };
+    int slot [4] = { -1, 0, 1, 2 };
+    int differ = 0;
+    for (int call = 0; call < 200; call++) {
+        double wa [4] = { 0.25, 0.25, 0.25, 0.25 }, wb [4], wc [4];
+        memcpy (wb, wa, sizeof wa);
+        memcpy (wc, wa, sizeof wa);
+        bool ra = gc_validate_weigh (a, f.model, x, slot, wa, 4);
+        bool rb = gc_validate_weigh (b, f.model, x, slot, wb, 4);
+        differ += ra != gc_validate_weigh (c, f.model, x, slot, wc, 4);
+        assert_true (ra == rb);
+        assert_memory_equal (wa, wb, sizeof wa);
+    }
+    assert_true (gc_validate_runs (a) >= 20 && gc_validate_runs (a) <= 70);
+    assert_true (differ > 0);
+    gc_validate_destroy (&a);
+    gc_validate_destroy (&b);
+    gc_validate_destroy (&c);
+    s_fix_fini (&f);
+}
+
+static void
+test_specs (void **state)
+{
+    (void) state;
+    gc_validate_cfg_t cfg;
+    assert_int_equal (gc_validate_parse ("auto", "guard", &cfg, NULL), 0);
+    assert_int_equal (cfg.samples, GC_VALIDATE_DEFAULT_SAMPLES);
+    assert_int_equal (cfg.every, GC_VALIDATE_DEFAULT_EVERY);
+    assert_int_equal (gc_validate_parse (NULL, "guard:2:200:0.15:0.3", &cfg, NULL), 0);
+    assert_int_equal (cfg.samples, GC_VALIDATE_DEFAULT_SAMPLES);
+    //  auto is off with other rules, off and 0 always
+    const char *off [][2] = { { "auto", "mean" }, { "auto", "guardian" }, { "auto", "nnm+guard" },
+                              { "off", "guard" }, { "0", "guard" } };
+    for (size_t i = 0; i < sizeof off / sizeof off [0]; i++) {
+        assert_int_equal (gc_validate_parse (off [i][0], off [i][1], &cfg, NULL), 0);
+        assert_int_equal (cfg.samples, 0);
+    }
+    assert_int_equal (gc_validate_parse ("128:4:0.2:0.5", "mean", &cfg, NULL), 0);
+    assert_int_equal (cfg.samples, 128);
+    assert_int_equal (cfg.every, 4);
+    assert_true (cfg.lo == 0.2 && cfg.hi == 0.5);
+    //  LO alone: the default HI, or a step at LO above it
+    assert_int_equal (gc_validate_parse ("128:4:0.5", "mean", &cfg, NULL), 0);
+    assert_true (cfg.lo == 0.5 && cfg.hi == GC_VALIDATE_DEFAULT_HI);
+    assert_int_equal (gc_validate_parse ("128:4:0.9", "mean", &cfg, NULL), 0);
+    assert_true (cfg.lo == 0.9 && cfg.hi == 0.9);
+    const char *bad [] = { "on", "7", "64:0", "64:x", "64:10:0.5:0.1", "64:10:-1", "64:10:2",
+                           "1:2:3:4:5", "64:", "" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        if (!*bad [i])
+            continue;               /* empty is auto */
+        gc_err_t err = { 0 };
+        assert_int_equal (gc_validate_parse (bad [i], "guard", &cfg, &err), -1);
+        assert_int_equal (err.code != 0, 1);
+        assert_non_null (strstr (err.msg, "gossip/validate"));
+    }
+}
+
+//  In the engine: four peers, one sending sign-flipped models. The same
+//  seed gives the same bytes with validation on; validation changes the
+//  honest peers' models (it runs in gc_engine_mix), and off it leaves the
+//  engine exactly as without the key.
+static void
+s_run_net (const char *validate, float **model, size_t *d)
+{
+    gc_engine_config_t cfg;
+    net_config_defaults (&cfg);
+    cfg.compress = "none";
+    cfg.ec = "none";
+    cfg.aggregator = "guard";
+    cfg.validate = validate;
+    const char *attacks [4] = { NULL, NULL, NULL, "signflip" };
+    net_t *net = net_new (4, "complete", &cfg, attacks);
+    for (int r = 0; r < 30; r++)
+        net_round (net);
+    *d = gc_engine_n_params (net->engines [0]);
+    *model = malloc (*d * sizeof (float));
+    assert_non_null (*model);
+    memcpy (*model, gc_engine_params (net->engines [0]), *d * sizeof (float));
+    net_destroy (&net);
+}
+
+static void
+test_engine_deterministic (void **state)
+{
+    (void) state;
+    float *on [2], *off [2];
+    size_t d;
+    s_run_net ("32:2", &on [0], &d);
+    s_run_net ("32:2", &on [1], &d);
+    s_run_net ("off", &off [0], &d);
+    s_run_net ("0", &off [1], &d);
+    assert_memory_equal (on [0], on [1], d * sizeof (float));
+    assert_memory_equal (off [0], off [1], d * sizeof (float));
+    assert_true (memcmp (on [0], off [0], d * sizeof (float)));
+    for (int i = 0; i < 2; i++) {
+        free (on [i]);
+        free (off [i]);
+    }
+}
+
+int
+main (void)
+{
+    const struct CMUnitTest tests [] = {
+        cmocka_unit_test (test_split),
+        cmocka_unit_test (test_bad_neighbour_loses_weight),
+        cmocka_unit_test (test_deterministic_schedule),
+        cmocka_unit_test (test_specs),
+        cmocka_unit_test (test_engine_deterministic),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
