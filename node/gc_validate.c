@@ -1,18 +1,19 @@
 /*  gc_validate — local validation of the neighbours' models (gc_validate.h).
 
     Why each part (docs/ALGORITHMS.md, "Guard", validation):
-    - The score is a neighbour's replica loss on the peer's held-out samples,
-      relative to the lower median of the losses of all inputs (the peer's
-      own model among them): with honest inputs in the majority the median
-      is an honest loss, so an honest neighbour whose classes differ from
-      the peer's (and so does a bit worse on its data) is compared with
-      other honest neighbours in the same position, not with the peer's own
-      model, which is fitted to those samples.
+    - The score is a neighbour's replica *accuracy* on the peer's held-out
+      samples, relative to the upper median of the accuracies of all inputs
+      (the peer's own model among them): with honest inputs at least half the
+      median is an honest accuracy, so an honest neighbour whose classes
+      differ from the peer's (and so does a bit worse on its data) is compared
+      with other honest neighbours in the same position, not with the peer's
+      own model, which is fitted to those samples. Accuracy, not loss: an
+      honest neighbour's held-out loss has a heavy tail on non-iid data.
     - Validations are at random rounds (a seeded draw, one in R on average)
       so that an attacker cannot send good models on the validated rounds
       only, and a factor is kept in between: the cost is B forward passes
       per input every R rounds.
-    - The factor follows a running mean of the relative excess over the
+    - The factor follows a running mean of the relative deficit over the
       last few validations, which smooths the fixed held-out set's noise. */
 #include "gc_validate.h"
 
@@ -23,7 +24,7 @@
 #include "gc_parse.h"
 #include "gc_rng.h"
 
-//  Running mean of the excess over about this many validations.
+//  Running mean of the deficit over about this many validations.
 #define S_HORIZON 3.0
 //  The fewest held-out samples worth scoring on; the most of the shard taken.
 #define S_MIN_SAMPLES 8
@@ -36,7 +37,7 @@ struct gc_validate_t {
     double   *excess;       /* per slot: running mean of the relative accuracy deficit */
     double   *factor;       /* per slot: the weight factor in force */
     uint64_t *seen;         /* per slot: validations that scored it */
-    double   *loss, *sorted;    /* per input of one call: accuracy, sorted (grown) */
+    double   *acc, *sorted;     /* per input of one call: accuracy, and sorted (grown) */
     size_t    cap;
     gc_rng_t  rng;
     uint64_t  runs;
@@ -150,7 +151,7 @@ gc_validate_destroy (gc_validate_t **self_p)
     free (self->excess);
     free (self->factor);
     free (self->seen);
-    free (self->loss);
+    free (self->acc);
     free (self->sorted);
     free (self);
     *self_p = NULL;
@@ -161,9 +162,9 @@ s_reserve (gc_validate_t *self, size_t k)
 {
     if (self->cap >= k)
         return 0;
-    double *a = realloc (self->loss, k * sizeof *a);
+    double *a = realloc (self->acc, k * sizeof *a);
     if (a)
-        self->loss = a;
+        self->acc = a;
     double *b = realloc (self->sorted, k * sizeof *b);
     if (b)
         self->sorted = b;
@@ -183,11 +184,11 @@ s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, siz
     for (size_t j = 0; j < k; j++) {
         size_t correct = 0;
         double l = gc_model_loss_grad (model, x [j], h->x, h->y, h->n, NULL, 1, 0, &correct);
-        self->loss [j] = isfinite (l) ? (double) correct / (double) h->n : 0.0;
+        self->acc [j] = isfinite (l) ? (double) correct / (double) h->n : 0.0;
         size_t i = j;
-        for (; i > 0 && self->sorted [i - 1] < self->loss [j]; i--)
+        for (; i > 0 && self->sorted [i - 1] < self->acc [j]; i--)
             self->sorted [i] = self->sorted [i - 1];
-        self->sorted [i] = self->loss [j];
+        self->sorted [i] = self->acc [j];
     }
     return self->sorted [(k - 1) / 2];
 }
@@ -202,7 +203,7 @@ s_score (gc_validate_t *self, const int *slot, size_t k, double ref)
             continue;
         size_t s = (size_t) slot [j];
         //  no input better than chance on our samples says nothing yet
-        double r = ref > 0 ? fmax (0.0, (ref - self->loss [j]) / ref) : 0.0;
+        double r = ref > 0 ? fmax (0.0, (ref - self->acc [j]) / ref) : 0.0;
         double b = 1.0 / fmin ((double) ++self->seen [s], S_HORIZON);
         self->excess [s] = (1.0 - b) * self->excess [s] + b * r;
         double span = self->cfg.hi - self->cfg.lo, ex = self->excess [s];
