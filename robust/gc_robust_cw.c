@@ -34,6 +34,7 @@
 #   define S_PASTE_(a, b) a##b
 #   define S_PASTE(a, b) S_PASTE_ (a, b)
 #   define S_LOAD(i) \
+        gc_kprefetch (in [i] + c); \
         __m512 v##i = _mm512_maskz_loadu_ps (m, in [i] + c); \
         bad = _mm512_max_epu32 (bad, _mm512_and_si512 (_mm512_castps_si512 (v##i), absmask));
 #   define S_CE(a, b) { __m512 t_ = v##a; v##a = _mm512_min_ps (t_, v##b); v##b = _mm512_max_ps (t_, v##b); }
@@ -150,9 +151,11 @@ typedef __m128d s_rd;
 #   define S_PASTE_(a, b) a##b
 #   define S_PASTE(a, b) S_PASTE_ (a, b)
 #   define S_LOAD(i) \
+        gc_kprefetch (base [i] + off); \
         s_rv v##i = S_RLOAD (base [i] + off); \
         bad = S_RBAD (bad, v##i);
 #   define S_LOAD2(i) \
+        gc_kprefetch (base [i] + off); \
         s_rv v##i = S_RLOAD (base [i] + off), w##i = S_RLOAD (base [i] + off + S_RW); \
         bad = S_RBAD (S_RBAD (bad, v##i), w##i);
 #   define S_CE(a, b) { s_rv t_ = v##a; v##a = S_RMIN (t_, v##b); v##b = S_RMAX (t_, v##b); }
@@ -273,6 +276,7 @@ s_tile_load_portable (float *restrict tile, const float *const *in, size_t k,
     for (size_t i = 0; i < k; i++) {
         const float *restrict src = in [i] + c0;
         float *restrict row = tile + i * TB;
+        gc_kprefetch_run (src, n);
         for (size_t c = 0; c < n; c++) {
             uint32_t u = s_absbits (src [c]);
             row [c] = src [c];
@@ -321,6 +325,7 @@ s_tile_load_simd (float *restrict tile, const float *const *in, size_t k, size_t
     for (size_t i = 0; i < k; i++) {
         const float *src = in [i] + c0;
         float *row = tile + i * TB;
+        gc_kprefetch_run (src, TB);
         for (size_t c = 0; c < TB; c += S_W) {
             s_vf x = s_loadu (src + c);
             s_store (row + c, x);
@@ -627,6 +632,7 @@ s_tile_load_rows (float *restrict tile, const float *const *in, size_t k, size_t
         const float *restrict src = in [i] + c0;
         float *restrict row = tile + i * TB;
         uint32_t big = 0;
+        gc_kprefetch_run (src, n);
         for (size_t c = 0; c < n; c++) {
             uint32_t u = s_absbits (src [c]);
             row [c] = src [c];
@@ -817,6 +823,7 @@ s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
                 continue;
             const float *restrict x = in [i] + c0;
             double a = coef [i];
+            gc_kprefetch_run (x, n);
             for (size_t c = 0; c < n; c++) {
                 uint32_t u = s_absbits (x [c]);
                 big = u > big ? u : big;

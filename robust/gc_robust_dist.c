@@ -94,6 +94,7 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
         for (; c + S_W <= n; c += S_W) {
             s_vf zv = s_loadu (z + c);
             for (size_t i = 0; i < k; i++) {
+                gc_kprefetch (in [i] + c0 + c);
                 s_vf x = s_loadu (in [i] + c0 + c);
                 bigv = s_vi_absmax (bigv, x);
                 s_vi_store (lanes + i * 16, s_vi_absmax (s_vi_load (lanes + i * 16), s_sub (x, zv)));
@@ -106,6 +107,7 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
         for (size_t i = 0; i < k; i++) {
             const float *restrict x = in [i] + c0 + c;
             uint32_t *restrict top = lanes + i * 16;
+            gc_kprefetch (x);
             for (size_t j = 0; j < 16; j++) {
                 uint32_t u = s_absbits (x [j]), t = s_absbits (x [j] - z [c + j]);
                 big [j] = u > big [j] ? u : big [j];
