@@ -40,6 +40,8 @@ typedef struct {
     double *vdist;          /* kv x kv squared distances of the virtual inputs */
     double *mix, *mix2;     /* kv x k mixing matrices (virtual = mix . originals) */
     double *mixc;           /* kv: the mixing kernels' per-row plan */
+    size_t *mixlist;        /* kv x k: each row's inputs, non-zero ones first */
+    size_t *mixnz;          /* kv: how many of them are non-zero */
     double *vw;             /* kv weights of the virtual inputs */
     double *vec_a, *vec_b;  /* k scratch */
     double *coef;           /* k + 1 */
