@@ -6,9 +6,12 @@
       entry lies in [0.5, 1): no float overflow whatever the inputs hold
       (|x| up to FLT_MAX, where x - z itself can overflow: then that row is
       formed in double), and the scale is exact;
-    - OpenBLAS sgemm forms the k x k block Gram of the scaled tile (the block
-      is small enough for OpenBLAS's small-matrix kernel, M*N*K <= 64^3,
-      about 3x faster than one sgemm over all of d here);
+    - the k x k block Gram of the scaled tile is formed here, the same way
+      at every level (s_block_gram: 16 float lanes per pair, products then
+      adds, folded into double in lane order), so that the distances, and
+      the inputs Krum and NNM choose, do not depend on the CPU (OpenBLAS's
+      sgemm, used before, picks its kernels from the CPU itself; it also
+      spent half its time on its own packing of such small blocks);
     - the unscaled block distances are accumulated in double.
     Why a centre: the float cancellation error in G_ii + G_jj - 2 G_ij is
     relative to ||y_i||^2 + ||y_j||^2, so it is small only when z sits among
@@ -16,14 +19,11 @@
     input (smallest median distance to the others) is more than S_RECENTRE
     times its median distance away from z, the centre was an outlier and one
     more pass recentres on the medoid.
-    Compiled once per kernel level (gc_klevel.h): only the packing pass has
-    vector code of its own; sgemm is OpenBLAS's, which picks its kernels
-    from the CPU by itself. */
+    Compiled once per kernel level (gc_klevel.h). */
 #include "gc_mem.h"
 #include "gc_robust_internal.h"
 #include "gc_robust_simd.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -133,12 +133,110 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
     return 0;
 }
 
+//  Rows per register block of s_block_gram (the tile holds a multiple of it;
+//  the rows past k are zero).
+#define S_GR 4
+
+//  Fold 16 float lanes into double, in lane order.
+static inline double
+s_lanes_sum (const float *lane)
+{
+    double t = 0;
+    for (int l = 0; l < 16; l++)
+        t += (double) lane [l];
+    return t;
+}
+
+//  The products of rows ib..ib+3 with rows jb..jb+3 of the tile (row stride
+//  gb, n16 coordinates, a multiple of 16), as 16 lanes per pair: lane l sums
+//  t_i[c] * t_j[c] over c = l mod 16 in coordinate order, a product then an
+//  add. lanes: 16 pairs x 16 floats, pair (r, s) at (r * S_GR + s) * 16.
+static void
+s_gram_lanes (const float *tile, size_t gb, size_t ib, size_t jb, size_t n16, float *lanes)
+{
+    const float *a0 = tile + ib * gb, *b0 = tile + jb * gb;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    __m512 acc [S_GR][S_GR];
+    for (int r = 0; r < S_GR; r++)
+        for (int q = 0; q < S_GR; q++)
+            acc [r][q] = _mm512_setzero_ps ();
+    for (size_t c = 0; c < n16; c += 16) {
+        __m512 a [S_GR], b [S_GR];
+        for (int r = 0; r < S_GR; r++) {
+            a [r] = _mm512_load_ps (a0 + r * gb + c);
+            b [r] = _mm512_load_ps (b0 + r * gb + c);
+        }
+        for (int r = 0; r < S_GR; r++)
+            for (int q = 0; q < S_GR; q++)
+                acc [r][q] = _mm512_add_ps (acc [r][q], _mm512_mul_ps (a [r], b [q]));
+    }
+    for (int r = 0; r < S_GR; r++)
+        for (int q = 0; q < S_GR; q++)
+            _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    //  16 ymm registers: 2 x 2 rows at a time, each lane pair as two ymm.
+    for (int r0 = 0; r0 < S_GR; r0 += 2)
+        for (int q0 = 0; q0 < S_GR; q0 += 2) {
+            __m256 lo [2][2], hi [2][2];
+            for (int r = 0; r < 2; r++)
+                for (int q = 0; q < 2; q++)
+                    lo [r][q] = hi [r][q] = _mm256_setzero_ps ();
+            for (size_t c = 0; c < n16; c += 16) {
+                for (int r = 0; r < 2; r++) {
+                    const float *pa = a0 + (r0 + r) * gb + c;
+                    __m256 al = _mm256_load_ps (pa), ah = _mm256_load_ps (pa + 8);
+                    for (int q = 0; q < 2; q++) {
+                        const float *pb = b0 + (q0 + q) * gb + c;
+                        __m256 bl = _mm256_load_ps (pb), bh = _mm256_load_ps (pb + 8);
+                        lo [r][q] = _mm256_add_ps (lo [r][q], _mm256_mul_ps (al, bl));
+                        hi [r][q] = _mm256_add_ps (hi [r][q], _mm256_mul_ps (ah, bh));
+                    }
+                }
+            }
+            for (int r = 0; r < 2; r++)
+                for (int q = 0; q < 2; q++) {
+                    float *o = lanes + ((r0 + r) * S_GR + q0 + q) * 16;
+                    _mm256_storeu_ps (o, lo [r][q]);
+                    _mm256_storeu_ps (o + 8, hi [r][q]);
+                }
+        }
+#else
+    for (int r = 0; r < S_GR; r++)
+        for (int q = 0; q < S_GR; q++) {
+            const float *restrict x = a0 + r * gb, *restrict y = b0 + q * gb;
+            float acc [16] = { 0 };
+            for (size_t c = 0; c < n16; c += 16)
+                for (int l = 0; l < 16; l++)
+                    acc [l] += x [c + l] * y [c + l];
+            memcpy (lanes + (r * S_GR + q) * 16, acc, sizeof acc);
+        }
+#endif
+}
+
+//  gram[i * k + j] for i <= j < k: the block Gram of the first k rows of the
+//  tile (rows padded with zeros to a multiple of S_GR, columns to n16).
+static void
+s_block_gram (const float *tile, size_t gb, size_t k, size_t n16, double *gram)
+{
+    float lanes [S_GR * S_GR * 16];
+    for (size_t ib = 0; ib < k; ib += S_GR)
+        for (size_t jb = ib; jb < k; jb += S_GR) {
+            s_gram_lanes (tile, gb, ib, jb, n16, lanes);
+            for (size_t r = 0; r < S_GR && ib + r < k; r++)
+                for (size_t q = 0; q < S_GR && jb + q < k; q++)
+                    if (ib + r <= jb + q)
+                        gram [(ib + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
+        }
+}
+
 static int
 s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
              const float *centre, double *dist, double *norm2)
 {
     size_t gb = s_gblock (k);
-    float *tile = ws->gtile, *gram = ws->gram;
+    float *tile = ws->gtile;
+    double *gram = ws->gram;
+    size_t kk = (k + S_GR - 1) / S_GR * S_GR;
     double *unscale = ws->scale;
     memset (dist, 0, k * k * sizeof *dist);
     memset (norm2, 0, k * sizeof *norm2);
@@ -146,8 +244,12 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
         size_t n = d - c0 < gb ? d - c0 : gb;
         if (s_pack_block (ws, in, k, centre, c0, n, gb))
             return 1;
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) k, (int) k, (int) n,
-                     1.0f, tile, (int) gb, tile, (int) gb, 0.0f, gram, (int) k);
+        //  Zeros past n (to a whole 16-lane column) and past k (to a whole
+        //  register block) add nothing to any lane.
+        size_t n16 = (n + 15) / 16 * 16;
+        for (size_t i = 0; i < kk; i++)
+            memset (tile + i * gb + (i < k ? n : 0), 0, (n16 - (i < k ? n : 0)) * sizeof *tile);
+        s_block_gram (tile, gb, k, n16, gram);
         for (size_t i = 0; i < k; i++) {
             double ui = unscale [i], gii = ui * ui * gram [i * k + i];
             norm2 [i] += gii;
@@ -231,7 +333,7 @@ GC_KSYM (gc_robust_distances) (gc_robust_ws_t *ws, const float *const *in, size_
 {
     //  k * gblock(k) peaks at 32768 floats (k = 8) below k = 512: reserve
     //  that much at once, so that a smaller k later never grows the tile.
-    size_t need = k * s_gblock (k);
+    size_t need = (k + S_GR - 1) / S_GR * S_GR * s_gblock (k);
     need = need > 32768 ? need : 32768;
     if (need > ws->gtile_cap) {
         gc_mem_free (ws->gtile);
