@@ -74,16 +74,25 @@ s_scale_row (float *restrict row, const float *restrict x, const float *restrict
     return ldexp (1.0, e);
 }
 
-//  Pack one block: first the maxima of |x| (the NaN/Inf check) and |x - z|
-//  per row, reading the k rows in lockstep 16 floats at a time (the access
-//  pattern the hardware prefetcher streams at full bandwidth; row after row
-//  in 4 KB bursts ran at a third of it), then the scaling from cache.
+//  Rows whose largest |x - z| lies in [2^-40, 2^40) are used as they are:
+//  their products and the block's sums of them stay far inside float's
+//  normal range, so scaling them (exact, by a power of two) would change
+//  nothing but the cost of a second pass over the block.
+#define S_SAFE_LO (87u << 23)           /* the bits of 2^-40 */
+#define S_SAFE_HI (167u << 23)          /* the bits of 2^40 */
+
+//  Pack one block: y = x - z into the tile rows, with the maxima of |x| (the
+//  NaN/Inf check) and |y| per row, reading the k rows in lockstep 16 floats
+//  at a time (the access pattern the hardware prefetcher streams at full
+//  bandwidth; row after row in 4 KB bursts ran at a third of it); then the
+//  rows outside the safe range are formed again, scaled, from cache.
 //  Returns 1 when an input holds NaN or Inf.
 static int
 s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float *centre,
               size_t c0, size_t n, size_t gb)
 {
     uint32_t *lanes = ws->lanes, big [16] = { 0 };
+    float *tile = ws->gtile;
     memset (lanes, 0, k * 16 * sizeof *lanes);
     const float *z = centre + c0;
     size_t c = 0;
@@ -91,33 +100,41 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
     //  Explicit vectors: left to itself GCC vectorises across rows, with gathers.
     if (!ws->portable) {
         s_vi bigv = s_vi_zero ();
-        for (; c + S_W <= n; c += S_W) {
-            s_vf zv = s_loadu (z + c);
+        //  16 floats (one 64-byte line) of each row per step, at any width.
+        for (; c + 16 <= n; c += 16)
             for (size_t i = 0; i < k; i++) {
-                gc_kprefetch (in [i] + c0 + c);
-                s_vf x = s_loadu (in [i] + c0 + c);
-                bigv = s_vi_absmax (bigv, x);
-                s_vi_store (lanes + i * 16, s_vi_absmax (s_vi_load (lanes + i * 16), s_sub (x, zv)));
+                const float *x = in [i] + c0 + c;
+                gc_kprefetch (x);
+                for (size_t h = 0; h < 16; h += S_W) {
+                    s_vf v = s_loadu (x + h), y = s_sub (v, s_loadu (z + c + h));
+                    bigv = s_vi_absmax (bigv, v);
+                    s_store (tile + i * gb + c + h, y);
+                    s_vi_store (lanes + i * 16 + h,
+                                s_vi_absmax (s_vi_load (lanes + i * 16 + h), y));
+                }
             }
-        }
         big [0] = s_vi_reduce (bigv);
     }
 #endif
     for (; c + 16 <= n; c += 16)
         for (size_t i = 0; i < k; i++) {
             const float *restrict x = in [i] + c0 + c;
+            float *restrict row = tile + i * gb + c;
             uint32_t *restrict top = lanes + i * 16;
             gc_kprefetch (x);
             for (size_t j = 0; j < 16; j++) {
-                uint32_t u = s_absbits (x [j]), t = s_absbits (x [j] - z [c + j]);
+                float y = x [j] - z [c + j];
+                uint32_t u = s_absbits (x [j]), t = s_absbits (y);
+                row [j] = y;
                 big [j] = u > big [j] ? u : big [j];
                 top [j] = t > top [j] ? t : top [j];
             }
         }
     for (; c < n; c++)
         for (size_t i = 0; i < k; i++) {
-            float x = in [i][c0 + c];
-            uint32_t u = s_absbits (x), t = s_absbits (x - z [c]);
+            float x = in [i][c0 + c], y = x - z [c];
+            uint32_t u = s_absbits (x), t = s_absbits (y);
+            tile [i * gb + c] = y;
             big [c % 16] = u > big [c % 16] ? u : big [c % 16];
             lanes [i * 16 + c % 16] = t > lanes [i * 16 + c % 16] ? t : lanes [i * 16 + c % 16];
         }
@@ -128,7 +145,8 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
         uint32_t top = 0;
         for (size_t j = 0; j < 16; j++)
             top = lanes [i * 16 + j] > top ? lanes [i * 16 + j] : top;
-        ws->scale [i] = s_scale_row (ws->gtile + i * gb, in [i] + c0, z, n, top);
+        ws->scale [i] = top >= S_SAFE_LO && top < S_SAFE_HI ? 1.0
+                      : s_scale_row (tile + i * gb, in [i] + c0, z, n, top);
     }
     return 0;
 }
@@ -174,31 +192,25 @@ s_gram_lanes (const float *tile, size_t gb, size_t ib, size_t jb, size_t n16, fl
         for (int q = 0; q < S_GR; q++)
             _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
 #elif GC_KLEVEL == GC_KLEVEL_AVX2
-    //  16 ymm registers: 2 x 2 rows at a time, each lane pair as two ymm.
-    for (int r0 = 0; r0 < S_GR; r0 += 2)
+    //  16 ymm registers: the low and the high 8 lanes apart (independent
+    //  sums), 4 x 2 pairs at a time: 8 accumulators, 6 loads per step.
+    for (int h = 0; h < 16; h += 8)
         for (int q0 = 0; q0 < S_GR; q0 += 2) {
-            __m256 lo [2][2], hi [2][2];
-            for (int r = 0; r < 2; r++)
-                for (int q = 0; q < 2; q++)
-                    lo [r][q] = hi [r][q] = _mm256_setzero_ps ();
-            for (size_t c = 0; c < n16; c += 16) {
-                for (int r = 0; r < 2; r++) {
-                    const float *pa = a0 + (r0 + r) * gb + c;
-                    __m256 al = _mm256_load_ps (pa), ah = _mm256_load_ps (pa + 8);
-                    for (int q = 0; q < 2; q++) {
-                        const float *pb = b0 + (q0 + q) * gb + c;
-                        __m256 bl = _mm256_load_ps (pb), bh = _mm256_load_ps (pb + 8);
-                        lo [r][q] = _mm256_add_ps (lo [r][q], _mm256_mul_ps (al, bl));
-                        hi [r][q] = _mm256_add_ps (hi [r][q], _mm256_mul_ps (ah, bh));
-                    }
+            __m256 acc [S_GR][2];
+            for (int r = 0; r < S_GR; r++)
+                acc [r][0] = acc [r][1] = _mm256_setzero_ps ();
+            for (size_t c = h; c < n16; c += 16) {
+                __m256 b0v = _mm256_load_ps (b0 + q0 * gb + c);
+                __m256 b1v = _mm256_load_ps (b0 + (q0 + 1) * gb + c);
+                for (int r = 0; r < S_GR; r++) {
+                    __m256 a = _mm256_load_ps (a0 + r * gb + c);
+                    acc [r][0] = _mm256_add_ps (acc [r][0], _mm256_mul_ps (a, b0v));
+                    acc [r][1] = _mm256_add_ps (acc [r][1], _mm256_mul_ps (a, b1v));
                 }
             }
-            for (int r = 0; r < 2; r++)
-                for (int q = 0; q < 2; q++) {
-                    float *o = lanes + ((r0 + r) * S_GR + q0 + q) * 16;
-                    _mm256_storeu_ps (o, lo [r][q]);
-                    _mm256_storeu_ps (o + 8, hi [r][q]);
-                }
+            for (int r = 0; r < S_GR; r++)
+                for (int q = 0; q < 2; q++)
+                    _mm256_storeu_ps (lanes + (r * S_GR + q0 + q) * 16 + h, acc [r][q]);
         }
 #else
     for (int r = 0; r < S_GR; r++)
