@@ -276,6 +276,7 @@ gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k)
     ws->k_cap = 0;
     if (!S_GROW (ws->dist, k2) || !S_GROW (ws->vdist, k2) || !S_GROW (ws->mix, k2)
     ||  !S_GROW (ws->mix2, k2) || !S_GROW (ws->mixc, k) || !S_GROW (ws->gram, k2)
+    ||  !S_GROW (ws->mixlist, k2) || !S_GROW (ws->mixnz, k)
     ||  !S_GROW (ws->scale, k)
     ||  !S_GROW (ws->lanes, 16 * k)
     ||  !S_GROW (ws->vw, k) || !S_GROW (ws->vec_a, k) || !S_GROW (ws->vec_b, k)
@@ -328,7 +329,7 @@ void
 gc_robust_ws_free (gc_robust_ws_t *ws)
 {
     void *bufs [] = { ws->tile, ws->dtile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
-                      ws->mix, ws->mix2, ws->mixc, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
+                      ws->mix, ws->mix2, ws->mixc, ws->mixlist, ws->mixnz, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
                       ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);

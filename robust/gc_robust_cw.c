@@ -34,6 +34,7 @@
 #   define S_PASTE_(a, b) a##b
 #   define S_PASTE(a, b) S_PASTE_ (a, b)
 #   define S_LOAD(i) \
+        gc_kprefetch (in [i] + c); \
         __m512 v##i = _mm512_maskz_loadu_ps (m, in [i] + c); \
         bad = _mm512_max_epu32 (bad, _mm512_and_si512 (_mm512_castps_si512 (v##i), absmask));
 #   define S_CE(a, b) { __m512 t_ = v##a; v##a = _mm512_min_ps (t_, v##b); v##b = _mm512_max_ps (t_, v##b); }
@@ -150,9 +151,11 @@ typedef __m128d s_rd;
 #   define S_PASTE_(a, b) a##b
 #   define S_PASTE(a, b) S_PASTE_ (a, b)
 #   define S_LOAD(i) \
+        gc_kprefetch (base [i] + off); \
         s_rv v##i = S_RLOAD (base [i] + off); \
         bad = S_RBAD (bad, v##i);
 #   define S_LOAD2(i) \
+        gc_kprefetch (base [i] + off); \
         s_rv v##i = S_RLOAD (base [i] + off), w##i = S_RLOAD (base [i] + off + S_RW); \
         bad = S_RBAD (S_RBAD (bad, v##i), w##i);
 #   define S_CE(a, b) { s_rv t_ = v##a; v##a = S_RMIN (t_, v##b); v##b = S_RMAX (t_, v##b); }
@@ -273,6 +276,7 @@ s_tile_load_portable (float *restrict tile, const float *const *in, size_t k,
     for (size_t i = 0; i < k; i++) {
         const float *restrict src = in [i] + c0;
         float *restrict row = tile + i * TB;
+        gc_kprefetch_run (src, n);
         for (size_t c = 0; c < n; c++) {
             uint32_t u = s_absbits (src [c]);
             row [c] = src [c];
@@ -321,6 +325,7 @@ s_tile_load_simd (float *restrict tile, const float *const *in, size_t k, size_t
     for (size_t i = 0; i < k; i++) {
         const float *src = in [i] + c0;
         float *row = tile + i * TB;
+        gc_kprefetch_run (src, TB);
         for (size_t c = 0; c < TB; c += S_W) {
             s_vf x = s_loadu (src + c);
             s_store (row + c, x);
@@ -594,24 +599,52 @@ s_mix_row (const double *m, const double *dt, size_t k, float *out, size_t n, bo
 #define S_COMPLEMENT_EXP 8
 
 //  mixc[a] = the value shared by the non-zero coefficients of row a, or 0
-//  when they differ or when the row keeps no more inputs than it leaves out.
+//  when they differ or when the row keeps no more inputs than it leaves out;
+//  list[a * k ...] = row a's inputs with a non-zero coefficient, in index
+//  order, then those with a zero one, in index order; nz[a] counts the
+//  first. Formed once per call, so that a block only reads it.
 static void
-s_mix_plan (const double *mix, size_t kv, size_t k, double *mixc)
+s_mix_plan (const double *mix, size_t kv, size_t k, double *mixc, size_t *list, size_t *nz)
 {
     for (size_t a = 0; a < kv; a++) {
         const double *m = mix + a * k;
+        size_t *l = list + a * k;
         double c = 0;
-        size_t kept = 0;
+        size_t kept = 0, left = k;
         bool same = true;
         for (size_t j = 0; j < k; j++) {
-            if (m [j] == 0)
+            if (m [j] == 0) {
+                l [--left] = j;
                 continue;
+            }
             same = same && (kept == 0 || m [j] == c);
             c = m [j];
-            kept++;
+            l [kept++] = j;
         }
+        //  The zero ones were placed from the back: put them in index order.
+        for (size_t i = kept, t = k - 1; i < t; i++, t--) {
+            size_t u = l [i];
+            l [i] = l [t];
+            l [t] = u;
+        }
+        nz [a] = kept;
         mixc [a] = same && k - kept < kept ? c : 0;
     }
+}
+
+//  Whether a complement row must take the direct sum in this block: one of
+//  the inputs it leaves out is more than 2^S_COMPLEMENT_EXP larger (by
+//  exponent) than every input it keeps. When the block's exponents span
+//  less than that, no row can, and the rows are not looked at.
+static bool
+s_complement_unsafe (const uint32_t *rowmax, const size_t *l, size_t nz, size_t k)
+{
+    uint32_t kept = 0, left = 0;
+    for (size_t e = 0; e < nz; e++)
+        kept = rowmax [l [e]] > kept ? rowmax [l [e]] : kept;
+    for (size_t e = nz; e < k; e++)
+        left = rowmax [l [e]] > left ? rowmax [l [e]] : left;
+    return (left >> 23) > (kept >> 23) + S_COMPLEMENT_EXP;
 }
 
 //  Copy a block of n <= TB coordinates of each input into the tile rows,
@@ -627,6 +660,7 @@ s_tile_load_rows (float *restrict tile, const float *const *in, size_t k, size_t
         const float *restrict src = in [i] + c0;
         float *restrict row = tile + i * TB;
         uint32_t big = 0;
+        gc_kprefetch_run (src, n);
         for (size_t c = 0; c < n; c++) {
             uint32_t u = s_absbits (src [c]);
             row [c] = src [c];
@@ -646,28 +680,27 @@ s_tile_load_rows (float *restrict tile, const float *const *in, size_t k, size_t
 //  through the list.
 static void
 s_mix_block (const float *tile, const uint32_t *rowmax, size_t k, const double *mix,
-             const double *mixc, size_t kv, float *const *dst, size_t off, size_t n,
-             size_t *list)
+             const double *mixc, const size_t *plan, const size_t *nz, size_t kv,
+             float *const *dst, size_t off, size_t n)
 {
     double sum [TB];
     bool have_sum = false;
+    uint32_t emin = UINT32_MAX, emax = 0;
+    for (size_t j = 0; j < k; j++) {
+        uint32_t e = rowmax [j] >> 23;
+        emin = e < emin ? e : emin;
+        emax = e > emax ? e : emax;
+    }
+    bool spread = emax > emin + S_COMPLEMENT_EXP;
     for (size_t a = 0; a < kv; a++) {
         const double *m = mix + a * k;
+        const size_t *l = plan + a * k;
         double c = mixc [a];
-        if (c != 0) {
-            uint32_t kept = 0, left = 0;
-            for (size_t j = 0; j < k; j++)
-                if (m [j] == 0)
-                    left = rowmax [j] > left ? rowmax [j] : left;
-                else
-                    kept = rowmax [j] > kept ? rowmax [j] : kept;
-            if ((left >> 23) > (kept >> 23) + S_COMPLEMENT_EXP)
-                c = 0;
-        }
-        size_t cnt = 0;
-        for (size_t j = 0; j < k; j++)
-            if ((m [j] == 0) == (c != 0))
-                list [cnt++] = j;
+        if (c != 0 && spread && s_complement_unsafe (rowmax, l, nz [a], k))
+            c = 0;
+        //  The inputs the row subtracts (complement) or adds (direct).
+        const size_t *list = c != 0 ? l + nz [a] : l;
+        size_t cnt = c != 0 ? k - nz [a] : nz [a];
         float *restrict out = dst [a] + off;
         float obuf [S_MC];
         if (c != 0 && !have_sum) {
@@ -732,7 +765,7 @@ s_mix_tile (gc_robust_ws_t *ws, const float *const *in, size_t k, const double *
     for (size_t j = 0; j < k; j++)
         if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
             return 1;
-    s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, kv, dst, off, n, ws->idx);
+    s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, ws->mixlist, ws->mixnz, kv, dst, off, n);
     return 0;
 }
 
@@ -742,7 +775,7 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 {
     if (gc_robust_ws_reserve_tile (ws, k))
         return -1;
-    s_mix_plan (mix, kv, k, ws->mixc);
+    s_mix_plan (mix, kv, k, ws->mixc, ws->mixlist, ws->mixnz);
     for (size_t c0 = 0; c0 < d; c0 += TB)
         if (s_mix_tile (ws, in, k, mix, kv, c0, d - c0 < TB ? d - c0 : TB, rows, c0))
             return 1;
@@ -761,7 +794,7 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
     float **mrows = ws->rows;
     for (size_t a = 0; a < kv; a++)
         mrows [a] = ws->vbuf + a * TB;
-    s_mix_plan (mix, kv, k, ws->mixc);
+    s_mix_plan (mix, kv, k, ws->mixc, ws->mixlist, ws->mixnz);
     const gc_robust_net_t *net = NULL;
 #ifdef S_HAVE_REG
     s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (kv, lo, hi);
@@ -817,6 +850,7 @@ s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
                 continue;
             const float *restrict x = in [i] + c0;
             double a = coef [i];
+            gc_kprefetch_run (x, n);
             for (size_t c = 0; c < n; c++) {
                 uint32_t u = s_absbits (x [c]);
                 big = u > big ? u : big;

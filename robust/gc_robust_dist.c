@@ -6,9 +6,12 @@
       entry lies in [0.5, 1): no float overflow whatever the inputs hold
       (|x| up to FLT_MAX, where x - z itself can overflow: then that row is
       formed in double), and the scale is exact;
-    - OpenBLAS sgemm forms the k x k block Gram of the scaled tile (the block
-      is small enough for OpenBLAS's small-matrix kernel, M*N*K <= 64^3,
-      about 3x faster than one sgemm over all of d here);
+    - the k x k block Gram of the scaled tile is formed here, the same way
+      at every level (s_block_gram: 16 float lanes per pair, products then
+      adds, folded into double in lane order), so that the distances, and
+      the inputs Krum and NNM choose, do not depend on the CPU (OpenBLAS's
+      sgemm, used before, picks its kernels from the CPU itself; it also
+      spent half its time on its own packing of such small blocks);
     - the unscaled block distances are accumulated in double.
     Why a centre: the float cancellation error in G_ii + G_jj - 2 G_ij is
     relative to ||y_i||^2 + ||y_j||^2, so it is small only when z sits among
@@ -16,14 +19,11 @@
     input (smallest median distance to the others) is more than S_RECENTRE
     times its median distance away from z, the centre was an outlier and one
     more pass recentres on the medoid.
-    Compiled once per kernel level (gc_klevel.h): only the packing pass has
-    vector code of its own; sgemm is OpenBLAS's, which picks its kernels
-    from the CPU by itself. */
+    Compiled once per kernel level (gc_klevel.h). */
 #include "gc_mem.h"
 #include "gc_robust_internal.h"
 #include "gc_robust_simd.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,16 +74,25 @@ s_scale_row (float *restrict row, const float *restrict x, const float *restrict
     return ldexp (1.0, e);
 }
 
-//  Pack one block: first the maxima of |x| (the NaN/Inf check) and |x - z|
-//  per row, reading the k rows in lockstep 16 floats at a time (the access
-//  pattern the hardware prefetcher streams at full bandwidth; row after row
-//  in 4 KB bursts ran at a third of it), then the scaling from cache.
+//  Rows whose largest |x - z| lies in [2^-40, 2^40) are used as they are:
+//  their products and the block's sums of them stay far inside float's
+//  normal range, so scaling them (exact, by a power of two) would change
+//  nothing but the cost of a second pass over the block.
+#define S_SAFE_LO (87u << 23)           /* the bits of 2^-40 */
+#define S_SAFE_HI (167u << 23)          /* the bits of 2^40 */
+
+//  Pack one block: y = x - z into the tile rows, with the maxima of |x| (the
+//  NaN/Inf check) and |y| per row, reading the k rows in lockstep 16 floats
+//  at a time (the access pattern the hardware prefetcher streams at full
+//  bandwidth; row after row in 4 KB bursts ran at a third of it); then the
+//  rows outside the safe range are formed again, scaled, from cache.
 //  Returns 1 when an input holds NaN or Inf.
 static int
 s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float *centre,
               size_t c0, size_t n, size_t gb)
 {
     uint32_t *lanes = ws->lanes, big [16] = { 0 };
+    float *tile = ws->gtile;
     memset (lanes, 0, k * 16 * sizeof *lanes);
     const float *z = centre + c0;
     size_t c = 0;
@@ -91,31 +100,41 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
     //  Explicit vectors: left to itself GCC vectorises across rows, with gathers.
     if (!ws->portable) {
         s_vi bigv = s_vi_zero ();
-        for (; c + S_W <= n; c += S_W) {
-            s_vf zv = s_loadu (z + c);
+        //  16 floats (one 64-byte line) of each row per step, at any width.
+        for (; c + 16 <= n; c += 16)
             for (size_t i = 0; i < k; i++) {
-                s_vf x = s_loadu (in [i] + c0 + c);
-                bigv = s_vi_absmax (bigv, x);
-                s_vi_store (lanes + i * 16, s_vi_absmax (s_vi_load (lanes + i * 16), s_sub (x, zv)));
+                const float *x = in [i] + c0 + c;
+                gc_kprefetch (x);
+                for (size_t h = 0; h < 16; h += S_W) {
+                    s_vf v = s_loadu (x + h), y = s_sub (v, s_loadu (z + c + h));
+                    bigv = s_vi_absmax (bigv, v);
+                    s_store (tile + i * gb + c + h, y);
+                    s_vi_store (lanes + i * 16 + h,
+                                s_vi_absmax (s_vi_load (lanes + i * 16 + h), y));
+                }
             }
-        }
         big [0] = s_vi_reduce (bigv);
     }
 #endif
     for (; c + 16 <= n; c += 16)
         for (size_t i = 0; i < k; i++) {
             const float *restrict x = in [i] + c0 + c;
+            float *restrict row = tile + i * gb + c;
             uint32_t *restrict top = lanes + i * 16;
+            gc_kprefetch (x);
             for (size_t j = 0; j < 16; j++) {
-                uint32_t u = s_absbits (x [j]), t = s_absbits (x [j] - z [c + j]);
+                float y = x [j] - z [c + j];
+                uint32_t u = s_absbits (x [j]), t = s_absbits (y);
+                row [j] = y;
                 big [j] = u > big [j] ? u : big [j];
                 top [j] = t > top [j] ? t : top [j];
             }
         }
     for (; c < n; c++)
         for (size_t i = 0; i < k; i++) {
-            float x = in [i][c0 + c];
-            uint32_t u = s_absbits (x), t = s_absbits (x - z [c]);
+            float x = in [i][c0 + c], y = x - z [c];
+            uint32_t u = s_absbits (x), t = s_absbits (y);
+            tile [i * gb + c] = y;
             big [c % 16] = u > big [c % 16] ? u : big [c % 16];
             lanes [i * 16 + c % 16] = t > lanes [i * 16 + c % 16] ? t : lanes [i * 16 + c % 16];
         }
@@ -126,9 +145,100 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
         uint32_t top = 0;
         for (size_t j = 0; j < 16; j++)
             top = lanes [i * 16 + j] > top ? lanes [i * 16 + j] : top;
-        ws->scale [i] = s_scale_row (ws->gtile + i * gb, in [i] + c0, z, n, top);
+        ws->scale [i] = top >= S_SAFE_LO && top < S_SAFE_HI ? 1.0
+                      : s_scale_row (tile + i * gb, in [i] + c0, z, n, top);
     }
     return 0;
+}
+
+//  Rows per register block of s_block_gram (the tile holds a multiple of it;
+//  the rows past k are zero).
+#define S_GR 4
+
+//  Fold 16 float lanes into double, in lane order.
+static inline double
+s_lanes_sum (const float *lane)
+{
+    double t = 0;
+    for (int l = 0; l < 16; l++)
+        t += (double) lane [l];
+    return t;
+}
+
+//  The products of rows ib..ib+3 with rows jb..jb+3 of the tile (row stride
+//  gb, n16 coordinates, a multiple of 16), as 16 lanes per pair: lane l sums
+//  t_i[c] * t_j[c] over c = l mod 16 in coordinate order, a product then an
+//  add. lanes: 16 pairs x 16 floats, pair (r, s) at (r * S_GR + s) * 16.
+static void
+s_gram_lanes (const float *tile, size_t gb, size_t ib, size_t jb, size_t n16, float *lanes)
+{
+    const float *a0 = tile + ib * gb, *b0 = tile + jb * gb;
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+    __m512 acc [S_GR][S_GR];
+    for (int r = 0; r < S_GR; r++)
+        for (int q = 0; q < S_GR; q++)
+            acc [r][q] = _mm512_setzero_ps ();
+    for (size_t c = 0; c < n16; c += 16) {
+        __m512 a [S_GR], b [S_GR];
+        for (int r = 0; r < S_GR; r++) {
+            a [r] = _mm512_load_ps (a0 + r * gb + c);
+            b [r] = _mm512_load_ps (b0 + r * gb + c);
+        }
+        for (int r = 0; r < S_GR; r++)
+            for (int q = 0; q < S_GR; q++)
+                acc [r][q] = _mm512_add_ps (acc [r][q], _mm512_mul_ps (a [r], b [q]));
+    }
+    for (int r = 0; r < S_GR; r++)
+        for (int q = 0; q < S_GR; q++)
+            _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
+#elif GC_KLEVEL == GC_KLEVEL_AVX2
+    //  16 ymm registers: the low and the high 8 lanes apart (independent
+    //  sums), 4 x 2 pairs at a time: 8 accumulators, 6 loads per step.
+    for (int h = 0; h < 16; h += 8)
+        for (int q0 = 0; q0 < S_GR; q0 += 2) {
+            __m256 acc [S_GR][2];
+            for (int r = 0; r < S_GR; r++)
+                acc [r][0] = acc [r][1] = _mm256_setzero_ps ();
+            for (size_t c = h; c < n16; c += 16) {
+                __m256 b0v = _mm256_load_ps (b0 + q0 * gb + c);
+                __m256 b1v = _mm256_load_ps (b0 + (q0 + 1) * gb + c);
+                for (int r = 0; r < S_GR; r++) {
+                    __m256 a = _mm256_load_ps (a0 + r * gb + c);
+                    acc [r][0] = _mm256_add_ps (acc [r][0], _mm256_mul_ps (a, b0v));
+                    acc [r][1] = _mm256_add_ps (acc [r][1], _mm256_mul_ps (a, b1v));
+                }
+            }
+            for (int r = 0; r < S_GR; r++)
+                for (int q = 0; q < 2; q++)
+                    _mm256_storeu_ps (lanes + (r * S_GR + q0 + q) * 16 + h, acc [r][q]);
+        }
+#else
+    for (int r = 0; r < S_GR; r++)
+        for (int q = 0; q < S_GR; q++) {
+            const float *restrict x = a0 + r * gb, *restrict y = b0 + q * gb;
+            float acc [16] = { 0 };
+            for (size_t c = 0; c < n16; c += 16)
+                for (int l = 0; l < 16; l++)
+                    acc [l] += x [c + l] * y [c + l];
+            memcpy (lanes + (r * S_GR + q) * 16, acc, sizeof acc);
+        }
+#endif
+}
+
+//  gram[i * k + j] for i <= j < k: the block Gram of the first k rows of the
+//  tile (rows padded with zeros to a multiple of S_GR, columns to n16).
+static void
+s_block_gram (const float *tile, size_t gb, size_t k, size_t n16, double *gram)
+{
+    float lanes [S_GR * S_GR * 16];
+    for (size_t ib = 0; ib < k; ib += S_GR)
+        for (size_t jb = ib; jb < k; jb += S_GR) {
+            s_gram_lanes (tile, gb, ib, jb, n16, lanes);
+            for (size_t r = 0; r < S_GR && ib + r < k; r++)
+                for (size_t q = 0; q < S_GR && jb + q < k; q++)
+                    if (ib + r <= jb + q)
+                        gram [(ib + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
+        }
 }
 
 static int
@@ -136,7 +246,9 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
              const float *centre, double *dist, double *norm2)
 {
     size_t gb = s_gblock (k);
-    float *tile = ws->gtile, *gram = ws->gram;
+    float *tile = ws->gtile;
+    double *gram = ws->gram;
+    size_t kk = (k + S_GR - 1) / S_GR * S_GR;
     double *unscale = ws->scale;
     memset (dist, 0, k * k * sizeof *dist);
     memset (norm2, 0, k * sizeof *norm2);
@@ -144,8 +256,12 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
         size_t n = d - c0 < gb ? d - c0 : gb;
         if (s_pack_block (ws, in, k, centre, c0, n, gb))
             return 1;
-        cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) k, (int) k, (int) n,
-                     1.0f, tile, (int) gb, tile, (int) gb, 0.0f, gram, (int) k);
+        //  Zeros past n (to a whole 16-lane column) and past k (to a whole
+        //  register block) add nothing to any lane.
+        size_t n16 = (n + 15) / 16 * 16;
+        for (size_t i = 0; i < kk; i++)
+            memset (tile + i * gb + (i < k ? n : 0), 0, (n16 - (i < k ? n : 0)) * sizeof *tile);
+        s_block_gram (tile, gb, k, n16, gram);
         for (size_t i = 0; i < k; i++) {
             double ui = unscale [i], gii = ui * ui * gram [i * k + i];
             norm2 [i] += gii;
@@ -229,7 +345,7 @@ GC_KSYM (gc_robust_distances) (gc_robust_ws_t *ws, const float *const *in, size_
 {
     //  k * gblock(k) peaks at 32768 floats (k = 8) below k = 512: reserve
     //  that much at once, so that a smaller k later never grows the tile.
-    size_t need = k * s_gblock (k);
+    size_t need = (k + S_GR - 1) / S_GR * S_GR * s_gblock (k);
     need = need > 32768 ? need : 32768;
     if (need > ws->gtile_cap) {
         gc_mem_free (ws->gtile);

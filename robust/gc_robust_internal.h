@@ -28,9 +28,9 @@ typedef struct {
     bool    net_valid;
 
     //  Distances: Gram tile, block Gram, per-row scales.
-    float  *gtile;          /* k x gblock */
+    float  *gtile;          /* k x gblock, rows padded to a multiple of 4 */
     size_t  gtile_cap;      /* floats */
-    float  *gram;           /* k x k */
+    double *gram;           /* k x k: one block's Gram (upper triangle) */
     double *scale;          /* k */
     uint32_t *lanes;        /* k x 16 */
     size_t  k_cap;          /* the O(k) and O(k^2) buffers below hold k_cap */
@@ -40,6 +40,8 @@ typedef struct {
     double *vdist;          /* kv x kv squared distances of the virtual inputs */
     double *mix, *mix2;     /* kv x k mixing matrices (virtual = mix . originals) */
     double *mixc;           /* kv: the mixing kernels' per-row plan */
+    size_t *mixlist;        /* kv x k: each row's inputs, non-zero ones first */
+    size_t *mixnz;          /* kv: how many of them are non-zero */
     double *vw;             /* kv weights of the virtual inputs */
     double *vec_a, *vec_b;  /* k scratch */
     double *coef;           /* k + 1 */
