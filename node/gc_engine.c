@@ -953,6 +953,21 @@ gc_engine_staleness (gc_engine_t *self, uint32_t peer)
     return lag;
 }
 
+uint64_t
+gc_engine_validations (const gc_engine_t *self)
+{
+    return self->learn.validate ? gc_validate_runs (self->learn.validate) : 0;
+}
+
+double
+gc_engine_validation_weight (gc_engine_t *self, uint32_t peer)
+{
+    gc_contact_t *c = gc_engine_contact (self, peer);
+    if (!self->learn.validate || !c || c->in < 0)
+        return -1;
+    return gc_validate_factor (self->learn.validate, (size_t) c->in);
+}
+
 gc_replica_kind_t
 gc_engine_replica_kind (gc_engine_t *self, uint32_t peer, int64_t *lag)
 {

@@ -314,6 +314,12 @@ bool         gc_engine_evidence (gc_engine_t *self, size_t i, uint8_t out [GC_WI
 size_t       gc_engine_neighbours (const gc_engine_t *self, const uint32_t **peers);
 /*  Staleness of the replica of in-neighbour peer, in rounds (or -1). */
 int64_t      gc_engine_staleness (gc_engine_t *self, uint32_t peer);
+/*  Local validation (gossip/validate, gc_validate.h): how many validations
+    ran, and the factor in [0, 1] that multiplies in-neighbour peer's mixing
+    weight until the next one (1 before its first); -1 when validation is
+    off or peer is no in-neighbour. Trainer thread (the mix updates them). */
+uint64_t     gc_engine_validations (const gc_engine_t *self);
+double       gc_engine_validation_weight (gc_engine_t *self, uint32_t peer);
 
 /*  What an operator needs to know about a neighbour's replica. */
 typedef enum {

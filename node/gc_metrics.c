@@ -161,6 +161,17 @@ gc_metrics_write_json (gc_engine_t *engine, const gc_metrics_ctx_t *ctx, FILE *o
         }
         fputc (']', out);
     }
+    //  local validation: the factor each in-neighbour's weight gets
+    bool validating = false;
+    for (size_t i = 0; i < n; i++) {
+        double f = gc_engine_validation_weight (engine, peers [i]);
+        if (f < 0)
+            continue;
+        fprintf (out, "%s\"%u\":%.4g", validating ? "," : ",\"validation_weight\":{", peers [i], f);
+        validating = true;
+    }
+    if (validating)
+        fprintf (out, "},\"validations\":%llu", (unsigned long long) gc_engine_validations (engine));
     //  by reason, over every sender (the neighbours and the unattributed)
     fprintf (out, ",\"rejections\":{");
     first = true;

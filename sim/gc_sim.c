@@ -13,6 +13,7 @@
 #include "gc_attack.h"
 #include "gc_cli.h"
 #include "gc_fault.h"
+#include "gc_fs.h"
 #include "gc_mem.h"
 #include "gc_model.h"
 #include "gc_partition.h"
@@ -935,6 +936,12 @@ gc_sim_run (const gc_sim_opts_t *opts, gc_err_t *err)
     mallopt (M_TRIM_THRESHOLD, 512 << 20);
     if (sim.opts.target <= 0)
         sim.opts.target = 0.85;
+    //  --jsonl appends to peerN.jsonl from the first round: the directory
+    //  must exist before the report creates it at the end.
+    if (sim.opts.jsonl && gc_fs_mkdirs (sim.opts.out_dir, 0755, err)) {
+        gc_err_prefix (err, "--out: ");
+        return gc_cli_exit_code (err);
+    }
     int rc = s_setup (&sim, err);
     if (rc == 0)
         rc = s_loop (&sim, err);

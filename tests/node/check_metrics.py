@@ -22,7 +22,7 @@ COUNTERS = ["round", "bytes_sent", "bytes_offered", "bytes_recv", "msgs_sent", "
             "keyframes_sent", "keyframes_recv", "keyframe_requests_sent",
             "keyframe_requests_recv", "deltas_applied", "gaps", "mix_skipped", "catchups", "sends_skipped", "equivocators", "evidence_found", "evidence_recv", "evidence_sent", "hellos", "witness_sent", "witness_recv",
             "rejected", "sent_frames", "send_dropped", "recv_muted", "recv_malformed",
-            "connections_muted", "wait_total_s", "t", "unix_s"]
+            "connections_muted", "wait_total_s", "t", "unix_s", "validations"]
 NESTED = ["rejections", "rejections_unattributed", "curve", "discovery", "time"]
 GAUGES_IN_NESTED = {"discovery": {"peers_wanted", "peers_found"}}
 
@@ -80,6 +80,11 @@ def check(path, min_lines, final_round=None):
                     and obj["bytes_sent"] > obj["bytes_offered"]:
                 problems.append("%s: bytes_sent %d > bytes_offered %d" % (where, obj["bytes_sent"],
                                                                           obj["bytes_offered"]))
+            # local validation's factors are weights in [0, 1]
+            for peer, factor in obj.get("validation_weight", {}).items():
+                if not isinstance(factor, (int, float)) or isinstance(factor, bool) \
+                        or not 0 <= factor <= 1:
+                    problems.append("%s: validation_weight.%s is %r, not in [0, 1]" % (where, peer, factor))
             # every in-neighbour is in exactly one of staleness, staleness_ahead, no_state
             seen = list(obj.get("staleness", {})) + list(obj.get("staleness_ahead", {})) \
                 + [str(p) for p in obj.get("no_state", [])]

@@ -392,6 +392,58 @@ test_robust_rule_holds_off_attackers (void **state)
     }
 }
 
+//  Local validation, as the metrics lines report it: on the ring of 8 with
+//  guard (validation on by default), peer 1's neighbours are 0 (noise)
+//  and 2 (honest). Noise at 10x makes a model that fails on 1's held-out
+//  samples (a sign-flipped update does not, on this easy task: guard
+//  clips it instead). gcsim --jsonl writes the lines gcnode would (before
+//  this test it wrote none: the directory did not exist yet). The last
+//  line must give the attacker a smaller weight
+//  factor than the honest neighbour, after at least one validation.
+static void
+test_validation_weights_in_metrics (void **state)
+{
+    char text [4096];
+    snprintf (text, sizeof text, s_attack, "guard", "noise", 0, 1);
+    //  32 held-out samples scored about every other round (the default's one
+    //  in ten gives two validations in 40 rounds, too few to be sure of)
+    const char *key = "    aggregator = \"guard\"\n";
+    char *at = strstr (text, key);
+    assert_non_null (at);
+    at += strlen (key);
+    const char *extra = "    validate = \"32:2\"\n";
+    memmove (at + strlen (extra), at, strlen (at) + 1);
+    memcpy (at, extra, strlen (extra));
+    char *path = s_scenario ("validate", text);
+    char dir [4096];
+    snprintf (dir, sizeof dir, "%s/validate", s_dir);
+    gc_sim_opts_t opts = { .scenario = path, .out_dir = dir, .threads = 1, .jsonl = true };
+    gc_err_t err = { 0 };
+    if (gc_sim_run (&opts, &err))
+        fail_msg ("gcsim %s: %s", path, err.msg);
+    char file [4200];
+    snprintf (file, sizeof file, "%s/peer1.jsonl", dir);
+    size_t len;
+    char *lines = s_read (file, &len);
+    assert_true (len > 1);
+    lines [len - 1] = '\0';                     /* the last newline */
+    char *last = strrchr (lines, '\n');
+    last = last ? last + 1 : lines;
+    gc_json_t *json = s_parse (last);
+    const gc_json_t *w = gc_json_get (json, "validation_weight");
+    assert_non_null (w);
+    double runs = gc_json_num (json, "validations", -1);
+    double bad = gc_json_num (w, "0", -1), good = gc_json_num (w, "2", -1);
+    print_message ("peer 1 after %g validations: weight factor of the attacker %g, of the honest "
+                   "neighbour %g\n", runs, bad, good);
+    assert_true (runs >= 1);
+    assert_true (bad >= 0 && good <= 1);
+    assert_true (bad < good);
+    gc_json_destroy (&json);
+    free (lines);
+    free (path);
+}
+
 //  The fork role (two signed deltas under one seq each round, both to one
 //  neighbour) on the ring of 8: peers 0 and 4 fork. The peer that gets both
 //  proves it, the proof travels the ring, and each honest neighbour of a
@@ -492,6 +544,7 @@ main (void)
         cmocka_unit_test (test_shared_states_change_nothing),
         cmocka_unit_test (test_timeline_runs_through),
         cmocka_unit_test (test_robust_rule_holds_off_attackers),
+        cmocka_unit_test (test_validation_weights_in_metrics),
         cmocka_unit_test (test_fork_is_excluded),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
