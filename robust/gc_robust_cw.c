@@ -632,6 +632,20 @@ s_mix_plan (const double *mix, size_t kv, size_t k, double *mixc, size_t *list, 
     }
 }
 
+//  dup[a] = the first row equal to row a (a itself when none is).
+static void
+s_mix_dups (const double *mix, size_t kv, size_t k, size_t *dup)
+{
+    for (size_t a = 0; a < kv; a++) {
+        dup [a] = a;
+        for (size_t b = 0; b < a; b++)
+            if (dup [b] == b && !memcmp (mix + a * k, mix + b * k, k * sizeof *mix)) {
+                dup [a] = b;
+                break;
+            }
+    }
+}
+
 //  Whether a complement row must take the direct sum in this block: one of
 //  the inputs it leaves out is more than 2^S_COMPLEMENT_EXP larger (by
 //  exponent) than every input it keeps. When the block's exponents span
@@ -680,8 +694,8 @@ s_tile_load_rows (float *restrict tile, const float *const *in, size_t k, size_t
 //  through the list.
 static void
 s_mix_block (const float *tile, const uint32_t *rowmax, size_t k, const double *mix,
-             const double *mixc, const size_t *plan, const size_t *nz, size_t kv,
-             float *const *dst, size_t off, size_t n)
+             const double *mixc, const size_t *plan, const size_t *nz, const size_t *dup,
+             size_t kv, float *const *dst, size_t off, size_t n)
 {
     double sum [TB];
     bool have_sum = false;
@@ -693,6 +707,8 @@ s_mix_block (const float *tile, const uint32_t *rowmax, size_t k, const double *
     }
     bool spread = emax > emin + S_COMPLEMENT_EXP;
     for (size_t a = 0; a < kv; a++) {
+        if (dup && dup [a] != a)
+            continue;               /* the same row as an earlier one: dst[a] aliases it */
         const double *m = mix + a * k;
         const size_t *l = plan + a * k;
         double c = mixc [a];
@@ -758,14 +774,14 @@ s_mix_block (const float *tile, const uint32_t *rowmax, size_t k, const double *
 //  dst[a] + off (ws->mixc holds s_mix_plan's plan); 1 on a NaN or Inf.
 static int
 s_mix_tile (gc_robust_ws_t *ws, const float *const *in, size_t k, const double *mix,
-            size_t kv, size_t c0, size_t n, float *const *dst, size_t off)
+            const size_t *dup, size_t kv, size_t c0, size_t n, float *const *dst, size_t off)
 {
     uint32_t *rowmax = ws->lanes;
     s_tile_load_rows (ws->tile, in, k, c0, n, rowmax);
     for (size_t j = 0; j < k; j++)
         if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
             return 1;
-    s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, ws->mixlist, ws->mixnz, kv, dst, off, n);
+    s_mix_block (ws->tile, rowmax, k, mix, ws->mixc, ws->mixlist, ws->mixnz, dup, kv, dst, off, n);
     return 0;
 }
 
@@ -777,7 +793,7 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
         return -1;
     s_mix_plan (mix, kv, k, ws->mixc, ws->mixlist, ws->mixnz);
     for (size_t c0 = 0; c0 < d; c0 += TB)
-        if (s_mix_tile (ws, in, k, mix, kv, c0, d - c0 < TB ? d - c0 : TB, rows, c0))
+        if (s_mix_tile (ws, in, k, mix, NULL, kv, c0, d - c0 < TB ? d - c0 : TB, rows, c0))
             return 1;
     return 0;
 }
@@ -796,12 +812,22 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
         mrows [a] = ws->vbuf + a * TB;
     s_mix_plan (mix, kv, k, ws->mixc, ws->mixlist, ws->mixnz);
     const gc_robust_net_t *net = NULL;
+    const size_t *dup = NULL;
 #ifdef S_HAVE_REG
     s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (kv, lo, hi);
+    //  The register kernels only read the rows: equal rows (NNM's, when the
+    //  same inputs are the farthest from several, e.g. an attacker's) are
+    //  formed once and read through one pointer. The tile sorts in place.
+    if (fn) {
+        s_mix_dups (mix, kv, k, ws->idx);
+        for (size_t a = 0; a < kv; a++)
+            mrows [a] = mrows [ws->idx [a]];
+        dup = ws->idx;
+    }
 #endif
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
-        if (s_mix_tile (ws, in, k, mix, kv, c0, n, mrows, 0))
+        if (s_mix_tile (ws, in, k, mix, dup, kv, c0, n, mrows, 0))
             return 1;
 #ifdef S_HAVE_REG
         if (fn) {
