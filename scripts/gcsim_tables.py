@@ -363,10 +363,19 @@ def table1(args, variant="1"):
                     for seed in DEFENCE_SEEDS[1:]:
                         runs[t1_seed_key(split, attack, omn, seed, aggregator)] = \
                             (t1_scenario(split, aggregator, attack, omn, variant=variant), ["--seed", str(seed)])
+    if aggregators != AGGREGATORS and DEFENCE in aggregators:
+        #   the default defence alone: its summaries also need `mean` without attack, same seeds
+        for split in v["splits"] + v.get("defence_splits", []):
+            for seed in t1_seeds(variant, split):
+                runs.setdefault(t1_seed_key(split, "", False, seed, "mean"),
+                                (t1_scenario(split, "mean", "", False, variant=variant),
+                                 ["--seed", str(seed)] if seed != DEFENCE_SEEDS[0] else []))
     res = runner.run_all(runs)
     if aggregators != AGGREGATORS:
         print(f"ran {len(runs)} simulations of table {variant} for {', '.join(aggregators)}: "
               "the table is written by a run with every rule", file=sys.stderr)
+        if DEFENCE in aggregators:
+            table1_defence(variant, res, aggregators)
         return
     body = t1_text(variant)
     for split in v["splits"]:
@@ -396,6 +405,33 @@ def table1(args, variant="1"):
         body.append(f"{title}, " + t1_summary(variant, res, split))
         body.append("")
     write_table(variant, f"scripts/results.sh {variant}", "\n".join(body))
+
+
+def table1_defence(variant, res, aggregators):
+    """`--rules` with the default defence: its column (the scenario's seed) and its summaries
+    over DEFENCE_SEEDS, as docs/results/tableN-DEFENCE.md (between the markers
+    'gcsim table N-DEFENCE' of docs/RESULTS.md where they exist); the other columns stay
+    those of the last full run of the table."""
+    v = T1_VARIANTS[variant]
+    body = t1_text(variant)
+    for split in v["splits"] + v.get("defence_splits", []):
+        title = "iid" if split == "iid" else "Dirichlet α = 0.5"
+        body.append(f"**{title}**, `{DEFENCE}` only\n")
+        body.append(f"| attack | `{DEFENCE}`, seed {DEFENCE_SEEDS[0]} (mean / min) |")
+        body.append("| --- | --- |")
+        for label, attack, omn in t1_rows(variant):
+            r = res[t1_seed_key(split, attack, omn, DEFENCE_SEEDS[0])]
+            if not r:
+                body.append(f"| {label} | not run |")
+                continue
+            h = r["report"]["honest"]
+            cell = f"{fmt(t1_accuracy(variant, r, 'mean'))} / {fmt(t1_accuracy(variant, r, 'min'))}"
+            body.append(f"| {label} | " + cell + (f" ({h['crashes']} crashed)" if h["crashes"] else "") + " |")
+        body.append("")
+        body.append(f"{title}, " + t1_summary(variant, res, split))
+        body.append("")
+    write_table(f"{variant}-{DEFENCE}", f"scripts/results.sh {variant} --rules {','.join(aggregators)}",
+                "\n".join(body))
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"          # Debian's, with python3-torch
@@ -932,7 +968,9 @@ def main():
                         help="tables 1, 1l, 1r: run nothing, write the table from the runs that exist "
                              "('not run' in the other cells)")
     parser.add_argument("--rules", help="tables 1, 1l, 1r: run only these rules (comma-separated) and "
-                        "write no table, e.g. to run the columns of two builds apart")
+                        "write no table, e.g. to run the columns of two builds apart; with the "
+                        "default defence among them, write its column and summaries alone "
+                        "(docs/results/tableN-guard.md)")
     args = parser.parse_args()
     if not os.path.exists(GCSIM):
         sys.exit(f"{GCSIM} is missing: build first (cmake -S . -B build && cmake --build build -j2)")
