@@ -594,12 +594,21 @@ double
 gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uint8_t *y,
                   size_t batch, float *grad, float alpha, float beta, size_t *correct)
 {
+    return gc_cnn_loss_grad_smoothed (self, params, x, y, batch, 0.0f, grad, alpha, beta, correct);
+}
+
+double
+gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, const uint8_t *y,
+                           size_t batch, float eps, float *grad, float alpha, float beta,
+                           size_t *correct)
+{
     const gc_cnn_net_t *net = &self->net;
     s_reserve (self, batch, grad != NULL);
     s_forward_pass (self, params, x, batch);
     int last = net->n_ops - 1;
     //  the logits become their own gradient
-    double loss = gc_softmax_xent (self->act [last], y, batch, (size_t) net->classes, alpha, correct);
+    double loss = gc_softmax_xent (self->act [last], y, batch, (size_t) net->classes, eps, alpha,
+                                   correct);
     if (!grad)
         return loss / (double) batch;
     memset (self->dset, 0, sizeof self->dset);
@@ -684,9 +693,9 @@ s_init (const void *impl, float *params, uint64_t seed)
 
 static double
 s_loss_grad (void *impl, const float *params, const float *x, const uint8_t *y, size_t batch,
-             float *grad, float alpha, float beta, size_t *correct)
+             float eps, float *grad, float alpha, float beta, size_t *correct)
 {
-    return gc_cnn_loss_grad (impl, params, x, y, batch, grad, alpha, beta, correct);
+    return gc_cnn_loss_grad_smoothed (impl, params, x, y, batch, eps, grad, alpha, beta, correct);
 }
 
 static const float *

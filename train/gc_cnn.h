@@ -38,6 +38,10 @@ void   gc_cnn_init_params (const gc_cnn_t *self, float *params, uint64_t seed);
 double gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x,
                          const uint8_t *y, size_t batch, float *grad, float alpha,
                          float beta, size_t *correct);
+/*  As gc_model_loss_grad_smoothed (label smoothing eps; 0: gc_cnn_loss_grad). */
+double gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x,
+                                  const uint8_t *y, size_t batch, float eps, float *grad,
+                                  float alpha, float beta, size_t *correct);
 const float *gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch);
 
 /*  Time spent inside sgemm since profiling was switched on (gcbench's
