@@ -35,8 +35,8 @@ int
 gc_optim_check_label_smoothing (double eps, const char *what, gc_err_t *err)
 {
     if (!(eps >= 0.0 && eps < 1.0))
-        return gc_err_set (err, GC_E_RANGE, "%s %g: label smoothing must be at least 0 and "
-                           "below 1", what, eps);
+        return gc_err_set (err, GC_E_RANGE, "%s: %g is outside [0, 1) (at 1 the target no "
+                           "longer depends on the label)", what, eps);
     return 0;
 }
 
@@ -80,7 +80,7 @@ gc_optim_lr_at (const gc_optim_config_t *cfg, double t, double total)
 gc_optim_t *
 gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err)
 {
-    if (gc_optim_check_label_smoothing (cfg->label_smoothing, "optimizer label_smoothing", err))
+    if (gc_optim_check_label_smoothing (cfg->label_smoothing, "label smoothing", err))
         return NULL;
     gc_optim_t *self = calloc (1, sizeof *self);
     if (!self) {

@@ -33,7 +33,7 @@ s_input_dim (const gc_cnn_t *cnn)
 //  difference (GroupNorm over few values makes kinks frequent), so each
 //  coordinate is tried with three steps and passes when one agrees.
 static void
-s_check_gradient (const char *spec)
+s_check_gradient (const char *spec, float eps)
 {
     gc_err_t err = { 0 };
     gc_cnn_t *cnn = gc_cnn_new (spec, &err);
@@ -53,7 +53,7 @@ s_check_gradient (const char *spec)
     uint8_t y [B];
     for (int i = 0; i < B; i++)
         y [i] = (uint8_t) gc_rng_below (&rng, (uint64_t) gc_cnn_net (cnn)->classes);
-    gc_cnn_loss_grad (cnn, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    gc_cnn_loss_grad_smoothed (cnn, p, x, y, B, eps, g, 1.0f, 0.0f, NULL);
     static const float steps [3] = { 1e-3f, 3e-4f, 1e-4f };
     for (size_t l = 0; l < layout->n_layers; l++) {
         const gc_layer_t *layer = &layout->layers [l];
@@ -63,9 +63,9 @@ s_check_gradient (const char *spec)
             double worst = INFINITY, fd = 0;
             for (int s = 0; s < 3; s++) {
                 p [i] = keep + steps [s];
-                double lp = gc_cnn_loss_grad (cnn, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+                double lp = gc_cnn_loss_grad_smoothed (cnn, p, x, y, B, eps, NULL, 1.0f, 0.0f, NULL);
                 p [i] = keep - steps [s];
-                double lm = gc_cnn_loss_grad (cnn, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+                double lm = gc_cnn_loss_grad_smoothed (cnn, p, x, y, B, eps, NULL, 1.0f, 0.0f, NULL);
                 p [i] = keep;
                 double d = (lp - lm) / (2.0 * steps [s]);
                 if (fabs (d - g [i]) < worst) {
@@ -74,8 +74,8 @@ s_check_gradient (const char *spec)
                 }
             }
             if (worst > 1.5e-3 + 3e-2 * fabs (g [i]))
-                fail_msg ("%s, %s [%zu]: finite difference %.6g, gradient %.6g",
-                          spec, layer->name, i - layer->offset, fd, g [i]);
+                fail_msg ("%s (label smoothing %g), %s [%zu]: finite difference %.6g, "
+                          "gradient %.6g", spec, eps, layer->name, i - layer->offset, fd, g [i]);
         }
     }
     gc_mem_free (p);
@@ -111,7 +111,17 @@ test_gradients (void **state)
         "3x6x5/c4,gn2,relu,mp2,f3",             /* GroupNorm + ReLU in one pass, 3 channels */
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
-        s_check_gradient (specs [i]);
+        s_check_gradient (specs [i], 0.0f);
+    //  the smoothed loss back through every kind of layer (the logits'
+    //  gradient itself: tests/train/test_xent.c)
+    static const struct { const char *spec; float eps; } smoothed [] = {
+        { "2x7x7/c3k3s1p1,relu,mp2,f3", 0.1f },
+        { "2x8x8/c4,gn2,relu,r6s2g2,gap,f3", 0.1f },
+        { "1x5x5/f6,relu,f4", 0.5f },
+        { "2x6x6/c4,ap2,f3", 0.9f },
+    };
+    for (size_t i = 0; i < sizeof smoothed / sizeof smoothed [0]; i++)
+        s_check_gradient (smoothed [i].spec, smoothed [i].eps);
 }
 
 //  A batch spanning several lowered chunks gives the mean of its samples'
