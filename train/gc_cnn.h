@@ -44,6 +44,12 @@ double gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const flo
                                   float alpha, float beta, size_t *correct);
 const float *gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch);
 
+/*  Dropout layers (dropP) drop in a call that computes a gradient and are
+    the identity in forward and loss-only calls. With fix on, every call
+    drops, with the same masks each time (for tests: a finite-difference
+    check needs the loss of one fixed network). */
+void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on);
+
 /*  Time spent inside sgemm since profiling was switched on (gcbench's
     "sgemm fraction"); off by default, as timing every call costs. */
 void   gc_cnn_profile (gc_cnn_t *self, bool on);
