@@ -50,6 +50,9 @@ s_help (void)
         "  --warmup E            linear warm-up over E epochs (default 0)\n"
         "  --augment SPEC        crop:P,flip | crop:P | flip | none: random crops of\n"
         "                        the image padded by P pixels, mirror images (default none)\n"
+        "  --label-smoothing EPS train against (1-EPS) onehot + EPS/classes, 0 <= EPS < 1\n"
+        "                        (default 0: plain cross-entropy; `loss` is then the\n"
+        "                        smoothed loss, test_loss stays plain)\n"
         "  --train-samples N     use only the first N training samples (default all)\n"
         "  --seed N              seed for initialisation and sampling (default 1)\n"
         "  --threads N           OpenBLAS threads (default 1)\n"
@@ -79,6 +82,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
         { "warmup", required_argument, NULL, 'W' },
         { "train-samples", required_argument, NULL, 'n' },
         { "augment", required_argument, NULL, 'a' },
+        { "label-smoothing", required_argument, NULL, 'L' },
         { "seed", required_argument, NULL, 'S' },
         { "threads", required_argument, NULL, 't' },
         { "quiet", no_argument, NULL, 'q' },
@@ -105,6 +109,11 @@ s_parse (int argc, char **argv, s_opts_t *o)
             case 'S': rc = gc_parse_u64 (optarg, &o->seed, "--seed", &err); break;
             case 't': rc = gc_parse_long (optarg, 1, 256, &o->threads, "--threads", &err); break;
             case 'a': rc = gc_augment_parse (optarg, &o->augment, &err); break;
+            case 'L':
+                rc = gc_parse_double (optarg, 0, 1, &o->optim.label_smoothing, "--label-smoothing", &err);
+                if (rc == 0)
+                    rc = gc_optim_check_label_smoothing (o->optim.label_smoothing, "--label-smoothing", &err);
+                break;
             case 'q': o->quiet = 1; break;
             case 'h': s_help (); return -1;
             default: return gc_cli_bad_option (S_CMD, c, argv);

@@ -89,6 +89,8 @@ static const s_key_t s_keys [] = {
          "constant, cosine or step:ROUNDS:GAMMA (time unit: rounds)"),
     S_K ("train/augment", S_STR, augment, "none", 0, 0,
          "image augmentation of every batch: crop:P,flip, crop:P, flip or none (image data only)"),
+    S_K ("train/label_smoothing", S_DOUBLE, label_smoothing, "0", 0, 1,
+         "label smoothing EPS of the training loss, 0 <= EPS < 1: targets (1-EPS) onehot + EPS/classes (0: none)"),
     S_K ("train/warmup", S_DOUBLE, warmup, "0", 0, 1e9, "linear warm-up, in rounds"),
     S_K ("train/train_samples", S_LONG, train_samples, "0", 0, 1L << 30,
          "use only the first N training samples before the split (0: all)"),

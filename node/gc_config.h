@@ -67,6 +67,7 @@ typedef struct {
     double    weight_decay;
     char     *schedule;
     char     *augment;
+    double    label_smoothing;
     double    warmup;
     long      train_samples;
     long      test_samples;

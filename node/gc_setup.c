@@ -27,6 +27,9 @@ gc_setup_engine (const gc_config_t *cfg, const gc_setup_parts_t *parts, gc_engin
     ec->optim.nesterov = cfg->nesterov;
     ec->optim.weight_decay = cfg->weight_decay;
     ec->optim.warmup = cfg->warmup;
+    ec->optim.label_smoothing = cfg->label_smoothing;
+    if (gc_optim_check_label_smoothing (cfg->label_smoothing, "train/label_smoothing", err))
+        return -1;
     if (gc_optim_schedule_parse (cfg->schedule, &ec->optim, err))
         return gc_err_prefix (err, "train/schedule: ");
     if (gc_augment_parse (cfg->augment, &ec->augment, err))

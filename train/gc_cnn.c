@@ -44,7 +44,8 @@ typedef struct {
 
 typedef struct {
     s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
-             stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], col, xin, drows;
+             stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], mask [GC_CNN_MAX_OPS], col, xin,
+             drows;
 } s_workspace_t;
 
 struct gc_cnn_t {
@@ -55,6 +56,7 @@ struct gc_cnn_t {
     int32_t *arg [GC_CNN_MAX_OPS];      /* max pooling: where each maximum was */
     float   *stats [GC_CNN_MAX_OPS];    /* GroupNorm: mean, 1/std per sample, group */
     float   *rows [GC_CNN_MAX_OPS];     /* linear layer: its channel-major input as rows */
+    float   *mask [GC_CNN_MAX_OPS];     /* dropout: 0 or the kept values' scale, per value */
     float   *col;                       /* one lowered chunk */
     float   *xin;                       /* the input, channel-major (more than one channel) */
     float   *drows;                     /* a linear layer's input gradient as rows */
@@ -66,6 +68,11 @@ struct gc_cnn_t {
     //  writes that op's tensor; its own is never made
     bool     fused [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
+    //  dropout: on in a call that computes a gradient (training), off in a
+    //  forward or loss-only call (evaluation, validation); drop_fixed keeps
+    //  it on with the same masks in every call (gc_cnn_dropout_fix)
+    bool     training, drop_fixed;
+    uint64_t drop_calls;                /* training calls so far: the masks' stream */
     size_t   max_vector;
     bool     profile;
     double   sgemm_s;
@@ -92,7 +99,8 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         if (op->kind == GC_CNN_ADD && op->in2 >= 0)
             readers [op->in2]++;
         self->flat [i] = op->kind == GC_CNN_FC
-                      || ((op->kind == GC_CNN_RELU || op->kind == GC_CNN_ADD)
+                      || ((op->kind == GC_CNN_RELU || op->kind == GC_CNN_ADD
+                           || op->kind == GC_CNN_DROPOUT)
                           && op->in >= 0 && self->flat [op->in]);
     }
     for (int i = 0; i + 1 < net->n_ops; i++) {
@@ -128,6 +136,7 @@ const gc_cnn_net_t *gc_cnn_net (const gc_cnn_t *self) { return &self->net; }
 const gc_layout_t *gc_cnn_layout (const gc_cnn_t *self) { return &self->net.layout; }
 const char *gc_cnn_spec (const gc_cnn_t *self) { return self->net.spec; }
 void   gc_cnn_profile (gc_cnn_t *self, bool on) { self->profile = on; self->sgemm_s = 0; }
+void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on) { self->drop_fixed = on; }
 double gc_cnn_sgemm_seconds (const gc_cnn_t *self) { return self->sgemm_s; }
 
 //  Multiply-adds x 2 per sample of an operation with weights.
@@ -199,6 +208,7 @@ s_workspace_free (void *arg)
         gc_mem_free (ws->arg [i].p);
         gc_mem_free (ws->stats [i].p);
         gc_mem_free (ws->rows [i].p);
+        gc_mem_free (ws->mask [i].p);
     }
     gc_mem_free (ws->col.p);
     gc_mem_free (ws->xin.p);
@@ -283,6 +293,8 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
             self->arg [i] = s_grow (&ws->arg [i], out * sizeof (int32_t));
         if (op->kind == GC_CNN_GN)
             self->stats [i] = s_grow (&ws->stats [i], 2 * batch * op->groups * sizeof (float));
+        if (op->kind == GC_CNN_DROPOUT)
+            self->mask [i] = s_grow (&ws->mask [i], out * sizeof (float));
         if (train && i + 1 < net->n_ops)
             self->dact [i] = s_grow (&ws->dact [i], out * sizeof (float));
         if (op->kind == GC_CNN_CONV && !s_pointwise (op)) {
@@ -428,12 +440,58 @@ s_fc_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const 
     s_gemm (self, CblasNoTrans, CblasTrans, batch, dout, din, in, din, w, din, 1.0f, out, dout);
 }
 
+//  The seed of this call's dropout masks: the training calls so far and the
+//  bits of the batch's first values, so that a run repeats its masks (same
+//  seed, same bytes) while peers and runs that see other data draw others.
+static uint64_t
+s_drop_seed (gc_cnn_t *self, const float *x, size_t batch)
+{
+    if (self->drop_fixed)
+        return 0xD50F;
+    const gc_shape_t *in = &self->net.input;
+    size_t n = batch * in->channels * in->height * in->width;
+    n = n < 64 ? n : 64;
+    uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
+    const unsigned char *bytes = (const unsigned char *) x;
+    for (size_t j = 0; j < n * sizeof (float); j++)
+        h = (h ^ bytes [j]) * 0x100000001b3ull;
+    return gc_seed_derive (h, self->drop_calls++);
+}
+
+//  Dropout of op->k percent while training (inverted: the kept values are
+//  scaled by 1 / (1 - p), so evaluation is the identity), the mask kept for
+//  the backward pass; a copy when evaluating.
+static void
+s_dropout_forward (gc_cnn_t *self, int i, const float *in, size_t n, uint64_t seed, float *out)
+{
+    const gc_cnn_op_t *op = &self->net.ops [i];
+    if (!self->training) {
+        memcpy (out, in, n * sizeof (float));
+        return;
+    }
+    float p = (float) op->k / 100.0f, keep = 1.0f / (1.0f - p);
+    float *mask = self->mask [i];
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, (uint64_t) i);
+    for (size_t j = 0; j < n; j++)
+        mask [j] = gc_rng_float (&rng) < p ? 0.0f : keep;
+    for (size_t j = 0; j < n; j++)
+        out [j] = in [j] * mask [j];
+}
+
 //  The forward pass over scratch already bound by s_reserve.
 static const float *
 s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batch)
 {
     const gc_cnn_net_t *net = &self->net;
     s_bind_input (self, x, batch);
+    uint64_t seed = 0;
+    if (self->training)
+        for (int i = 0; i < net->n_ops; i++)
+            if (net->ops [i].kind == GC_CNN_DROPOUT) {
+                seed = s_drop_seed (self, x, batch);
+                break;
+            }
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
         const float *in = s_tensor (self, op->in);
@@ -455,6 +513,7 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
                     out [j] = in [j] > 0.0f ? in [j] : 0.0f;
                 break;
             case GC_CNN_MAXPOOL: gc_conv_maxpool_forward (op, in, batch, out, self->arg [i]); break;
+            case GC_CNN_DROPOUT: s_dropout_forward (self, i, in, n, seed, out); break;
             case GC_CNN_AVGPOOL:
             case GC_CNN_GAP:     gc_conv_avgpool_forward (op, in, batch, out); break;
             case GC_CNN_ADD: {
@@ -479,6 +538,7 @@ const float *
 gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch)
 {
     s_reserve (self, batch, false);
+    self->training = self->drop_fixed;
     return s_forward_pass (self, params, x, batch);
 }
 
@@ -594,12 +654,22 @@ double
 gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uint8_t *y,
                   size_t batch, float *grad, float alpha, float beta, size_t *correct)
 {
+    return gc_cnn_loss_grad_smoothed (self, params, x, y, batch, 0.0f, grad, alpha, beta, correct);
+}
+
+double
+gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, const uint8_t *y,
+                           size_t batch, float eps, float *grad, float alpha, float beta,
+                           size_t *correct)
+{
     const gc_cnn_net_t *net = &self->net;
     s_reserve (self, batch, grad != NULL);
+    self->training = grad != NULL || self->drop_fixed;
     s_forward_pass (self, params, x, batch);
     int last = net->n_ops - 1;
     //  the logits become their own gradient
-    double loss = gc_softmax_xent (self->act [last], y, batch, (size_t) net->classes, alpha, correct);
+    double loss = gc_softmax_xent (self->act [last], y, batch, (size_t) net->classes, eps, alpha,
+                                   correct);
     if (!grad)
         return loss / (double) batch;
     memset (self->dset, 0, sizeof self->dset);
@@ -653,6 +723,19 @@ gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uin
                 s_give (self, op->in, dy, n);
                 s_give (self, op->in2, dy, n);
                 break;
+            case GC_CNN_DROPOUT:
+                if (op->in >= 0) {
+                    const float *mask = self->mask [i];
+                    float *dx = self->dact [op->in];
+                    if (self->dset [op->in])
+                        for (size_t j = 0; j < n; j++)
+                            dx [j] += dy [j] * mask [j];
+                    else
+                        for (size_t j = 0; j < n; j++)
+                            dx [j] = dy [j] * mask [j];
+                    self->dset [op->in] = true;
+                }
+                break;
         }
     }
     return loss / (double) batch;
@@ -684,9 +767,9 @@ s_init (const void *impl, float *params, uint64_t seed)
 
 static double
 s_loss_grad (void *impl, const float *params, const float *x, const uint8_t *y, size_t batch,
-             float *grad, float alpha, float beta, size_t *correct)
+             float eps, float *grad, float alpha, float beta, size_t *correct)
 {
-    return gc_cnn_loss_grad (impl, params, x, y, batch, grad, alpha, beta, correct);
+    return gc_cnn_loss_grad_smoothed (impl, params, x, y, batch, eps, grad, alpha, beta, correct);
 }
 
 static const float *
@@ -699,7 +782,7 @@ const gc_model_ops_t gc_cnn_model = {
     .kind = "cnn",
     .help = "cnn:PRESET or cnn:[CxHxW/]LAYER,...: convolutional networks; presets lenet, "
             "resnet8-gn, resnet20-gn (also as bare names); layers cO[kK][sS][pP] gnG relu "
-            "mpK[sS] apK[sS] gap fO rO[sS][xN][gG] (docs/CONFIG.md)",
+            "mpK[sS] apK[sS] gap dropP fO rO[sS][xN][gG] (docs/CONFIG.md)",
     .example = "cnn:lenet",
     .claims = s_claims, .create = s_create, .destroy = s_destroy, .layout = s_layout,
     .spec = s_spec, .input = s_input, .n_classes = s_n_classes,

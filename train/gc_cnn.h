@@ -38,7 +38,17 @@ void   gc_cnn_init_params (const gc_cnn_t *self, float *params, uint64_t seed);
 double gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x,
                          const uint8_t *y, size_t batch, float *grad, float alpha,
                          float beta, size_t *correct);
+/*  As gc_model_loss_grad_smoothed (label smoothing eps; 0: gc_cnn_loss_grad). */
+double gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x,
+                                  const uint8_t *y, size_t batch, float eps, float *grad,
+                                  float alpha, float beta, size_t *correct);
 const float *gc_cnn_forward (gc_cnn_t *self, const float *params, const float *x, size_t batch);
+
+/*  Dropout layers (dropP) drop in a call that computes a gradient and are
+    the identity in forward and loss-only calls. With fix on, every call
+    drops, with the same masks each time (for tests: a finite-difference
+    check needs the loss of one fixed network). */
+void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on);
 
 /*  Time spent inside sgemm since profiling was switched on (gcbench's
     "sgemm fraction"); off by default, as timing every call costs. */

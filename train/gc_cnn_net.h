@@ -26,7 +26,8 @@ typedef enum {
     GC_CNN_AVGPOOL,
     GC_CNN_GAP,         /* global average pool: C x H x W -> C x 1 x 1 */
     GC_CNN_FC,          /* flattens its input */
-    GC_CNN_ADD          /* the residual join: in + in2 */
+    GC_CNN_ADD,         /* the residual join: in + in2 */
+    GC_CNN_DROPOUT      /* k percent of the values zeroed while training */
 } gc_cnn_kind_t;
 
 typedef struct {
@@ -34,7 +35,7 @@ typedef struct {
     int     in, in2;            /* input tensors (-1: the model input) */
     size_t  c, h, w;            /* input shape */
     size_t  oc, oh, ow;         /* output shape */
-    size_t  k, stride, pad, groups;
+    size_t  k, stride, pad, groups;     /* dropout: k is the percent dropped */
     int     weight, bias;       /* layer indices in the layout, -1: none */
 } gc_cnn_op_t;
 

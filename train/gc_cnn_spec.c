@@ -8,6 +8,9 @@
         relu
         mpK[sS] apK[sS]  max / average pooling, stride S (K)
         gap              global average pooling
+        dropP            dropout of P percent (1..90) of the values while
+                         training (inverted: the kept ones scaled by
+                         100 / (100 - P)); the identity when evaluating
         fO               linear layer to O outputs (flattens its input)
         rO[sS][xN][gG]   N (1) residual basic blocks of O channels, the first
                          with stride S (1): c3-gn-relu-c3-gn plus a shortcut
@@ -275,17 +278,29 @@ s_options (const char *p, const char *allowed, const size_t *lo, const size_t *h
 static int
 s_layer (s_build_t *b, const char *tok, bool last)
 {
-    const char *bad = "layer '%s' is not one of cO[kK][sS][pP], gnG, relu, mpK[sS], apK[sS], gap, fO, rO[sS][xN][gG]";
+    const char *bad = "layer '%s' is not one of cO[kK][sS][pP], gnG, relu, mpK[sS], apK[sS], gap, dropP, fO, rO[sS][xN][gG]";
     const char *p;
     size_t head;
     if (b->flat && strcmp (tok, "relu")
     &&  (tok [0] == 'c' || tok [0] == 'r' || !strncmp (tok, "mp", 2) || !strncmp (tok, "ap", 2)
          || !strncmp (tok, "gn", 2)))
-        return s_fail (b, "layer '%s' follows a linear layer (only relu and linear layers can)", tok);
+        return s_fail (b, "layer '%s' follows a linear layer (only relu, dropout and linear layers can)", tok);
     if (!strcmp (tok, "relu"))
         return s_simple (b, GC_CNN_RELU) || s_canon (b, "relu,");
     if (!strcmp (tok, "gap"))
         return s_pool (b, GC_CNN_GAP, 1, 1) || s_canon (b, "gap,");
+    if (!strncmp (tok, "drop", 4)) {
+        //  a percentage, so that the canonical spec is exact; above 90 the
+        //  kept values would be scaled by more than 10
+        p = tok + 4;
+        if (s_number (&p, 1, 90, &head) || *p)
+            return s_fail (b, "layer '%s': dropout is dropP with P the percent dropped, 1 to 90", tok);
+        gc_cnn_op_t *op = s_push (b, GC_CNN_DROPOUT, b->c, b->h, b->w);
+        if (!op)
+            return -1;
+        op->k = head;
+        return s_canon (b, "drop%zu,", head);
+    }
     if (!strncmp (tok, "gn", 2)) {
         p = tok + 2;
         if (s_number (&p, 1, S_MAX_CHANNELS, &head) || *p)

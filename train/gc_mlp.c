@@ -234,10 +234,18 @@ gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
                   const uint8_t *y, size_t batch, float *grad, float alpha, float beta,
                   size_t *correct)
 {
+    return gc_mlp_loss_grad_smoothed (self, params, x, y, batch, 0.0f, grad, alpha, beta, correct);
+}
+
+double
+gc_mlp_loss_grad_smoothed (gc_mlp_t *self, const float *params, const float *x,
+                           const uint8_t *y, size_t batch, float eps, float *grad, float alpha,
+                           float beta, size_t *correct)
+{
     int L = self->n_layers;
     gc_mlp_forward (self, params, x, batch);
     //  The logits buffer becomes the output delta.
-    double loss = gc_softmax_xent (self->act [L], y, batch, self->dims [L], alpha, correct);
+    double loss = gc_softmax_xent (self->act [L], y, batch, self->dims [L], eps, alpha, correct);
     if (!grad)
         return loss / (double) batch;
     float *dz = self->act [L];
@@ -312,9 +320,9 @@ s_init (const void *impl, float *params, uint64_t seed)
 
 static double
 s_loss_grad (void *impl, const float *params, const float *x, const uint8_t *y, size_t batch,
-             float *grad, float alpha, float beta, size_t *correct)
+             float eps, float *grad, float alpha, float beta, size_t *correct)
 {
-    return gc_mlp_loss_grad (impl, params, x, y, batch, grad, alpha, beta, correct);
+    return gc_mlp_loss_grad_smoothed (impl, params, x, y, batch, eps, grad, alpha, beta, correct);
 }
 
 static const float *

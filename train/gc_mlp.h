@@ -51,6 +51,10 @@ void   gc_mlp_init_params (const gc_mlp_t *self, float *params, uint64_t seed);
 double gc_mlp_loss_grad (gc_mlp_t *self, const float *params, const float *x,
                          const uint8_t *y, size_t batch, float *grad, float alpha,
                          float beta, size_t *correct);
+/*  The same against labels smoothed by eps (gc_xent.h; 0: gc_mlp_loss_grad). */
+double gc_mlp_loss_grad_smoothed (gc_mlp_t *self, const float *params, const float *x,
+                                  const uint8_t *y, size_t batch, float eps, float *grad,
+                                  float alpha, float beta, size_t *correct);
 
 /*  Logits (batch x classes) for x; the pointer is valid until the next call. */
 const float *gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batch);

@@ -160,8 +160,17 @@ double
 gc_model_loss_grad (gc_model_t *self, const float *params, const float *x, const uint8_t *y,
                     size_t batch, float *grad, float alpha, float beta, size_t *correct)
 {
+    return gc_model_loss_grad_smoothed (self, params, x, y, batch, 0.0f, grad, alpha, beta, correct);
+}
+
+double
+gc_model_loss_grad_smoothed (gc_model_t *self, const float *params, const float *x,
+                             const uint8_t *y, size_t batch, float eps, float *grad,
+                             float alpha, float beta, size_t *correct)
+{
     assert (params && x && y && gc_model_trains (self));
-    return self->ops->loss_grad (self->impl, params, x, y, batch, grad, alpha, beta, correct);
+    assert (eps >= 0.0f && eps < 1.0f);
+    return self->ops->loss_grad (self->impl, params, x, y, batch, eps, grad, alpha, beta, correct);
 }
 
 const float *

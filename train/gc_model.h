@@ -63,9 +63,9 @@ typedef struct {
     double       (*train_flops) (const void *impl);
     /*  Initial parameters from seed: the same seed gives the same bytes. */
     void         (*init) (const void *impl, float *params, uint64_t seed);
-    /*  As gc_model_loss_grad below. */
+    /*  As gc_model_loss_grad_smoothed below (eps: label smoothing, 0 = none). */
     double       (*loss_grad) (void *impl, const float *params, const float *x,
-                               const uint8_t *y, size_t batch, float *grad,
+                               const uint8_t *y, size_t batch, float eps, float *grad,
                                float alpha, float beta, size_t *correct);
     /*  Logits (batch x classes); valid until the next call on impl. */
     const float *(*forward) (void *impl, const float *params, const float *x, size_t batch);
@@ -118,6 +118,15 @@ int    gc_model_external_register (const gc_layout_t *layout, char *spec, size_t
 double gc_model_loss_grad (gc_model_t *self, const float *params, const float *x,
                            const uint8_t *y, size_t batch, float *grad, float alpha,
                            float beta, size_t *correct);
+
+/*  The same against labels smoothed by eps (0 <= eps < 1): the target is
+    (1 - eps) onehot + eps / classes, the loss the mean cross-entropy against
+    it (gc_xent.h). eps = 0 is gc_model_loss_grad, byte for byte. Training
+    uses it (train/label_smoothing); evaluation and validation score plain
+    cross-entropy. */
+double gc_model_loss_grad_smoothed (gc_model_t *self, const float *params, const float *x,
+                                    const uint8_t *y, size_t batch, float eps, float *grad,
+                                    float alpha, float beta, size_t *correct);
 
 /*  Logits (batch x classes) for x; the pointer is valid until the next call. */
 const float *gc_model_forward (gc_model_t *self, const float *params, const float *x,

@@ -32,6 +32,15 @@ gc_optim_config_defaults (gc_optim_config_t *cfg)
 }
 
 int
+gc_optim_check_label_smoothing (double eps, const char *what, gc_err_t *err)
+{
+    if (!(eps >= 0.0 && eps < 1.0))
+        return gc_err_set (err, GC_E_RANGE, "%s: %g is outside [0, 1) (at 1 the target no "
+                           "longer depends on the label)", what, eps);
+    return 0;
+}
+
+int
 gc_optim_schedule_parse (const char *spec, gc_optim_config_t *cfg, gc_err_t *err)
 {
     gc_spec_t s;
@@ -71,6 +80,8 @@ gc_optim_lr_at (const gc_optim_config_t *cfg, double t, double total)
 gc_optim_t *
 gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err)
 {
+    if (gc_optim_check_label_smoothing (cfg->label_smoothing, "label smoothing", err))
+        return NULL;
     gc_optim_t *self = calloc (1, sizeof *self);
     if (!self) {
         gc_err_set (err, GC_E_NOMEM, "optimizer: out of memory");
@@ -142,17 +153,19 @@ gc_optim_step (gc_optim_t *self, gc_model_t *model, float *params, const float *
 {
     float mu = (float) self->cfg.momentum;
     float decay = (float) (1.0 - lr * self->cfg.weight_decay);
+    float eps = (float) self->cfg.label_smoothing;
     double loss;
     if (mu != 0.0f && !self->cfg.nesterov) {
         if (self->scale * mu < S_MIN_SCALE)
             s_normalise (self);
         self->scale *= mu;
-        loss = gc_model_loss_grad (model, params, x, y, batch, self->velocity,
-                                 1.0f / self->scale, 1.0f, correct);
+        loss = gc_model_loss_grad_smoothed (model, params, x, y, batch, eps, self->velocity,
+                                            1.0f / self->scale, 1.0f, correct);
         s_update_heavy_ball (params, self->velocity, self->n, decay, (float) lr * self->scale);
     }
     else {
-        loss = gc_model_loss_grad (model, params, x, y, batch, self->grad, 1.0f, 0.0f, correct);
+        loss = gc_model_loss_grad_smoothed (model, params, x, y, batch, eps, self->grad, 1.0f, 0.0f,
+                                            correct);
         if (mu != 0.0f)
             s_update_nesterov (params, self->velocity, self->grad, self->n, decay, (float) lr, mu);
         else

@@ -38,11 +38,15 @@ typedef struct {
     double        step_every;   /* GC_LR_STEP: period, in the caller's time unit */
     double        step_gamma;   /* GC_LR_STEP: factor */
     double        warmup;       /* linear warm-up length, same unit; 0 = none */
+    double        label_smoothing;  /* eps of the training loss (gc_xent.h); 0 = none */
 } gc_optim_config_t;
 
 /*  lr 0.03, momentum 0.9, heavy ball, weight decay 5e-3 (decoupled), cosine,
-    no warm-up. */
+    no warm-up, no label smoothing. */
 void   gc_optim_config_defaults (gc_optim_config_t *cfg);
+/*  Whether eps is a label smoothing (0 <= eps < 1: at 1 the target no
+    longer depends on the label); -1 with err naming what (the flag or key). */
+int    gc_optim_check_label_smoothing (double eps, const char *what, gc_err_t *err);
 /*  "constant", "cosine", "step:EVERY:GAMMA" */
 int    gc_optim_schedule_parse (const char *spec, gc_optim_config_t *cfg, gc_err_t *err);
 /*  Learning rate at time t of total (epochs, rounds: any unit, the same for
@@ -51,9 +55,11 @@ double gc_optim_lr_at (const gc_optim_config_t *cfg, double t, double total);
 
 typedef struct gc_optim_t gc_optim_t;
 
+/*  NULL with err if cfg->label_smoothing is out of range or memory is short. */
 gc_optim_t *gc_optim_new (const gc_optim_config_t *cfg, size_t n_params, gc_err_t *err);
 void        gc_optim_destroy (gc_optim_t **self_p);
-/*  One minibatch step on params with learning rate lr; returns the mean loss. */
+/*  One minibatch step on params with learning rate lr; returns the mean
+    training loss (against labels smoothed by cfg->label_smoothing). */
 double      gc_optim_step (gc_optim_t *self, gc_model_t *model, float *params, const float *x,
                            const uint8_t *y, size_t batch, double lr, size_t *correct);
 /*  The momentum buffer v (n_params floats), in true scale: checkpointed with

@@ -30,7 +30,7 @@ test_keys (void **state)
         "node/index", "3", "node/network", "lab", "node/seed", "77", "train/model", "8-4-2",
         "train/lr", "0.5", "train/momentum", "0.5", "train/nesterov", "1", "train/weight_decay", "0.01",
         "train/warmup", "7", "train/schedule", "step:10:0.5", "train/batch", "9", "train/local_steps", "3",
-        "train/rounds", "42", "train/augment", "crop:2,flip", "gossip/compress", "dense", "gossip/ec", "ef", "gossip/aggregator", "mean",
+        "train/rounds", "42", "train/augment", "crop:2,flip", "train/label_smoothing", "0.1", "gossip/compress", "dense", "gossip/ec", "ef", "gossip/aggregator", "mean",
         "gossip/wait", "sync", "gossip/gamma", "0.5", "gossip/staleness", "2", "gossip/keyframe_every", "5",
         "gossip/keyframe_fp16", "1", "gossip/timeout_ms", "250", "gossip/keyframe_interval_ms", "40",
         "gossip/mute_after", "6", "gossip/mute_for_s", "11", "role/kind", "byzantine", "role/attack", "alie",
@@ -54,6 +54,7 @@ test_keys (void **state)
     assert_true (ec.optim.step_every == 10 && ec.optim.step_gamma == 0.5);
     assert_true (ec.batch == 9 && ec.local_steps == 3 && ec.rounds == 42);
     assert_true (ec.augment.crop == 2 && ec.augment.flip);
+    assert_true (ec.optim.label_smoothing == 0.1);
     assert_string_equal (ec.compress, "dense");
     assert_string_equal (ec.ec, "ef");
     assert_string_equal (ec.aggregator, "mean");
@@ -115,6 +116,7 @@ test_bad_values (void **state)
         { "train/schedule", "wobbly" },
         { "train/augment", "crop:-1" },
         { "train/augment", "rotate" },
+        { "train/label_smoothing", "1" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         const char *sets [] = { cases [i].key, cases [i].value, NULL };

@@ -33,12 +33,13 @@ s_input_dim (const gc_cnn_t *cnn)
 //  difference (GroupNorm over few values makes kinks frequent), so each
 //  coordinate is tried with three steps and passes when one agrees.
 static void
-s_check_gradient (const char *spec)
+s_check_gradient (const char *spec, float eps)
 {
     gc_err_t err = { 0 };
     gc_cnn_t *cnn = gc_cnn_new (spec, &err);
     if (!cnn)
         fail_msg ("%s: %s", spec, err.msg);
+    gc_cnn_dropout_fix (cnn, true);     /* the same masks in every call */
     const gc_layout_t *layout = gc_cnn_layout (cnn);
     size_t n = layout->n_params, dim = s_input_dim (cnn);
     enum { B = 3, PER_LAYER = 6 };
@@ -53,7 +54,7 @@ s_check_gradient (const char *spec)
     uint8_t y [B];
     for (int i = 0; i < B; i++)
         y [i] = (uint8_t) gc_rng_below (&rng, (uint64_t) gc_cnn_net (cnn)->classes);
-    gc_cnn_loss_grad (cnn, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    gc_cnn_loss_grad_smoothed (cnn, p, x, y, B, eps, g, 1.0f, 0.0f, NULL);
     static const float steps [3] = { 1e-3f, 3e-4f, 1e-4f };
     for (size_t l = 0; l < layout->n_layers; l++) {
         const gc_layer_t *layer = &layout->layers [l];
@@ -63,9 +64,9 @@ s_check_gradient (const char *spec)
             double worst = INFINITY, fd = 0;
             for (int s = 0; s < 3; s++) {
                 p [i] = keep + steps [s];
-                double lp = gc_cnn_loss_grad (cnn, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+                double lp = gc_cnn_loss_grad_smoothed (cnn, p, x, y, B, eps, NULL, 1.0f, 0.0f, NULL);
                 p [i] = keep - steps [s];
-                double lm = gc_cnn_loss_grad (cnn, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+                double lm = gc_cnn_loss_grad_smoothed (cnn, p, x, y, B, eps, NULL, 1.0f, 0.0f, NULL);
                 p [i] = keep;
                 double d = (lp - lm) / (2.0 * steps [s]);
                 if (fabs (d - g [i]) < worst) {
@@ -74,8 +75,8 @@ s_check_gradient (const char *spec)
                 }
             }
             if (worst > 1.5e-3 + 3e-2 * fabs (g [i]))
-                fail_msg ("%s, %s [%zu]: finite difference %.6g, gradient %.6g",
-                          spec, layer->name, i - layer->offset, fd, g [i]);
+                fail_msg ("%s (label smoothing %g), %s [%zu]: finite difference %.6g, "
+                          "gradient %.6g", spec, eps, layer->name, i - layer->offset, fd, g [i]);
         }
     }
     gc_mem_free (p);
@@ -109,9 +110,23 @@ test_gradients (void **state)
         "2x6x6/c4,c3k1,relu,f3",                /* 1x1 stride 1 inside: no lowering */
         "2x6x6/c4,relu,c3k1s2,f3",              /* 1x1 stride 2: lowered */
         "3x6x5/c4,gn2,relu,mp2,f3",             /* GroupNorm + ReLU in one pass, 3 channels */
+        "2x6x6/c4,drop30,relu,f3",              /* dropout of a channel-major tensor */
+        "1x5x5/f6,relu,drop50,f3",              /* dropout after a linear layer */
+        "2x5x5/drop20,c3,f3",                   /* dropout of the input */
+        "2x8x8/c4,gn2,relu,drop10,r4g2,f3",     /* dropout into a block (read twice) */
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
-        s_check_gradient (specs [i]);
+        s_check_gradient (specs [i], 0.0f);
+    //  the smoothed loss back through every kind of layer (the logits'
+    //  gradient itself: tests/train/test_xent.c)
+    static const struct { const char *spec; float eps; } smoothed [] = {
+        { "2x7x7/c3k3s1p1,relu,mp2,f3", 0.1f },
+        { "2x8x8/c4,gn2,relu,r6s2g2,gap,f3", 0.1f },
+        { "1x5x5/f6,relu,f4", 0.5f },
+        { "2x6x6/c4,ap2,f3", 0.9f },
+    };
+    for (size_t i = 0; i < sizeof smoothed / sizeof smoothed [0]; i++)
+        s_check_gradient (smoothed [i].spec, smoothed [i].eps);
 }
 
 //  A batch spanning several lowered chunks gives the mean of its samples'
@@ -165,6 +180,67 @@ test_chunks_and_determinism (void **state)
     gc_cnn_destroy (&b);
 }
 
+//  Dropout: the identity when evaluating (the network without it, same
+//  parameters), p of the values dropped and the rest scaled by 1 / (1 - p)
+//  when training, masks that change from step to step, and the same masks
+//  in a run that repeats (same bytes).
+static void
+test_dropout (void **state)
+{
+    gc_cnn_t *with = gc_cnn_new ("2x6x6/c4,relu,drop50,f3", NULL);
+    gc_cnn_t *without = gc_cnn_new ("2x6x6/c4,relu,f3", NULL);
+    assert_non_null (with);
+    assert_non_null (without);
+    assert_true (gc_layout_equal (gc_cnn_layout (with), gc_cnn_layout (without)));
+    size_t n = gc_cnn_layout (with)->n_params, dim = s_input_dim (with);
+    enum { B = 5 };
+    float *p = gc_falloc (n), *g = gc_falloc (n), *g2 = gc_falloc (n), *x = gc_falloc (B * dim);
+    uint8_t y [B] = { 0, 1, 2, 0, 1 };
+    gc_rng_t rng;
+    gc_rng_init (&rng, 3, 3);
+    s_fill (&rng, x, B * dim, 1.0f);
+    gc_cnn_init_params (with, p, 4);
+    const float *a = gc_cnn_forward (with, p, x, B);
+    float za [B * 3];
+    memcpy (za, a, sizeof za);
+    assert_memory_equal (za, gc_cnn_forward (without, p, x, B), sizeof za);
+    double eval = gc_cnn_loss_grad (with, p, x, y, B, NULL, 1.0f, 0.0f, NULL);
+    assert_true (eval == gc_cnn_loss_grad (without, p, x, y, B, NULL, 1.0f, 0.0f, NULL));
+    //  training steps drop (another loss), each step with other masks
+    double t1 = gc_cnn_loss_grad (with, p, x, y, B, g, 1.0f, 0.0f, NULL);
+    double t2 = gc_cnn_loss_grad (with, p, x, y, B, g2, 1.0f, 0.0f, NULL);
+    assert_true (t1 != eval && t2 != eval && t1 != t2);
+    //  a fresh model repeats the first step's masks
+    gc_cnn_t *again = gc_cnn_new ("2x6x6/c4,relu,drop50,f3", NULL);
+    assert_true (gc_cnn_loss_grad (again, p, x, y, B, g2, 1.0f, 0.0f, NULL) == t1);
+    assert_memory_equal (g, g2, n * sizeof (float));
+    gc_cnn_destroy (&again);
+    //  fraction and scale: 3000 ones through drop30 summed by a linear layer
+    //  of ones give kept / 0.7, kept ~ Binomial(3000, 0.7): 2100 +- 25
+    gc_cnn_t *sum = gc_cnn_new ("1x50x60/drop30,f2", NULL);
+    assert_non_null (sum);
+    gc_cnn_dropout_fix (sum, true);
+    size_t m = gc_cnn_layout (sum)->n_params;
+    float *q = gc_falloc (m), *ones = gc_falloc (3000);
+    memset (q, 0, m * sizeof (float));
+    for (size_t j = 0; j < 3000; j++) {
+        q [j] = 1.0f;           /* fc1.weight row 0 */
+        ones [j] = 1.0f;
+    }
+    double kept = gc_cnn_forward (sum, q, ones, 1) [0] * 0.7;
+    if (fabs (kept - 2100) > 125 || fabs (kept - round (kept)) > 0.05)
+        fail_msg ("drop30 kept %.3f of 3000 values (want about 2100, a whole number)", kept);
+    gc_cnn_destroy (&sum);
+    gc_mem_free (q);
+    gc_mem_free (ones);
+    gc_mem_free (p);
+    gc_mem_free (g);
+    gc_mem_free (g2);
+    gc_mem_free (x);
+    gc_cnn_destroy (&with);
+    gc_cnn_destroy (&without);
+}
+
 static void
 test_specs (void **state)
 {
@@ -197,6 +273,11 @@ test_specs (void **state)
         { "cnn:c6,r6g4,f10", "groups must divide", false, 0 },
         { "cnn:f32,c8,f10", "follows a linear layer", false, 0 },
         { "cnn:f32,relu,f10", "cnn:1x28x28/f32,relu,f10", true, 0 },
+        { "cnn:c8,drop25,f32,relu,drop50,f10", "cnn:1x28x28/c8k3s1p1,drop25,f32,relu,drop50,f10", true, 0 },
+        { "cnn:f32,drop0,f10", "dropP with P the percent dropped, 1 to 90", false, 0 },
+        { "cnn:f32,drop91,f10", "layer 'drop91'", false, 0 },
+        { "cnn:f32,drop,f10", "layer 'drop'", false, 0 },
+        { "cnn:f32,drop5x,f10", "layer 'drop5x'", false, 0 },
         { "cnn:0x28x28/f10", "input shape", false, 0 },
         { "cnn:1x28/f10", "input shape", false, 0 },
         { "cnn:1x28x28x3/f10", "input shape", false, 0 },
@@ -270,6 +351,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_gradients),
         cmocka_unit_test (test_chunks_and_determinism),
+        cmocka_unit_test (test_dropout),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_layout),
     };

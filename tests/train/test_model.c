@@ -109,6 +109,12 @@ test_every_kind (void **state)
         gc_model_loss_grad (model, p, x, y, B, acc, 2.0f, 0.5f, NULL);
         for (size_t i = 0; i < n; i++)
             assert_true (fabsf (acc [i] - (0.5f + 2.0f * g [i])) <= 1e-5f * (1.0f + fabsf (g [i])));
+        //  label smoothing 0 through the seam is the plain loss, byte for
+        //  byte; eps > 0 reaches the kind (another loss)
+        assert_true (gc_model_loss_grad_smoothed (model, p, x, y, B, 0.0f, acc, 1.0f, 0.0f, NULL) == loss);
+        assert_memory_equal (acc, g, n * sizeof (float));
+        double smooth = gc_model_loss_grad_smoothed (model, p, x, y, B, 0.2f, acc, 1.0f, 0.0f, NULL);
+        assert_true (isfinite (smooth) && smooth != loss);
         gc_mem_free (p);
         gc_mem_free (q);
         gc_mem_free (g);

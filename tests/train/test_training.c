@@ -3,6 +3,7 @@
     and every optimizer variant makes progress. */
 #include "gc_test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,7 @@ test_optimizer_variants_learn (void **state)
         { "plain SGD, step schedule", 0.0, false, "step:0.5:0.5" },
         { "Nesterov, constant", 0.9, true, "constant" },
         { "heavy ball, cosine", 0.9, false, "cosine" },
+        { "heavy ball, label smoothing 0.1", 0.9, false, "cosine" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         gc_optim_config_t cfg;
@@ -116,6 +118,8 @@ test_optimizer_variants_learn (void **state)
             cfg.lr = 0.2;
         assert_int_equal (gc_optim_schedule_parse (cases [i].schedule, &cfg, NULL), 0);
         cfg.warmup = 0.1;
+        if (strstr (cases [i].what, "smoothing"))
+            cfg.label_smoothing = 0.1;
         double accuracy = s_train (&cfg, 5, 1, NULL);
         if (accuracy < 0.9)
             fail_msg ("%s: accuracy %.4f after one epoch", cases [i].what, accuracy);
@@ -142,6 +146,38 @@ test_learning_rate_schedules (void **state)
     assert_int_equal (gc_optim_schedule_parse ("step:3:2", &cfg, &err), -1);
 }
 
+//  Label smoothing outside [0, 1) is refused by name; 0 trains the same
+//  bytes as before the option (the default), a smoothing other bytes.
+static void
+test_label_smoothing (void **state)
+{
+    static const double bad [] = { -0.1, 1.0, 2.0, NAN };
+    gc_optim_config_t cfg;
+    gc_optim_config_defaults (&cfg);
+    assert_true (cfg.label_smoothing == 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        gc_err_t err = { 0 };
+        cfg.label_smoothing = bad [i];
+        assert_null (gc_optim_new (&cfg, 10, &err));
+        assert_non_null (strstr (err.msg, "label smoothing"));
+        assert_non_null (strstr (err.msg, "outside [0, 1)"));
+        assert_int_equal (gc_optim_check_label_smoothing (bad [i], "--x", NULL), -1);
+    }
+    assert_int_equal (gc_optim_check_label_smoothing (0.0, "--x", NULL), 0);
+    assert_int_equal (gc_optim_check_label_smoothing (0.999, "--x", NULL), 0);
+    float *a, *b;
+    gc_optim_config_defaults (&cfg);
+    s_train (&cfg, 3, 1, &a);
+    cfg.label_smoothing = 0.1;
+    s_train (&cfg, 3, 1, &b);
+    gc_model_t *model = gc_model_new (GC_MODEL_DEFAULT_SPEC, NULL);
+    size_t n = gc_model_n_params (model);
+    gc_model_destroy (&model);
+    assert_true (memcmp (a, b, n * sizeof (float)) != 0);
+    gc_mem_free (a);
+    gc_mem_free (b);
+}
+
 int
 main (void)
 {
@@ -150,6 +186,7 @@ main (void)
         cmocka_unit_test (test_same_seed_same_bytes),
         cmocka_unit_test (test_optimizer_variants_learn),
         cmocka_unit_test (test_learning_rate_schedules),
+        cmocka_unit_test (test_label_smoothing),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
