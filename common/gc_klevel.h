@@ -30,7 +30,7 @@
 /*  Software prefetch of a stream GC_KPREFETCH bytes ahead of p. The kernels
     read k inputs side by side (16 streams and an output for the usual
     neighbourhood), more than the hardware prefetchers of some cores follow:
-    on an AMD EPYC Zen 5 the k = 16 coordinate-wise rules read at 0.3 of the
+    on an AMD EPYC Zen 5 the k = 16 coordinate-wise rules read at 0.16-0.30 of the
     single-stream bandwidth without it (docs/RESULTS.md). One call per 64-byte
     line of each input; the address is formed as an integer, since it may lie
     past the end of the array (a prefetch never faults). */

@@ -610,23 +610,18 @@ s_mix_plan (const double *mix, size_t kv, size_t k, double *mixc, size_t *list, 
         const double *m = mix + a * k;
         size_t *l = list + a * k;
         double c = 0;
-        size_t kept = 0, left = k;
+        size_t kept = 0;
         bool same = true;
         for (size_t j = 0; j < k; j++) {
-            if (m [j] == 0) {
-                l [--left] = j;
+            if (m [j] == 0)
                 continue;
-            }
             same = same && (kept == 0 || m [j] == c);
             c = m [j];
             l [kept++] = j;
         }
-        //  The zero ones were placed from the back: put them in index order.
-        for (size_t i = kept, t = k - 1; i < t; i++, t--) {
-            size_t u = l [i];
-            l [i] = l [t];
-            l [t] = u;
-        }
+        for (size_t j = 0, left = kept; j < k; j++)
+            if (m [j] == 0)
+                l [left++] = j;
         nz [a] = kept;
         mixc [a] = same && k - kept < kept ? c : 0;
     }

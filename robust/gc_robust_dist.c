@@ -31,6 +31,16 @@
 
 #define S_RECENTRE 16.0
 
+//  Rows per register block of s_block_gram: the tile holds k rows rounded
+//  up to a multiple of it, the rows past k zero.
+#define S_GR 4
+
+static size_t
+s_padded_rows (size_t k)
+{
+    return (k + S_GR - 1) / S_GR * S_GR;
+}
+
 static size_t
 s_gblock (size_t k)
 {
@@ -151,9 +161,6 @@ s_pack_block (gc_robust_ws_t *ws, const float *const *in, size_t k, const float 
     return 0;
 }
 
-//  Rows per register block of s_block_gram (the tile holds a multiple of it;
-//  the rows past k are zero).
-#define S_GR 4
 
 //  Fold 16 float lanes into double, in lane order.
 static inline double
@@ -248,19 +255,20 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
     size_t gb = s_gblock (k);
     float *tile = ws->gtile;
     double *gram = ws->gram;
-    size_t kk = (k + S_GR - 1) / S_GR * S_GR;
     double *unscale = ws->scale;
     memset (dist, 0, k * k * sizeof *dist);
     memset (norm2, 0, k * sizeof *norm2);
+    //  The padding rows (past k, to a whole register block) are never
+    //  written by the packing: zero them once, they add nothing to any lane.
+    memset (tile + k * gb, 0, (s_padded_rows (k) - k) * gb * sizeof *tile);
     for (size_t c0 = 0; c0 < d; c0 += gb) {
         size_t n = d - c0 < gb ? d - c0 : gb;
         if (s_pack_block (ws, in, k, centre, c0, n, gb))
             return 1;
-        //  Zeros past n (to a whole 16-lane column) and past k (to a whole
-        //  register block) add nothing to any lane.
+        //  A partial last block: zeros past n, to a whole 16-lane column.
         size_t n16 = (n + 15) / 16 * 16;
-        for (size_t i = 0; i < kk; i++)
-            memset (tile + i * gb + (i < k ? n : 0), 0, (n16 - (i < k ? n : 0)) * sizeof *tile);
+        for (size_t i = 0; n < n16 && i < k; i++)
+            memset (tile + i * gb + n, 0, (n16 - n) * sizeof *tile);
         s_block_gram (tile, gb, k, n16, gram);
         for (size_t i = 0; i < k; i++) {
             double ui = unscale [i], gii = ui * ui * gram [i * k + i];
@@ -343,10 +351,11 @@ int
 GC_KSYM (gc_robust_distances) (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                      const float *centre, double *dist, int *passes)
 {
-    //  k * gblock(k) peaks at 32768 floats (k = 8) below k = 512: reserve
-    //  that much at once, so that a smaller k later never grows the tile.
-    size_t need = (k + S_GR - 1) / S_GR * S_GR * s_gblock (k);
-    need = need > 32768 ? need : 32768;
+    //  The tile (k rounded up to S_GR rows of gblock(k)) peaks at 38784
+    //  floats (k = 9) below k = 605: reserve that much at once, so that a
+    //  smaller k later never grows it.
+    size_t need = s_padded_rows (k) * s_gblock (k);
+    need = need > 38784 ? need : 38784;
     if (need > ws->gtile_cap) {
         gc_mem_free (ws->gtile);
         ws->gtile_cap = 0;

@@ -77,7 +77,8 @@ static const char *s_busy =
     "    events_not_fired = \"== 0\"\n"
     "    honest_crashes = \"== 0\"\n";
 
-//  Two Byzantine peers of 8 on a ring; AGG and ATTACK are filled in.
+//  Two Byzantine peers of 8 on a ring; AGG, more gossip keys (or ""), ATTACK,
+//  omniscient and skip_crypto are filled in.
 static const char *s_attack =
     "scenario\n"
     "    name = \"sim-attack\"\n"
@@ -95,7 +96,7 @@ static const char *s_attack =
     "gossip\n"
     "    compress = \"none\"\n"
     "    ec = \"none\"\n"
-    "    aggregator = \"%s\"\n"
+    "    aggregator = \"%s\"\n%s"
     "    wait = \"sync\"\n"
     "group\n"
     "    bad\n"
@@ -242,8 +243,8 @@ test_skip_crypto_changes_nothing (void **state)
     char *skip_text = s_replace (s_busy, "    bandwidth = \"10mbit\"\n",
                                  "    bandwidth = \"10mbit\"\n    skip_crypto = 1\n");
     char attack_plain [4096], attack_skip [4096];
-    snprintf (attack_plain, sizeof attack_plain, s_attack, "cwtm:1", "alie", 1, 0);
-    snprintf (attack_skip, sizeof attack_skip, s_attack, "cwtm:1", "alie", 1, 1);
+    snprintf (attack_plain, sizeof attack_plain, s_attack, "cwtm:1", "", "alie", 1, 0);
+    snprintf (attack_skip, sizeof attack_skip, s_attack, "cwtm:1", "", "alie", 1, 1);
     const char *pairs [2][2] = { { s_busy, skip_text }, { attack_plain, attack_skip } };
     for (int c = 0; c < 2; c++) {
         char *plain_path = s_scenario ("plain", pairs [c][0]);
@@ -293,8 +294,8 @@ static void
 test_shared_states_change_nothing (void **state)
 {
     char alie [4096], equivocate [4096];
-    snprintf (alie, sizeof alie, s_attack, "cwtm:1", "alie", 0, 1);
-    snprintf (equivocate, sizeof equivocate, s_attack, "cwtm:1", "equivocate", 0, 0);
+    snprintf (alie, sizeof alie, s_attack, "cwtm:1", "", "alie", 0, 1);
+    snprintf (equivocate, sizeof equivocate, s_attack, "cwtm:1", "", "equivocate", 0, 0);
     const char *texts [] = { s_busy, alie, equivocate };
     for (size_t c = 0; c < sizeof texts / sizeof texts [0]; c++) {
         char *path = s_scenario ("share", texts [c]);
@@ -376,7 +377,7 @@ test_robust_rule_holds_off_attackers (void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         char text [4096], name [64];
-        snprintf (text, sizeof text, s_attack, cases [c].rule, cases [c].attack, cases [c].omniscient,
+        snprintf (text, sizeof text, s_attack, cases [c].rule, "", cases [c].attack, cases [c].omniscient,
                   cases [c].skip_crypto);
         snprintf (name, sizeof name, "attack%zu", c);
         char *path = s_scenario (name, text);
@@ -404,16 +405,9 @@ static void
 test_validation_weights_in_metrics (void **state)
 {
     char text [4096];
-    snprintf (text, sizeof text, s_attack, "guard", "noise", 0, 1);
     //  32 held-out samples scored about every other round (the default's one
     //  in ten gives two validations in 40 rounds, too few to be sure of)
-    const char *key = "    aggregator = \"guard\"\n";
-    char *at = strstr (text, key);
-    assert_non_null (at);
-    at += strlen (key);
-    const char *extra = "    validate = \"32:2\"\n";
-    memmove (at + strlen (extra), at, strlen (at) + 1);
-    memcpy (at, extra, strlen (extra));
+    snprintf (text, sizeof text, s_attack, "guard", "    validate = \"32:2\"\n", "noise", 0, 1);
     char *path = s_scenario ("validate", text);
     char dir [4096];
     snprintf (dir, sizeof dir, "%s/validate", s_dir);
@@ -464,7 +458,7 @@ static void
 test_fork_is_excluded (void **state)
 {
     char text [4096];
-    snprintf (text, sizeof text, s_attack, "cwtm:1", "fork", 0, 0);
+    snprintf (text, sizeof text, s_attack, "cwtm:1", "", "fork", 0, 0);
     char *path = s_scenario ("fork", text);
     char *report = s_run (path, "fork", 2, 0, 0);
     gc_json_t *json = s_parse (report);
@@ -487,7 +481,7 @@ test_fork_is_excluded (void **state)
     gc_json_destroy (&json);
     free (report);
     free (path);
-    snprintf (text, sizeof text, s_attack, "cwtm:1", "fork", 0, 1);
+    snprintf (text, sizeof text, s_attack, "cwtm:1", "", "fork", 0, 1);
     path = s_scenario ("forkcrypto", text);
     gc_sim_opts_t opts = { .scenario = path, .out_dir = s_dir };
     gc_err_t err = { 0 };
@@ -524,7 +518,7 @@ test_bad_scenarios_are_refused (void **state)
     }
     //  skip_crypto with a protocol attack would accept what only signatures refuse
     char text [4096];
-    snprintf (text, sizeof text, s_attack, "cwtm:1", "malformed", 0, 1);
+    snprintf (text, sizeof text, s_attack, "cwtm:1", "", "malformed", 0, 1);
     char *path = s_scenario ("badcrypto", text);
     gc_sim_opts_t opts = { .scenario = path, .out_dir = s_dir };
     gc_err_t err = { 0 };

@@ -60,6 +60,15 @@ static const struct {
     { 5, 7, 0.25f, -2.0f, 1.0f },   /* a negative alpha flips the sign only */
 };
 
+//  Random logits (case k's scale) and labels for case k's batch and classes.
+static void
+s_fill (gc_rng_t *rng, size_t k, float *z, uint8_t *y)
+{
+    gc_rng_fill_normal (rng, z, s_cases [k].batch * s_cases [k].classes, 0.0f, s_cases [k].scale);
+    for (size_t r = 0; r < s_cases [k].batch; r++)
+        y [r] = (uint8_t) gc_rng_below (rng, s_cases [k].classes);
+}
+
 //  d(summed loss)/dz = batch * dz / alpha: central differences of the loss
 //  in double around float logits, h = 1e-2 (the loss is smooth; its float
 //  rounding, ~1e-7 relative, over 2h stays near 1e-5).
@@ -73,9 +82,7 @@ test_gradient_matches_finite_differences (void **state)
         float eps = s_cases [k].eps, alpha = s_cases [k].alpha;
         float z [S_MAXB * S_MAXK], g [S_MAXB * S_MAXK];
         uint8_t y [S_MAXB];
-        gc_rng_fill_normal (&rng, z, n, 0.0f, s_cases [k].scale);
-        for (size_t r = 0; r < B; r++)
-            y [r] = (uint8_t) gc_rng_below (&rng, K);
+        s_fill (&rng, k, z, y);
         memcpy (g, z, sizeof z);
         size_t right = 99;
         double loss = gc_softmax_xent (g, y, B, K, eps, alpha, &right);
@@ -146,9 +153,7 @@ test_eps_zero_is_plain (void **state)
         size_t B = s_cases [k].batch, K = s_cases [k].classes, n = B * K;
         float a [S_MAXB * S_MAXK], b [S_MAXB * S_MAXK];
         uint8_t y [S_MAXB];
-        gc_rng_fill_normal (&rng, a, n, 0.0f, s_cases [k].scale);
-        for (size_t r = 0; r < B; r++)
-            y [r] = (uint8_t) gc_rng_below (&rng, K);
+        s_fill (&rng, k, a, y);
         memcpy (b, a, sizeof a);
         double got = gc_softmax_xent (a, y, B, K, 0.0f, s_cases [k].alpha, NULL);
         double want = s_reference (b, y, B, K, s_cases [k].alpha);
