@@ -367,13 +367,15 @@ s_warn_curve (gc_ops_t *self)
 }
 
 //  Refused beacons and handshakes are what an operator needs to hear
-//  about, but not every round.
+//  about, but not every round; force (at shutdown) says what is still
+//  pending, so that a refusal counted within a minute of an earlier
+//  warning is not lost when the run ends first.
 static void
-s_warn (gc_ops_t *self)
+s_warn (gc_ops_t *self, bool force)
 {
     const gc_metrics_extra_t *x = &self->extra;
     int64_t now = gc_now_ns ();
-    if (self->last_warning && now - self->last_warning < S_WARN_EVERY_NS)
+    if (!force && self->last_warning && now - self->last_warning < S_WARN_EVERY_NS)
         return;
     bool warned = false;
     if (x->beacons_untrusted > self->warned_untrusted) {
@@ -478,7 +480,7 @@ gc_ops_round (gc_ops_t *self, gc_metrics_ctx_t *m)
     else
         gc_notify_status (self->notify, false, "round %llu/%ld",
                           (unsigned long long) gc_engine_round (self->engine), self->cfg->rounds);
-    s_warn (self);
+    s_warn (self, false);
 }
 
 void
@@ -488,6 +490,10 @@ gc_ops_destroy (gc_ops_t **self_p)
     if (!self)
         return;
     gc_notify_stopping (self->notify);
+    if (self->engine) {
+        s_collect_extra (self);
+        s_warn (self, true);
+    }
     //  The last word in the status file: finished, or stopped early.
     if (self->work && self->published && (self->http || *self->cfg->status_file)) {
         self->work->state = gc_engine_done (self->engine) ? "done" : "stopped";
