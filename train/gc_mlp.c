@@ -242,25 +242,6 @@ gc_mlp_loss_grad_smoothed (gc_mlp_t *self, const float *params, const float *x,
                            const uint8_t *y, size_t batch, float eps, float *grad, float alpha,
                            float beta, size_t *correct)
 {
-    return gc_mlp_loss_grad_ready (self, params, x, y, batch, eps, grad, alpha, beta, correct, NULL);
-}
-
-//  Layer l's weights and bias (adjacent in the layout) are final.
-static void
-s_tell_ready (const gc_mlp_t *self, int l, const gc_grad_ready_t *ready)
-{
-    if (!ready)
-        return;
-    const gc_layer_t *w = &self->layout.layers [2 * l];
-    const gc_layer_t *b = &self->layout.layers [2 * l + 1];
-    ready->fn (ready->arg, w->offset, w->count + b->count);
-}
-
-double
-gc_mlp_loss_grad_ready (gc_mlp_t *self, const float *params, const float *x,
-                        const uint8_t *y, size_t batch, float eps, float *grad, float alpha,
-                        float beta, size_t *correct, const gc_grad_ready_t *ready)
-{
     int L = self->n_layers;
     gc_mlp_forward (self, params, x, batch);
     //  The logits buffer becomes the output delta.
@@ -280,17 +261,13 @@ gc_mlp_loss_grad_ready (gc_mlp_t *self, const float *params, const float *x,
         //  dW = beta dW + dz^T in
         cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) dout, (int) din, (int) batch,
                      1.0f, dz, (int) dout, in, (int) din, beta, grad + w->offset, (int) din);
-        if (l == 0) {
-            s_tell_ready (self, 0, ready);
+        if (l == 0)
             break;      /* the input needs no gradient */
-        }
         //  din-delta = dz W, masked by the ReLU of layer l
         float *dprev = self->delta [ping];
         ping ^= 1;
         cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) batch, (int) din, (int) dout,
                      1.0f, dz, (int) dout, params + w->offset, (int) din, 0.0f, dprev, (int) din);
-        //  Its bias was summed before: the layer is done while dW is in cache.
-        s_tell_ready (self, l, ready);
         s_relu_back_bias (dprev, self->act [l], batch, din,
                           grad + self->layout.layers [2 * l - 1].offset, beta);
         dz = dprev;
@@ -348,15 +325,6 @@ s_loss_grad (void *impl, const float *params, const float *x, const uint8_t *y, 
     return gc_mlp_loss_grad_smoothed (impl, params, x, y, batch, eps, grad, alpha, beta, correct);
 }
 
-static double
-s_loss_grad_ready (void *impl, const float *params, const float *x, const uint8_t *y,
-                   size_t batch, float eps, float *grad, float alpha, float beta,
-                   size_t *correct, const gc_grad_ready_t *ready)
-{
-    return gc_mlp_loss_grad_ready (impl, params, x, y, batch, eps, grad, alpha, beta, correct,
-                                   ready);
-}
-
 static const float *
 s_forward (void *impl, const float *params, const float *x, size_t batch)
 {
@@ -371,5 +339,5 @@ const gc_model_ops_t gc_mlp_model = {
     .claims = s_claims, .create = s_create, .destroy = s_destroy, .layout = s_layout,
     .spec = s_spec, .input = s_input, .n_classes = s_n_classes,
     .forward_flops = s_forward_flops, .train_flops = s_train_flops, .init = s_init,
-    .loss_grad = s_loss_grad, .loss_grad_ready = s_loss_grad_ready, .forward = s_forward,
+    .loss_grad = s_loss_grad, .forward = s_forward,
 };

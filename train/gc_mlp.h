@@ -56,15 +56,6 @@ double gc_mlp_loss_grad_smoothed (gc_mlp_t *self, const float *params, const flo
                                   const uint8_t *y, size_t batch, float eps, float *grad,
                                   float alpha, float beta, size_t *correct);
 
-struct gc_grad_ready_t;     /* gc_model.h */
-
-/*  The same, telling ready (gc_model.h) of each layer's weights and bias,
-    one block, once its input delta no longer needs the weights. */
-double gc_mlp_loss_grad_ready (gc_mlp_t *self, const float *params, const float *x,
-                               const uint8_t *y, size_t batch, float eps, float *grad,
-                               float alpha, float beta, size_t *correct,
-                               const struct gc_grad_ready_t *ready);
-
 /*  Logits (batch x classes) for x; the pointer is valid until the next call. */
 const float *gc_mlp_forward (gc_mlp_t *self, const float *params, const float *x, size_t batch);
 

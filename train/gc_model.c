@@ -173,22 +173,6 @@ gc_model_loss_grad_smoothed (gc_model_t *self, const float *params, const float 
     return self->ops->loss_grad (self->impl, params, x, y, batch, eps, grad, alpha, beta, correct);
 }
 
-double
-gc_model_loss_grad_ready (gc_model_t *self, const float *params, const float *x,
-                          const uint8_t *y, size_t batch, float eps, float *grad,
-                          float alpha, float beta, size_t *correct, const gc_grad_ready_t *ready)
-{
-    assert (params && x && y && grad && ready && gc_model_trains (self));
-    assert (eps >= 0.0f && eps < 1.0f);
-    if (self->ops->loss_grad_ready)
-        return self->ops->loss_grad_ready (self->impl, params, x, y, batch, eps, grad, alpha,
-                                           beta, correct, ready);
-    double loss = self->ops->loss_grad (self->impl, params, x, y, batch, eps, grad, alpha, beta,
-                                        correct);
-    ready->fn (ready->arg, 0, gc_model_n_params (self));
-    return loss;
-}
-
 const float *
 gc_model_forward (gc_model_t *self, const float *params, const float *x, size_t batch)
 {

@@ -41,14 +41,6 @@ typedef struct {
     size_t channels, height, width;
 } gc_shape_t;
 
-/*  Told by a backward pass that grad[offset, offset + count) is final and
-    that the call reads params there no more: the optimizer updates that block
-    while its gradient is still in cache instead of in a pass of its own. */
-typedef struct gc_grad_ready_t {
-    void  (*fn) (void *arg, size_t offset, size_t count);
-    void   *arg;
-} gc_grad_ready_t;
-
 /*  One implementation: an entry of the table in gc_model.c. */
 typedef struct {
     const char *kind;       /* the name before ':' in a spec ("mlp") */
@@ -75,13 +67,6 @@ typedef struct {
     double       (*loss_grad) (void *impl, const float *params, const float *x,
                                const uint8_t *y, size_t batch, float eps, float *grad,
                                float alpha, float beta, size_t *correct);
-    /*  loss_grad that tells ready of each block as it becomes final (every
-        parameter once); NULL: gc_model_loss_grad_ready tells it of all of
-        them after loss_grad. */
-    double       (*loss_grad_ready) (void *impl, const float *params, const float *x,
-                                     const uint8_t *y, size_t batch, float eps, float *grad,
-                                     float alpha, float beta, size_t *correct,
-                                     const gc_grad_ready_t *ready);
     /*  Logits (batch x classes); valid until the next call on impl. */
     const float *(*forward) (void *impl, const float *params, const float *x, size_t batch);
 } gc_model_ops_t;
@@ -142,14 +127,6 @@ double gc_model_loss_grad (gc_model_t *self, const float *params, const float *x
 double gc_model_loss_grad_smoothed (gc_model_t *self, const float *params, const float *x,
                                     const uint8_t *y, size_t batch, float eps, float *grad,
                                     float alpha, float beta, size_t *correct);
-
-/*  The same, telling ready of each block of grad once it is final (see
-    gc_grad_ready_t): ready may then change params in that block, which the
-    rest of the call does not read. */
-double gc_model_loss_grad_ready (gc_model_t *self, const float *params, const float *x,
-                                 const uint8_t *y, size_t batch, float eps, float *grad,
-                                 float alpha, float beta, size_t *correct,
-                                 const gc_grad_ready_t *ready);
 
 /*  Logits (batch x classes) for x; the pointer is valid until the next call. */
 const float *gc_model_forward (gc_model_t *self, const float *params, const float *x,

@@ -137,20 +137,6 @@ s_update_plain (float *restrict w, const float *restrict g, size_t n, float deca
         w [i] = decay * w [i] - lr * g [i];
 }
 
-//  The heavy-ball update of one block, told by the model's backward pass.
-typedef struct {
-    float       *params;
-    const float *u;
-    float        decay, step;
-} s_heavy_ball_t;
-
-static void
-s_heavy_ball_ready (void *arg, size_t offset, size_t count)
-{
-    s_heavy_ball_t *h = arg;
-    s_update_heavy_ball (h->params + offset, h->u + offset, count, h->decay, h->step);
-}
-
 //  u <- c u, c <- 1: the velocity buffer holds v itself again.
 static void
 s_normalise (gc_optim_t *self)
@@ -173,12 +159,9 @@ gc_optim_step (gc_optim_t *self, gc_model_t *model, float *params, const float *
         if (self->scale * mu < S_MIN_SCALE)
             s_normalise (self);
         self->scale *= mu;
-        //  Each layer is updated as soon as its gradient is final, while it is
-        //  in cache (the same arithmetic as one pass over all of them after).
-        s_heavy_ball_t h = { params, self->velocity, decay, (float) lr * self->scale };
-        gc_grad_ready_t ready = { s_heavy_ball_ready, &h };
-        loss = gc_model_loss_grad_ready (model, params, x, y, batch, eps, self->velocity,
-                                         1.0f / self->scale, 1.0f, correct, &ready);
+        loss = gc_model_loss_grad_smoothed (model, params, x, y, batch, eps, self->velocity,
+                                            1.0f / self->scale, 1.0f, correct);
+        s_update_heavy_ball (params, self->velocity, self->n, decay, (float) lr * self->scale);
     }
     else {
         loss = gc_model_loss_grad_smoothed (model, params, x, y, batch, eps, self->grad, 1.0f, 0.0f,
