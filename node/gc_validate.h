@@ -17,7 +17,8 @@
       B[:R[:LO[:HI[:REL]]]]
                B held-out samples (8..65536), validated about every R rounds
                (1..1000000; default 10); absolute thresholds LO, HI (0.5, 0.9);
-               REL 1 (default) or 0: the relative test on or off
+               REL 0 (default) or 1: the relative test off or on (it cut
+               honest neighbours on Dirichlet 0.5: docs/RESULTS.md, table 1r-guard)
     The held-out part is at most an eighth of the shard; below 8 samples
     validation is off. The engine only validates a model it trains (not
     kind external). */

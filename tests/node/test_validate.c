@@ -1,7 +1,7 @@
 /*  Local validation (node/gc_validate): a neighbour whose model does much
     worse on the held-out samples loses its weight to the peer's own model, honest ones keep
     theirs; one only somewhat worse than the inputs' median loses it to the relative test
-    (REL = 0: kept); the held-out split and the schedule are deterministic; bad specs
+    (REL = 1; the default, REL = 0, keeps it); the held-out split and the schedule are deterministic; bad specs
     name gossip/validate. */
 #include "gc_test.h"
 
@@ -192,7 +192,7 @@ test_relative_deficit (void **state)
     double factor [2][4];
     for (int rel = 0; rel < 2; rel++) {
         gc_validate_cfg_t cfg;
-        assert_int_equal (gc_validate_parse (rel ? "64:1" : "64:1:0.5:0.9:0", "guard", &cfg, NULL), 0);
+        assert_int_equal (gc_validate_parse (rel ? "64:1:0.5:0.9:1" : "64:1", "guard", &cfg, NULL), 0);
         assert_true (cfg.relative == (rel == 1));
         gc_validate_t *v = gc_validate_new (&cfg, &f.held, 4, 9);
         assert_non_null (v);
