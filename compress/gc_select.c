@@ -257,6 +257,38 @@ s_radix (gc_select_t *self, const float *x, size_t m, size_t k, gc_err_t *err)
 #define S_RUN           16          /* consecutive entries per sample run */
 #define S_RUNS_MAX      4096
 
+//  Copy runs random runs of S_RUN entries of x to out. The positions are
+//  drawn first and each run's lines prefetched S_AHEAD runs before its copy:
+//  drawn between the loads, the random-number calls kept only a few of the
+//  cache and TLB misses in flight, and the sample cost a tenth of the pass.
+#define S_AHEAD 16
+
+//  A run's first and last entries' lines (one or two lines).
+static inline void
+s_prefetch_run (const float *p)
+{
+    __builtin_prefetch (p);
+    __builtin_prefetch (p + S_RUN - 1);
+}
+
+static void
+s_sample_runs (float *restrict out, const float *restrict x, size_t m, size_t runs,
+               uint64_t seed)
+{
+    uint32_t pos [S_RUNS_MAX];
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, 0x73616d70);
+    for (size_t r = 0; r < runs; r++)
+        pos [r] = (uint32_t) gc_rng_below (&rng, m - S_RUN + 1);
+    for (size_t r = 0; r < runs && r < S_AHEAD; r++)
+        s_prefetch_run (x + pos [r]);
+    for (size_t r = 0; r < runs; r++) {
+        if (r + S_AHEAD < runs)
+            s_prefetch_run (x + pos [r + S_AHEAD]);
+        memcpy (out + r * S_RUN, x + pos [r], S_RUN * sizeof (float));
+    }
+}
+
 static int
 s_pruned (gc_select_t *self, const float *x, size_t m, size_t k, bool exact,
           uint64_t seed, gc_err_t *err)
@@ -267,12 +299,7 @@ s_pruned (gc_select_t *self, const float *x, size_t m, size_t k, bool exact,
     size_t s = runs * S_RUN;
     if (s_reserve_tmp (self, s, err))
         return -1;
-    gc_rng_t rng;
-    gc_rng_init (&rng, seed, 0x73616d70);
-    for (size_t r = 0; r < runs; r++) {
-        const float *src = x + gc_rng_below (&rng, m - S_RUN + 1);
-        memcpy (self->tmp + r * S_RUN, src, S_RUN * sizeof (float));
-    }
+    s_sample_runs (self->tmp, x, m, runs, seed);
     //  Aim four standard deviations of the sample count above k, so the
     //  pass almost always finds at least k and the exact cut is cheap.
     double p = (double) k / (double) m;

@@ -37,6 +37,9 @@ struct gc_validate_t {
     double   *excess;       /* per slot: running mean of the relative accuracy deficit */
     double   *factor;       /* per slot: the weight factor in force */
     uint64_t *seen;         /* per slot: validations that scored it */
+    double   *rel_excess;   /* per slot: the same over S_REL_HORIZON (the relative test) */
+    double    own_rel;      /* the own model's, likewise (among the relative test's median) */
+    uint64_t  own_seen;
     double   *acc, *sorted;     /* per input of one call: accuracy, and sorted (grown) */
     size_t    cap;
     gc_rng_t  rng;
@@ -48,7 +51,7 @@ gc_validate_parse (const char *spec, const char *aggregator, gc_validate_cfg_t *
                    gc_err_t *err)
 {
     *cfg = (gc_validate_cfg_t) { GC_VALIDATE_DEFAULT_SAMPLES, GC_VALIDATE_DEFAULT_EVERY,
-                                 GC_VALIDATE_DEFAULT_LO, GC_VALIDATE_DEFAULT_HI };
+                                 GC_VALIDATE_DEFAULT_LO, GC_VALIDATE_DEFAULT_HI, false };
     if (!spec || !*spec || !strcmp (spec, "auto")) {
         //  on with the default defence only: other rules keep their published behaviour
         if (!aggregator || strncmp (aggregator, "guard", 5) || (aggregator [5] && aggregator [5] != ':'))
@@ -62,15 +65,17 @@ gc_validate_parse (const char *spec, const char *aggregator, gc_validate_cfg_t *
     gc_spec_t t;
     if (gc_spec_split (&t, spec, ':', "gossip/validate", err))
         return -1;
-    if (t.n > 4)
+    if (t.n > 5)
         return gc_err_set (err, GC_E_CONFIG, "gossip/validate '%s': expected auto, off or "
-                           "B[:R[:LO[:HI]]]", spec);
-    long b = 0, r = GC_VALIDATE_DEFAULT_EVERY;
+                           "B[:R[:LO[:HI[:REL]]]]", spec);
+    long b = 0, r = GC_VALIDATE_DEFAULT_EVERY, rel = 0;
     if (gc_parse_long (t.tok [0], S_MIN_SAMPLES, 65536, &b, "gossip/validate samples B", err)
     ||  (t.n > 1 && gc_parse_long (t.tok [1], 1, 1000000, &r, "gossip/validate rounds R", err))
     ||  (t.n > 2 && gc_parse_double (t.tok [2], 0, 1, &cfg->lo, "gossip/validate LO", err))
-    ||  (t.n > 3 && gc_parse_double (t.tok [3], cfg->lo, 1, &cfg->hi, "gossip/validate HI", err)))
+    ||  (t.n > 3 && gc_parse_double (t.tok [3], cfg->lo, 1, &cfg->hi, "gossip/validate HI", err))
+    ||  (t.n > 4 && gc_parse_long (t.tok [4], 0, 1, &rel, "gossip/validate REL", err)))
         return -1;
+    cfg->relative = rel == 1;
     if (t.n == 3 && cfg->hi < cfg->lo)
         cfg->hi = cfg->lo;          /* LO alone: a step there */
     cfg->samples = (size_t) b;
@@ -132,7 +137,8 @@ gc_validate_new (const gc_validate_cfg_t *cfg, const gc_dataset_t *held, size_t 
     self->excess = calloc (m, sizeof *self->excess);
     self->factor = malloc (m * sizeof *self->factor);
     self->seen = calloc (m, sizeof *self->seen);
-    if (!self->excess || !self->factor || !self->seen) {
+    self->rel_excess = calloc (m, sizeof *self->rel_excess);
+    if (!self->excess || !self->factor || !self->seen || !self->rel_excess) {
         gc_validate_destroy (&self);
         return NULL;
     }
@@ -151,6 +157,7 @@ gc_validate_destroy (gc_validate_t **self_p)
     free (self->excess);
     free (self->factor);
     free (self->seen);
+    free (self->rel_excess);
     free (self->acc);
     free (self->sorted);
     free (self);
@@ -193,22 +200,102 @@ s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, siz
     return self->sorted [(k - 1) / 2];
 }
 
-//  Score the neighbours: the running mean of their relative accuracy deficit
-//  against the reference, and from it the factor.
+//  Relative test: the margin above the inputs' median running deficit past
+//  which a neighbour starts to lose weight, in standard errors of the
+//  difference of two running deficits on B held-out samples.
+#define S_REL_SE 2.0
+//  The relative test's running mean: over about this many validations (a
+//  longer memory than the absolute test's, for a smaller standard error;
+//  an attacker it flags keeps being scored, so it stays flagged only while
+//  it stays worse).
+#define S_REL_HORIZON 10.0
+
+//  The running mean of a deficit r after n validations (n counts this one).
+static double
+s_running (double prev, double r, uint64_t n, double horizon)
+{
+    double b = 1.0 / fmin ((double) n, horizon);
+    return (1.0 - b) * prev + b * r;
+}
+
+static double
+s_ramp (double lo, double hi, double e)
+{
+    double span = hi - lo;
+    double f = span > 0 ? (hi - e) / span : e < lo ? 1.0 : 0.0;
+    return fmin (1.0, fmax (0.0, f));
+}
+
+//  The margin t of the relative test: two standard errors of the difference
+//  of two running deficits after n validations (accuracy a on B samples:
+//  relative standard error sqrt ((1 - a) / (a B)) per validation; a running
+//  mean of n <= H values is their plain mean, variance 1 / n of one, and
+//  later b / (2 - b) with b = 1 / H; two of them, twice that), and at least
+//  twice the honest deficit level ref, so that on heterogeneous data, where
+//  honest neighbours fall short of one another by their classes, the test is
+//  no stricter than that spread.
+static double
+s_margin (double a, size_t b_samples, double ref, uint64_t n_val)
+{
+    double n = (double) b_samples, b = 1.0 / S_REL_HORIZON;
+    double miss = fmax (1.0 - a, 1.0 / n), acc = fmax (a, 1.0 / n);
+    double shrink = fmax (1.0 / (double) (n_val ? n_val : 1), b / (2.0 - b));
+    double se = sqrt (miss / (acc * n)) * sqrt (2.0 * shrink);
+    return fmax (S_REL_SE * se, 2.0 * ref);
+}
+
+//  The lower median of the call's running deficits, the own model's
+//  included: an honest level while honest inputs are at least half (own
+//  counted), as on the malicious ring (own + 2 honest + 2 Byzantine).
+static double
+s_deficit_median (gc_validate_t *self, const int *slot, size_t k)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < k; j++) {
+        bool nb = slot [j] >= 0 && (size_t) slot [j] < self->n_slots;
+        if (!nb && j)
+            continue;
+        double v = nb ? self->rel_excess [slot [j]] : self->own_rel;
+        size_t i = m++;
+        for (; i > 0 && self->sorted [i - 1] > v; i--)
+            self->sorted [i] = self->sorted [i - 1];
+        self->sorted [i] = v;
+    }
+    return m ? self->sorted [(m - 1) / 2] : 0.0;
+}
+
+//  Score the inputs: the running mean of their relative accuracy deficit
+//  against the reference accuracy ref_a, and from it each neighbour's
+//  factor: the lesser of the absolute test (LO, HI) and the relative one
+//  (a deficit beyond the inputs' median by more than the margin).
 static void
-s_score (gc_validate_t *self, const int *slot, size_t k, double ref)
+s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a)
 {
     for (size_t j = 0; j < k; j++) {
+        bool nb = slot [j] >= 0 && (size_t) slot [j] < self->n_slots;
+        if (!nb && j)
+            continue;
+        //  no input better than chance on our samples says nothing yet
+        double r = ref_a > 0 ? fmax (0.0, (ref_a - self->acc [j]) / ref_a) : 0.0;
+        if (nb) {
+            size_t s = (size_t) slot [j];
+            self->excess [s] = s_running (self->excess [s], r, ++self->seen [s], S_HORIZON);
+            self->rel_excess [s] = s_running (self->rel_excess [s], r, self->seen [s], S_REL_HORIZON);
+        }
+        else
+            self->own_rel = s_running (self->own_rel, r, ++self->own_seen, S_REL_HORIZON);
+    }
+    double ref = s_deficit_median (self, slot, k);
+    for (size_t j = 1; j < k; j++) {
         if (slot [j] < 0 || (size_t) slot [j] >= self->n_slots)
             continue;
         size_t s = (size_t) slot [j];
-        //  no input better than chance on our samples says nothing yet
-        double r = ref > 0 ? fmax (0.0, (ref - self->acc [j]) / ref) : 0.0;
-        double b = 1.0 / fmin ((double) ++self->seen [s], S_HORIZON);
-        self->excess [s] = (1.0 - b) * self->excess [s] + b * r;
-        double span = self->cfg.hi - self->cfg.lo, ex = self->excess [s];
-        double f = span > 0 ? (self->cfg.hi - ex) / span : ex < self->cfg.lo ? 1.0 : 0.0;
-        self->factor [s] = fmin (1.0, fmax (0.0, f));
+        double t = s_margin (ref_a, self->held->n, ref, self->seen [s]);
+        double ex = self->excess [s];
+        double f = s_ramp (self->cfg.lo, self->cfg.hi, ex);
+        if (self->cfg.relative)
+            f = fmin (f, s_ramp (ref + t, ref + 2.0 * t, self->rel_excess [s]));
+        self->factor [s] = f;
     }
 }
 

@@ -14,8 +14,11 @@
     Spec (`gossip/validate`):
       auto     on with B = 64, R = 10 when the aggregator is guard, else off
       off | 0  off
-      B[:R]    B held-out samples (8..65536), validated about every R rounds
-               (1..1000000; default 10)
+      B[:R[:LO[:HI[:REL]]]]
+               B held-out samples (8..65536), validated about every R rounds
+               (1..1000000; default 10); absolute thresholds LO, HI (0.5, 0.9);
+               REL 0 (default) or 1: the relative test off or on (it cut
+               honest neighbours on Dirichlet 0.5: docs/RESULTS.md, table 1r-guard)
     The held-out part is at most an eighth of the shard; below 8 samples
     validation is off. The engine only validates a model it trains (not
     kind external). */
@@ -39,6 +42,7 @@ typedef struct {
     size_t   samples;       /* 0: off */
     uint32_t every;         /* mean rounds between validations */
     double   lo, hi;        /* relative accuracy deficit: full weight up to lo, none from hi */
+    bool     relative;      /* also the test against the inputs' median deficit (docs/ALGORITHMS.md) */
 } gc_validate_cfg_t;
 
 /*  Parse spec for the aggregator (NULL or "": not guard); -1 with err

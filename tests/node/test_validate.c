@@ -1,6 +1,7 @@
 /*  Local validation (node/gc_validate): a neighbour whose model does much
     worse on the held-out samples loses its weight to the peer's own model, honest ones keep
-    theirs; the held-out split and the schedule are deterministic; bad specs
+    theirs; one only somewhat worse than the inputs' median loses it to the relative test
+    (REL = 1; the default, REL = 0, keeps it); the held-out split and the schedule are deterministic; bad specs
     name gossip/validate. */
 #include "gc_test.h"
 
@@ -158,6 +159,59 @@ test_bad_neighbour_loses_weight (void **state)
     s_fix_fini (&f);
 }
 
+//  Accuracy of params on the held-out samples.
+static double
+s_held_accuracy (s_fix_t *f, const float *params)
+{
+    size_t correct = 0;
+    gc_model_loss_grad (f->model, params, f->held.x, f->held.y, f->held.n, NULL, 1, 0, &correct);
+    return (double) correct / (double) f->held.n;
+}
+
+//  The relative test (the malicious ring's case: own, two honest, two
+//  attackers): neighbours whose models fall short of the others by 15-40 %
+//  on the held-out samples, far inside the absolute LO = 0.5, lose their
+//  weight with the test on and keep it with REL = 0; the honest keep theirs.
+static void
+test_relative_deficit (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    float *mild = gc_falloc (f.n);
+    double a_own = s_held_accuracy (&f, f.own), deficit = 0;
+    for (int step = 1; step <= 20 && deficit < 0.15; step++) {
+        float t = 0.05f * (float) step;         /* from own toward the label flipper */
+        for (size_t i = 0; i < f.n; i++)
+            mild [i] = f.own [i] + t * (f.bad [i] - f.own [i]);
+        deficit = (a_own - s_held_accuracy (&f, mild)) / a_own;
+    }
+    assert_true (deficit >= 0.15 && deficit <= 0.4);
+    const float *x [5] = { f.own, f.honest, f.honest, mild, mild };
+    int slot [5] = { -1, 0, 1, 2, 3 };
+    double factor [2][4];
+    for (int rel = 0; rel < 2; rel++) {
+        gc_validate_cfg_t cfg;
+        assert_int_equal (gc_validate_parse (rel ? "64:1:0.5:0.9:1" : "64:1", "guard", &cfg, NULL), 0);
+        assert_true (cfg.relative == (rel == 1));
+        gc_validate_t *v = gc_validate_new (&cfg, &f.held, 4, 9);
+        assert_non_null (v);
+        for (int call = 0; call < 12; call++) {
+            double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+            assert_true (gc_validate_weigh (v, f.model, x, slot, w, 5));
+        }
+        for (size_t s = 0; s < 4; s++)
+            factor [rel][s] = gc_validate_factor (v, s);
+        gc_validate_destroy (&v);
+    }
+    for (size_t s = 0; s < 4; s++)
+        assert_true (factor [0][s] == 1.0);             /* the absolute test alone */
+    assert_true (factor [1][0] == 1.0 && factor [1][1] == 1.0);
+    assert_true (factor [1][2] == 0.0 && factor [1][3] == 0.0);
+    gc_mem_free (mild);
+    s_fix_fini (&f);
+}
+
 //  The same seed and inputs give the same schedule and weights, call by
 //  call; about one call in R validates.
 static void
@@ -219,7 +273,7 @@ test_specs (void **state)
     assert_int_equal (gc_validate_parse ("128:4:0.9", "mean", &cfg, NULL), 0);
     assert_true (cfg.lo == 0.9 && cfg.hi == 0.9);
     const char *bad [] = { "on", "7", "64:0", "64:x", "64:10:0.5:0.1", "64:10:-1", "64:10:2",
-                           "1:2:3:4:5", "64:", "" };
+                           "1:2:3:4:5", "64:10:0.5:0.9:2", "64:10:0.5:0.9:1:0", "64:", "" };
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
         if (!*bad [i])
             continue;               /* empty is auto */
@@ -279,6 +333,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_split),
         cmocka_unit_test (test_bad_neighbour_loses_weight),
+        cmocka_unit_test (test_relative_deficit),
         cmocka_unit_test (test_deterministic_schedule),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_engine_deterministic),
