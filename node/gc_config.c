@@ -88,7 +88,7 @@ static const s_key_t s_keys [] = {
     S_K ("train/schedule", S_STR, schedule, "cosine", 0, 0,
          "constant, cosine or step:ROUNDS:GAMMA (time unit: rounds)"),
     S_K ("train/augment", S_STR, augment, "none", 0, 0,
-         "image augmentation of every batch: crop:P,flip, crop:P, flip or none (image data only)"),
+         "image augmentation of every batch: a comma list of crop:P, flip, erase:P, or none (image data only)"),
     S_K ("train/label_smoothing", S_DOUBLE, label_smoothing, "0", 0, 1,
          "label smoothing EPS of the training loss, 0 <= EPS < 1: targets (1-EPS) onehot + EPS/classes (0: none)"),
     S_K ("train/warmup", S_DOUBLE, warmup, "0", 0, 1e9, "linear warm-up, in rounds"),

@@ -1,5 +1,6 @@
 #include "gc_augment.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,8 +29,16 @@ gc_augment_parse (const char *spec, gc_augment_t *out, gc_err_t *err)
             out->crop = (int) v;
         }
         else
-            return gc_err_set (err, GC_E_SPEC, "augmentation '%s': '%s' is not crop:P or flip "
-                               "(each at most once), nor is the whole none", spec, t);
+        if (!strncmp (t, "erase:", 6) && !out->erase) {
+            char what [96];
+            snprintf (what, sizeof what, "augmentation '%s': erase percentage", spec);
+            if (gc_parse_long (t + 6, 1, 100, &v, what, err))
+                return -1;
+            out->erase = (int) v;
+        }
+        else
+            return gc_err_set (err, GC_E_SPEC, "augmentation '%s': '%s' is not crop:P, flip or "
+                               "erase:P (each at most once), nor is the whole none", spec, t);
     }
     return 0;
 }
@@ -37,7 +46,48 @@ gc_augment_parse (const char *spec, gc_augment_t *out, gc_err_t *err)
 bool
 gc_augment_active (const gc_augment_t *self)
 {
-    return self->crop > 0 || self->flip;
+    return self->crop > 0 || self->flip || self->erase > 0;
+}
+
+/*  Random erasing's rectangle: area 2 - 40 % of the image, aspect ratio
+    (height / width) log-uniform in [0.3, 3.3], redrawn until it fits (the
+    paper's rule; a few tries suffice at these bounds, and after 10 the
+    sample is left whole rather than looping on a tiny image). */
+static void
+s_erase (float *x, size_t c, size_t h, size_t w, gc_rng_t *rng)
+{
+    for (int attempt = 0; attempt < 10; attempt++) {
+        double area = (0.02 + 0.38 * gc_rng_double (rng)) * (double) (h * w);
+        double ratio = exp (log (0.3) + (log (3.3) - log (0.3)) * gc_rng_double (rng));
+        size_t eh = (size_t) lround (sqrt (area * ratio));
+        size_t ew = (size_t) lround (sqrt (area / ratio));
+        if (eh < 1 || ew < 1 || eh > h || ew > w)
+            continue;
+        size_t y0 = (size_t) gc_rng_below (rng, h - eh + 1);
+        size_t x0 = (size_t) gc_rng_below (rng, w - ew + 1);
+        for (size_t ch = 0; ch < c; ch++)
+            for (size_t y = y0; y < y0 + eh; y++)
+                memset (x + (ch * h + y) * w + x0, 0, ew * sizeof (float));
+        return;
+    }
+}
+
+/*  Every channel of one sample shifted by (dy, dx), border repeated, and
+    mirrored left-right if flip. */
+static void
+s_shift (float *x, size_t c, size_t h, size_t w, long dy, long dx, bool flip, float *scratch)
+{
+    for (size_t ch = 0; ch < c; ch++) {
+        float *plane = x + ch * h * w;
+        memcpy (scratch, plane, h * w * sizeof (float));
+        for (long y = 0; y < (long) h; y++)
+            for (long xx = 0; xx < (long) w; xx++) {
+                long sy = y + dy, sx = (flip ? (long) w - 1 - xx : xx) + dx;
+                sy = sy < 0 ? 0 : sy >= (long) h ? (long) h - 1 : sy;
+                sx = sx < 0 ? 0 : sx >= (long) w ? (long) w - 1 : sx;
+                plane [y * (long) w + xx] = scratch [sy * (long) w + sx];
+            }
+    }
 }
 
 void
@@ -50,18 +100,10 @@ gc_augment_apply (const gc_augment_t *self, float *x, size_t batch, size_t c, si
         long dy = self->crop ? (long) gc_rng_below (rng, (uint64_t) span) - self->crop : 0;
         long dx = self->crop ? (long) gc_rng_below (rng, (uint64_t) span) - self->crop : 0;
         bool flip = self->flip && (gc_rng_next (rng) & 1);
-        if (!dy && !dx && !flip)
-            continue;
-        for (size_t ch = 0; ch < c; ch++) {
-            float *plane = x + (n * c + ch) * h * w;
-            memcpy (scratch, plane, h * w * sizeof (float));
-            for (long y = 0; y < (long) h; y++)
-                for (long xx = 0; xx < (long) w; xx++) {
-                    long sy = y + dy, sx = (flip ? (long) w - 1 - xx : xx) + dx;
-                    sy = sy < 0 ? 0 : sy >= (long) h ? (long) h - 1 : sy;
-                    sx = sx < 0 ? 0 : sx >= (long) w ? (long) w - 1 : sx;
-                    plane [y * (long) w + xx] = scratch [sy * (long) w + sx];
-                }
-        }
+        if (dy || dx || flip)
+            s_shift (x + n * c * h * w, c, h, w, dy, dx, flip, scratch);
+        //  drawn after the shift so that specs without erase draw as before
+        if (self->erase && gc_rng_below (rng, 100) < (uint64_t) self->erase)
+            s_erase (x + n * c * h * w, c, h, w, rng);
     }
 }

@@ -1,6 +1,8 @@
 /*  gc_augment: the spec, and that every augmented image is the original
     shifted (border repeated) and perhaps mirrored, within the bounds asked,
-    the same for the same seed; the sampler refuses data without an image shape. */
+    the same for the same seed; that erasing zeroes one rectangle of the asked
+    size in about the asked share of samples; the sampler refuses data without
+    an image shape. */
 #include "gc_test.h"
 
 #include <stdlib.h>
@@ -13,14 +15,17 @@
 static void
 test_parse (void **state)
 {
-    static const struct { const char *spec; int crop; bool flip; const char *err; } cases [] = {
-        { NULL, 0, false, NULL },          { "none", 0, false, NULL },
-        { "flip", 0, true, NULL },         { "crop:4", 4, false, NULL },
-        { "crop:2,flip", 2, true, NULL },  { "flip,crop:16", 16, true, NULL },
-        { "crop:0", 0, false, "outside" }, { "crop:17", 0, false, "outside" },
-        { "crop:x", 0, false, "crop padding" }, { "crop", 0, false, "not crop:P" },
-        { "flip,flip", 0, false, "at most once" }, { "", 0, false, "not crop:P" },
-        { "rotate", 0, false, "'rotate'" }, { "none,flip", 0, false, "'none'" },
+    static const struct { const char *spec; int crop; bool flip; int erase; const char *err; } cases [] = {
+        { NULL, 0, false, 0, NULL },          { "none", 0, false, 0, NULL },
+        { "flip", 0, true, 0, NULL },         { "crop:4", 4, false, 0, NULL },
+        { "crop:2,flip", 2, true, 0, NULL },  { "flip,crop:16", 16, true, 0, NULL },
+        { "erase:50", 0, false, 50, NULL },   { "flip,erase:100,crop:1", 1, true, 100, NULL },
+        { "crop:0", 0, false, 0, "outside" }, { "crop:17", 0, false, 0, "outside" },
+        { "erase:0", 0, false, 0, "outside" }, { "erase:101", 0, false, 0, "erase percentage" },
+        { "erase:5,erase:5", 0, false, 0, "at most once" }, { "erase", 0, false, 0, "erase:P" },
+        { "crop:x", 0, false, 0, "crop padding" }, { "crop", 0, false, 0, "not crop:P" },
+        { "flip,flip", 0, false, 0, "at most once" }, { "", 0, false, 0, "not crop:P" },
+        { "rotate", 0, false, 0, "'rotate'" }, { "none,flip", 0, false, 0, "'none'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         gc_augment_t a;
@@ -35,6 +40,7 @@ test_parse (void **state)
             assert_int_equal (rc, 0);
             assert_int_equal (a.crop, cases [i].crop);
             assert_int_equal (a.flip, cases [i].flip);
+            assert_int_equal (a.erase, cases [i].erase);
         }
     }
 }
@@ -59,7 +65,7 @@ static void
 test_apply (void **state)
 {
     enum { N = 200, C = 2, H = 5, W = 6 };
-    static const gc_augment_t cases [] = { { 1, false }, { 0, true }, { 2, true } };
+    static const gc_augment_t cases [] = { { 1, false, 0 }, { 0, true, 0 }, { 2, true, 0 } };
     float *x = gc_falloc (N * C * H * W), *orig = gc_falloc (N * C * H * W);
     float *again = gc_falloc (N * C * H * W), scratch [H * W];
     for (size_t i = 0; i < N * C * H * W; i++)
@@ -91,6 +97,67 @@ test_apply (void **state)
     gc_mem_free (x);
     gc_mem_free (orig);
     gc_mem_free (again);
+}
+
+//  The erased rectangle of one sample (every channel zero there, nothing
+//  else changed), as its area in pixels; 0 if none; -1 if not a rectangle.
+static long
+s_erased_area (const float *in, const float *out, long c, long h, long w)
+{
+    long y0 = h, y1 = -1, x0 = w, x1 = -1, zeros = 0;
+    for (long y = 0; y < h; y++)
+        for (long x = 0; x < w; x++)
+            if (out [y * w + x] == 0) {
+                zeros++;
+                y0 = y < y0 ? y : y0, y1 = y > y1 ? y : y1;
+                x0 = x < x0 ? x : x0, x1 = x > x1 ? x : x1;
+            }
+    if (!zeros)
+        return memcmp (in, out, sizeof (float) * (size_t) (c * h * w)) ? -1 : 0;
+    if (zeros != (y1 - y0 + 1) * (x1 - x0 + 1))
+        return -1;
+    for (long ch = 0; ch < c; ch++)
+        for (long y = 0; y < h; y++)
+            for (long x = 0; x < w; x++) {
+                long i = (ch * h + y) * w + x;
+                bool inside = y >= y0 && y <= y1 && x >= x0 && x <= x1;
+                if (out [i] != (inside ? 0.0f : in [i]))
+                    return -1;
+            }
+    return zeros;
+}
+
+static void
+test_erase (void **state)
+{
+    enum { N = 400, C = 2, H = 28, W = 28 };
+    static const int percent [] = { 100, 30 };
+    float *x = gc_falloc (N * C * H * W), *orig = gc_falloc (N * C * H * W), scratch [H * W];
+    for (size_t i = 0; i < N * C * H * W; i++)
+        orig [i] = (float) (i % 97) + 0.5f;
+    for (size_t k = 0; k < sizeof percent / sizeof percent [0]; k++) {
+        gc_augment_t a = { .erase = percent [k] };
+        gc_rng_t rng;
+        memcpy (x, orig, sizeof (float) * N * C * H * W);
+        gc_rng_init (&rng, 5, 0);
+        gc_augment_apply (&a, x, N, C, H, W, &rng, scratch);
+        long erased = 0;
+        for (size_t n = 0; n < N; n++) {
+            long area = s_erased_area (orig + n * C * H * W, x + n * C * H * W, C, H, W);
+            assert_true (area >= 0);
+            if (area) {
+                //  2 - 40 % of 784 pixels, give or take the rounding of each side
+                assert_true (area >= 10 && area <= 360);
+                erased++;
+            }
+        }
+        //  the share asked, within a wide binomial margin (a run that never draws fails)
+        double share = (double) erased / N, want = percent [k] / 100.0;
+        if (share < want - 0.1 || share > want + 0.1)
+            fail_msg ("erase:%d erased %.2f of the samples", percent [k], share);
+    }
+    gc_mem_free (x);
+    gc_mem_free (orig);
 }
 
 static void
@@ -133,6 +200,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_parse),
         cmocka_unit_test (test_apply),
+        cmocka_unit_test (test_erase),
         cmocka_unit_test (test_sampler),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
