@@ -52,7 +52,7 @@ test_bad_options_exit_2_with_one_line (void **state)
         { "train --model cnn:c16,relu", "cnn:c16,relu': the last layer must be linear" },
         { "train --model external:8-3", "its embedder trains it" },
         { "train --data synthetic --augment flip", "--augment: augmentation needs images" },
-        { "train --augment rotate", "'rotate' is not crop:P or flip" },
+        { "train --augment rotate", "'rotate' is not crop:P, flip or erase:P" },
         { "train --label-smoothing 1", "--label-smoothing: 1 is outside [0, 1)" },
         { "train --label-smoothing -0.1", "--label-smoothing: -0.1 is outside" },
         { "train --label-smoothing x", "--label-smoothing: 'x' is not a number" },
