@@ -6,6 +6,21 @@
 
 #include "gc_parse.h"
 
+/*  The number of "NAME:V" in [lo, hi] into *out; the error names the spec
+    and what the number is. */
+static int
+s_parse_arg (const char *arg, long lo, long hi, int *out, const char *spec, const char *what,
+             gc_err_t *err)
+{
+    char label [128];
+    long v;
+    snprintf (label, sizeof label, "augmentation '%s': %s", spec, what);
+    if (gc_parse_long (arg, lo, hi, &v, label, err))
+        return -1;
+    *out = (int) v;
+    return 0;
+}
+
 int
 gc_augment_parse (const char *spec, gc_augment_t *out, gc_err_t *err)
 {
@@ -17,28 +32,20 @@ gc_augment_parse (const char *spec, gc_augment_t *out, gc_err_t *err)
         return -1;
     for (int i = 0; i < parts.n; i++) {
         const char *t = parts.tok [i];
-        long v;
+        int rc = 0;
         if (!strcmp (t, "flip") && !out->flip)
             out->flip = true;
         else
-        if (!strncmp (t, "crop:", 5) && !out->crop) {
-            char what [96];
-            snprintf (what, sizeof what, "augmentation '%s': crop padding", spec);
-            if (gc_parse_long (t + 5, 1, 16, &v, what, err))
-                return -1;
-            out->crop = (int) v;
-        }
+        if (!strncmp (t, "crop:", 5) && !out->crop)
+            rc = s_parse_arg (t + 5, 1, 16, &out->crop, spec, "crop padding", err);
         else
-        if (!strncmp (t, "erase:", 6) && !out->erase) {
-            char what [96];
-            snprintf (what, sizeof what, "augmentation '%s': erase percentage", spec);
-            if (gc_parse_long (t + 6, 1, 100, &v, what, err))
-                return -1;
-            out->erase = (int) v;
-        }
+        if (!strncmp (t, "erase:", 6) && !out->erase)
+            rc = s_parse_arg (t + 6, 1, 100, &out->erase, spec, "erase percentage", err);
         else
             return gc_err_set (err, GC_E_SPEC, "augmentation '%s': '%s' is not crop:P, flip or "
                                "erase:P (each at most once), nor is the whole none", spec, t);
+        if (rc)
+            return -1;
     }
     return 0;
 }
