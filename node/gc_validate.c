@@ -210,6 +210,14 @@ s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, siz
 //  it stays worse).
 #define S_REL_HORIZON 10.0
 
+//  Whether an input's slot is a neighbour's (else the own model, or one
+//  without a slot).
+static inline bool
+s_is_slot (const gc_validate_t *self, int slot)
+{
+    return slot >= 0 && (size_t) slot < self->n_slots;
+}
+
 //  The running mean of a deficit r after n validations (n counts this one).
 static double
 s_running (double prev, double r, uint64_t n, double horizon)
@@ -252,7 +260,7 @@ s_deficit_median (gc_validate_t *self, const int *slot, size_t k)
 {
     size_t m = 0;
     for (size_t j = 0; j < k; j++) {
-        bool nb = slot [j] >= 0 && (size_t) slot [j] < self->n_slots;
+        bool nb = s_is_slot (self, slot [j]);
         if (!nb && j)
             continue;
         double v = nb ? self->rel_excess [slot [j]] : self->own_rel;
@@ -272,7 +280,7 @@ static void
 s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a)
 {
     for (size_t j = 0; j < k; j++) {
-        bool nb = slot [j] >= 0 && (size_t) slot [j] < self->n_slots;
+        bool nb = s_is_slot (self, slot [j]);
         if (!nb && j)
             continue;
         //  no input better than chance on our samples says nothing yet
@@ -285,16 +293,17 @@ s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a)
         else
             self->own_rel = s_running (self->own_rel, r, ++self->own_seen, S_REL_HORIZON);
     }
-    double ref = s_deficit_median (self, slot, k);
+    //  the median and margins only when the relative test is on
+    double ref = self->cfg.relative ? s_deficit_median (self, slot, k) : 0.0;
     for (size_t j = 1; j < k; j++) {
-        if (slot [j] < 0 || (size_t) slot [j] >= self->n_slots)
+        if (!s_is_slot (self, slot [j]))
             continue;
         size_t s = (size_t) slot [j];
-        double t = s_margin (ref_a, self->held->n, ref, self->seen [s]);
-        double ex = self->excess [s];
-        double f = s_ramp (self->cfg.lo, self->cfg.hi, ex);
-        if (self->cfg.relative)
+        double f = s_ramp (self->cfg.lo, self->cfg.hi, self->excess [s]);
+        if (self->cfg.relative) {
+            double t = s_margin (ref_a, self->held->n, ref, self->seen [s]);
             f = fmin (f, s_ramp (ref + t, ref + 2.0 * t, self->rel_excess [s]));
+        }
         self->factor [s] = f;
     }
 }
@@ -319,7 +328,7 @@ gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x
     //  less with the honest neighbours it still has (measured: docs/RESULTS.md)
     double total = 0;
     for (size_t j = 0; j < k; j++) {
-        if (slot [j] >= 0 && (size_t) slot [j] < self->n_slots)
+        if (s_is_slot (self, slot [j]))
             w [j] *= self->factor [slot [j]];
         total += w [j];
     }
