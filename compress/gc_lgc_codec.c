@@ -357,11 +357,25 @@ gc_lgc_codec_encode (const gc_lgc_codec_t *self, const float *v, size_t n,
     size_t m = self->m;
     for (size_t c = 0, at = 0; at < n; c++, at += C) {
         size_t r = n - at < C ? n - at : C;
-        uint16_t h = s_scale_half (v + at, r);
-        gc_put_u16 (scales + 2 * c, h);
-        s_normalise (v + at, r, gc_half_to_float (h), t.x);
+        s_normalise (v + at, r, gc_half_to_float (s_scale_half (v + at, r)), t.x);
         s_encode_chunk (self, t.x, t.ph, t.h, t.pz, t.z);
-        gc_half_encode (codes + 2 * m * c, t.z, m, 1.0f);
+        uint8_t *code = codes + 2 * m * c;
+        gc_half_encode (code, t.z, m, 1.0f);
+        //  The scale sent is the least-squares fit s = <v, y> / <y, y> of the
+        //  chunk to what the receivers will decode (y from the fp16 codes),
+        //  not max |v|: then |v - s y| <= |v| whatever the codec, so error
+        //  feedback never grows the residual (a codec that fits a chunk
+        //  badly sends s near 0), and s can be negative.
+        gc_half_decode (t.z, code, m);
+        s_decode_chunk (self, t.z, t.pg, t.g, t.py, t.y);
+        double vy = 0, yy = 0;
+        for (size_t i = 0; i < r; i++) {
+            vy += (double) v [at + i] * t.y [i];
+            yy += (double) t.y [i] * t.y [i];
+        }
+        double fit = yy > 0 ? vy / yy : 0.0;
+        fit = fit > GC_HALF_MAX ? GC_HALF_MAX : fit < -GC_HALF_MAX ? -GC_HALF_MAX : fit;
+        gc_put_u16 (scales + 2 * c, gc_half_from_float ((float) fit));
     }
 }
 
@@ -375,9 +389,6 @@ gc_lgc_check_codes (const uint8_t *scales, const uint8_t *codes, size_t n, uint3
         float s = gc_half_to_float (h);
         if (!isfinite (s))
             return gc_err_set (err, GC_E_PAYLOAD_NONFINITE, "lgc chunk %zu: scale is not finite", c);
-        if (h & 0x8000u && s != 0.0f)
-            return gc_err_set (err, GC_E_PAYLOAD_RANGE, "lgc chunk %zu: scale %g is negative",
-                               c, (double) s);
         for (size_t j = 0; j < m; j++) {
             float z = gc_half_to_float (gc_get_u16 (codes + 2 * ((size_t) m * c + j)));
             if (!isfinite (z))
@@ -399,8 +410,7 @@ gc_lgc_codec_decode (const gc_lgc_codec_t *self, const uint8_t *scales, const ui
     size_t m = self->m;
     for (size_t c = 0, at = 0; at < n; c++, at += C) {
         size_t r = n - at < C ? n - at : C;
-        //  -0 scale (allowed) decodes like +0
-        float scale = fabsf (gc_half_to_float (gc_get_u16 (scales + 2 * c)));
+        float scale = gc_half_to_float (gc_get_u16 (scales + 2 * c));
         gc_half_decode (z, codes + 2 * m * c, m);
         s_decode_chunk (self, z, pg, g, py, y);
         for (size_t i = 0; i < r; i++)
@@ -436,12 +446,9 @@ gc_lgc_blob_size (uint32_t m)
     return GC_LGC_BLOB_HEADER + 4 * s_shape (m).n_dec;
 }
 
-int
-gc_lgc_codec_save (const gc_lgc_codec_t *self, gc_buf_t *out, gc_err_t *err)
+void
+gc_lgc_codec_write (const gc_lgc_codec_t *self, uint8_t *p)
 {
-    uint8_t *p = gc_buf_extend (out, gc_lgc_blob_size (self->m), err);
-    if (!p)
-        return -1;
     memcpy (p, "LGC\1", 4);
     gc_put_u16 (p + 4, C);
     gc_put_u16 (p + 6, H);
@@ -449,55 +456,80 @@ gc_lgc_codec_save (const gc_lgc_codec_t *self, gc_buf_t *out, gc_err_t *err)
     gc_put_u16 (p + 10, 0);
     for (size_t i = 0; i < self->sh.n_dec; i++)
         gc_put_f32 (p + GC_LGC_BLOB_HEADER + 4 * i, self->p [i]);
+}
+
+int
+gc_lgc_codec_save (const gc_lgc_codec_t *self, gc_buf_t *out, gc_err_t *err)
+{
+    uint8_t *p = gc_buf_extend (out, gc_lgc_blob_size (self->m), err);
+    if (!p)
+        return -1;
+    gc_lgc_codec_write (self, p);
+    return 0;
+}
+
+static inline float
+s_blob_weight (const uint8_t *blob, size_t i)
+{
+    uint32_t u = gc_get_u32 (blob + GC_LGC_BLOB_HEADER + 4 * i);
+    float w;
+    memcpy (&w, &u, 4);
+    return w;
+}
+
+int
+gc_lgc_blob_check (const uint8_t *blob, size_t len, gc_err_t *err)
+{
+    if (!blob || len < GC_LGC_BLOB_HEADER)
+        return gc_err_set (err, GC_E_PAYLOAD_TRUNCATED,
+                           "lgc codec: %zu bytes, shorter than its %d-byte header", len,
+                           GC_LGC_BLOB_HEADER);
+    if (memcmp (blob, "LGC", 3))
+        return gc_err_set (err, GC_E_PAYLOAD_MAGIC, "lgc codec: magic is not 'LGC'");
+    if (blob [3] != 1)
+        return gc_err_set (err, GC_E_PAYLOAD_VERSION, "lgc codec: version %u, this reader knows 1",
+                           blob [3]);
+    uint16_t chunk = gc_get_u16 (blob + 4), hidden = gc_get_u16 (blob + 6);
+    uint16_t m = gc_get_u16 (blob + 8), reserved = gc_get_u16 (blob + 10);
+    if (chunk != C || hidden != H || m < 1 || m > GC_LGC_MAX_CODE || reserved)
+        return gc_err_set (err, GC_E_PAYLOAD_PARAM,
+                           "lgc codec: chunk %u, hidden %u, code %u, reserved %u (this reader: %d, %d, 1..%d, 0)",
+                           chunk, hidden, m, reserved, C, H, GC_LGC_MAX_CODE);
+    if (len != gc_lgc_blob_size (m))
+        return gc_err_set (err, GC_E_PAYLOAD_LENGTH, "lgc codec: %zu bytes, code size %u needs %zu",
+                           len, m, gc_lgc_blob_size (m));
+    size_t nw = s_shape (m).n_dec;
+    for (size_t i = 0; i < nw; i++) {
+        float w = s_blob_weight (blob, i);
+        if (!isfinite (w) || fabsf (w) > GC_LGC_MAX_WEIGHT)
+            return gc_err_set (err, isfinite (w) ? GC_E_PAYLOAD_RANGE : GC_E_PAYLOAD_NONFINITE,
+                               "lgc codec: weight %zu is %g (finite, within +-%g wanted)",
+                               i, (double) w, (double) GC_LGC_MAX_WEIGHT);
+    }
     return 0;
 }
 
 gc_lgc_codec_t *
 gc_lgc_codec_load (const uint8_t *blob, size_t len, gc_err_t *err)
 {
-    if (!blob || len < GC_LGC_BLOB_HEADER) {
-        gc_err_set (err, GC_E_PAYLOAD_TRUNCATED, "lgc codec: %zu bytes, shorter than its %d-byte header",
-                    len, GC_LGC_BLOB_HEADER);
+    if (gc_lgc_blob_check (blob, len, err))
         return NULL;
-    }
-    if (memcmp (blob, "LGC", 3)) {
-        gc_err_set (err, GC_E_PAYLOAD_MAGIC, "lgc codec: magic is not 'LGC'");
-        return NULL;
-    }
-    if (blob [3] != 1) {
-        gc_err_set (err, GC_E_PAYLOAD_VERSION, "lgc codec: version %u, this reader knows 1", blob [3]);
-        return NULL;
-    }
-    uint16_t chunk = gc_get_u16 (blob + 4), hidden = gc_get_u16 (blob + 6);
-    uint16_t m = gc_get_u16 (blob + 8), reserved = gc_get_u16 (blob + 10);
-    if (chunk != C || hidden != H || m < 1 || m > GC_LGC_MAX_CODE || reserved) {
-        gc_err_set (err, GC_E_PAYLOAD_PARAM,
-                    "lgc codec: chunk %u, hidden %u, code %u, reserved %u (this reader: %d, %d, 1..%d, 0)",
-                    chunk, hidden, m, reserved, C, H, GC_LGC_MAX_CODE);
-        return NULL;
-    }
-    if (len != gc_lgc_blob_size (m)) {
-        gc_err_set (err, GC_E_PAYLOAD_LENGTH, "lgc codec: %zu bytes, code size %u needs %zu",
-                    len, m, gc_lgc_blob_size (m));
-        return NULL;
-    }
-    gc_lgc_codec_t *self = s_alloc (m, false, err);
+    gc_lgc_codec_t *self = s_alloc (gc_get_u16 (blob + 8), false, err);
     if (!self)
         return NULL;
-    for (size_t i = 0; i < self->sh.n_dec; i++) {
-        uint32_t u = gc_get_u32 (blob + GC_LGC_BLOB_HEADER + 4 * i);
-        float w;
-        memcpy (&w, &u, 4);
-        if (!isfinite (w) || fabsf (w) > GC_LGC_MAX_WEIGHT) {
-            gc_err_set (err, isfinite (w) ? GC_E_PAYLOAD_RANGE : GC_E_PAYLOAD_NONFINITE,
-                        "lgc codec: weight %zu is %g (finite, within +-%g wanted)",
-                        i, (double) w, (double) GC_LGC_MAX_WEIGHT);
-            gc_lgc_codec_destroy (&self);
-            return NULL;
-        }
-        self->p [i] = w;
-    }
+    for (size_t i = 0; i < self->sh.n_dec; i++)
+        self->p [i] = s_blob_weight (blob, i);
+    uint8_t digest [GC_SHA256_SIZE];
+    gc_sha256 (blob, len, digest);
+    self->id = gc_get_u64 (digest);
+    self->id_valid = true;
     return self;
+}
+
+bool
+gc_lgc_codec_named (const gc_lgc_codec_t *self, uint64_t id)
+{
+    return self->id_valid && self->id == id;
 }
 
 uint64_t

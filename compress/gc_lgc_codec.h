@@ -55,20 +55,23 @@ size_t   gc_lgc_code_bytes (size_t n, uint32_t m);
 double   gc_lgc_codec_train (gc_lgc_codec_t *self, const float *v, size_t n, float lr);
 
 /*  Encode v[0..n): scales (2 bytes per chunk) and codes (2m bytes per
-    chunk), fp16 little-endian. A scale is max |v| of its chunk rounded up
-    to an fp16 (65504 at most; larger values are clamped by the decoder),
-    a code lies in [-1, 1]. Encoder needed. */
+    chunk), fp16 little-endian. The encoder sees each chunk divided by its
+    max |v| (rounded up to an fp16); a code lies in [-1, 1]; the scale sent
+    is the least-squares fit of the chunk to its decoded shape y, so that
+    |v - scale y| <= |v| (within fp16 rounding of the scale; |scale| <=
+    65504). Encoder needed. */
 void     gc_lgc_codec_encode (const gc_lgc_codec_t *self, const float *v, size_t n,
                               uint8_t *scales, uint8_t *codes);
 
 /*  Check what a payload carries for n values with code size m: every
-    scale finite and >= 0, every code finite within [-1, 1]. 0, or -1 with
-    err (GC_E_PAYLOAD_NONFINITE / GC_E_PAYLOAD_RANGE) naming the chunk. */
+    scale finite (of either sign), every code finite within [-1, 1]. 0, or
+    -1 with err (GC_E_PAYLOAD_NONFINITE / GC_E_PAYLOAD_RANGE) naming the
+    chunk. */
 int      gc_lgc_check_codes (const uint8_t *scales, const uint8_t *codes, size_t n,
                              uint32_t m, gc_err_t *err);
 
 /*  out[0..n) = decoded values of checked scales and codes (m = the
-    codec's); |out[i]| <= its chunk's scale. Cannot fail. */
+    codec's); |out[i]| <= |its chunk's scale|. Cannot fail. */
 void     gc_lgc_codec_decode (const gc_lgc_codec_t *self, const uint8_t *scales,
                               const uint8_t *codes, size_t n, float *out);
 
@@ -80,8 +83,12 @@ double   gc_lgc_codec_error (const gc_lgc_codec_t *self, const float *v, size_t 
     then fp32 W1 [hidden][m], b1 [hidden], W2 [chunk][hidden], b2 [chunk]
     (docs/PAYLOAD.md). Its size for code size m. */
 size_t   gc_lgc_blob_size (uint32_t m);
-/*  Append it to out. */
+/*  Append it to out; or write it at dst (gc_lgc_blob_size bytes). */
 int      gc_lgc_codec_save (const gc_lgc_codec_t *self, gc_buf_t *out, gc_err_t *err);
+void     gc_lgc_codec_write (const gc_lgc_codec_t *self, uint8_t *dst);
+/*  Check len hostile bytes as gc_lgc_codec_load does, without keeping
+    them: 0, or -1 with err as load's. */
+int      gc_lgc_blob_check (const uint8_t *blob, size_t len, gc_err_t *err);
 /*  A decoder-only codec from len hostile bytes; NULL with err naming the
     field (GC_E_PAYLOAD_MAGIC, _VERSION, _PARAM, _LENGTH, _NONFINITE,
     _RANGE) or GC_E_NOMEM. */
@@ -90,5 +97,8 @@ gc_lgc_codec_t *gc_lgc_codec_load (const uint8_t *blob, size_t len, gc_err_t *er
 /*  The codec id (first 8 bytes of SHA-256 of the blob, little-endian);
     recomputed after training changed the weights. */
 uint64_t gc_lgc_codec_id (gc_lgc_codec_t *self);
+/*  Whether the codec's id, as last computed (always, for a loaded one), is
+    id: what a receiver asks before it decodes a payload naming id. */
+bool     gc_lgc_codec_named (const gc_lgc_codec_t *self, uint64_t id);
 
 #endif
