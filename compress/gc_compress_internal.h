@@ -56,6 +56,7 @@ struct gc_compressor_t {
     uint32_t     lgc_warmup;
     uint32_t     lgc_steps;
     float        lgc_lr;
+    float        lgc_poison;        /* lgc: > 0 publishes a hostile codec (experiments) */
     //  State.
     gc_select_t *select;            /* topk, threshold */
     float      **qt;                /* powersgd: per matrix layer, rank x cols warm start */

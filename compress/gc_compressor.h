@@ -21,7 +21,7 @@
       qsgd[:LEVELS=16][:bucket=512]
       sign[:bucket=0]              0 = one scale per layer
       powersgd[:RANK=2][:fp32|fp16]
-      lgc[:RATIO=0.01][:M=8][:warmup=100][:steps=2][:lr=0.003]
+      lgc[:RATIO=0.01][:M=8][:warmup=100][:steps=2][:lr=0.003][:poison=0]
                                    top-k whose values travel as learned codes
       lbs[:budget=0.25][:maxage=8][:keep=0.5]:INNER
                                    INNER is any spec above but lbs
@@ -131,6 +131,9 @@ int  gc_payload_decompress_add_with (const uint8_t *payload, size_t len,
 int  gc_payload_decode_onto_with (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                                   const gc_lgc_codec_t *codec, const float *base, float *out,
                                   gc_err_t *err);
+/*  The codec id an lgc payload's header names (its sections need that
+    decoder), or 0 for any other payload or a header too short to tell. */
+uint64_t gc_payload_codec_id (const uint8_t *payload, size_t len);
 /*  The decoder a payload carries (GC_PAYLOAD_FLAG_CODEC), loaded after the
     payload's validation; NULL with err->code 0 when it carries none, NULL
     with err on a malformed payload or blob. */

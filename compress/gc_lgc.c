@@ -8,7 +8,8 @@
     the first S_ANNOUNCE payloads carry the decoder (GC_PAYLOAD_FLAG_CODEC);
     so do the peer's keyframes (the engine attaches gc_compressor_codec).
     A receiver decodes a peer's lgc sections only with that peer's decoder
-    of that id (docs/ALGORITHMS.md). */
+    of that id (docs/ALGORITHMS.md). poison=B (Byzantine experiments only)
+    publishes a hostile decoder instead (gc_lgc_codec_poison). */
 #include <stdio.h>
 
 #include "gc_compress_method.h"
@@ -31,6 +32,7 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
 {
     self->ratio = S_DEFAULT_RATIO;
     double m = S_DEFAULT_M, warmup = S_DEFAULT_WARMUP, steps = S_DEFAULT_STEPS, lr = S_DEFAULT_LR;
+    double poison = 0;
     if (gc_compress_opt_number (sp, at, 1e-9, 1.0, false, "ratio", &self->ratio, err) < 0)
         return -1;
     if (gc_compress_opt_number (sp, at, 1, GC_LGC_MAX_CODE, true, "code size M", &m, err) < 0)
@@ -40,7 +42,9 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
         bool matched = false;
         if (gc_compress_opt_keyval (t, "warmup", 0, 1e9, &warmup, &matched, err)
         ||  (!matched && gc_compress_opt_keyval (t, "steps", 0, 1000, &steps, &matched, err))
-        ||  (!matched && gc_compress_opt_keyval (t, "lr", 1e-9, 1.0, &lr, &matched, err)))
+        ||  (!matched && gc_compress_opt_keyval (t, "lr", 1e-9, 1.0, &lr, &matched, err))
+        ||  (!matched && gc_compress_opt_keyval (t, "poison", 0, GC_LGC_MAX_WEIGHT, &poison,
+                                                 &matched, err)))
             return -1;
         if (!matched)
             return gc_compress_opt_unknown (self, t, err);
@@ -51,14 +55,24 @@ s_parse (gc_compressor_t *self, const gc_spec_t *sp, int *at, gc_err_t *err)
     self->lgc_warmup = (uint32_t) warmup;
     self->lgc_steps = (uint32_t) steps;
     self->lgc_lr = (float) lr;
+    self->lgc_poison = (float) poison;
     return 0;
 }
 
 static void
 s_describe (const gc_compressor_t *self, char *buf, size_t size)
 {
-    snprintf (buf, size, "lgc:%g:%u:warmup=%u:steps=%u:lr=%g", self->ratio, self->lgc_m,
-              self->lgc_warmup, self->lgc_steps, (double) self->lgc_lr);
+    int n = snprintf (buf, size, "lgc:%g:%u:warmup=%u:steps=%u:lr=%g", self->ratio, self->lgc_m,
+                      self->lgc_warmup, self->lgc_steps, (double) self->lgc_lr);
+    if (self->lgc_poison > 0 && n >= 0 && (size_t) n < size)
+        snprintf (buf + n, size - (size_t) n, ":poison=%g", (double) self->lgc_poison);
+}
+
+static void
+s_poison (gc_compressor_t *self)
+{
+    if (self->lgc_poison > 0)
+        gc_lgc_codec_poison (self->lgc, self->lgc_poison, self->seed);
 }
 
 static int
@@ -68,7 +82,11 @@ s_init (gc_compressor_t *self, gc_err_t *err)
         return -1;
     //  The codec's start is the peer's own (its seed): peers' codecs differ.
     self->lgc = gc_lgc_codec_new (self->lgc_m, gc_seed_derive (self->seed, 0x6c6763), err);
-    return self->lgc ? 0 : -1;
+    if (!self->lgc)
+        return -1;
+    if (self->lgc_warmup == 0)
+        s_poison (self);
+    return 0;
 }
 
 static void
@@ -114,6 +132,10 @@ s_encode (gc_compressor_t *self, const float *x, uint64_t round, uint64_t header
     if (self->lgc_calls == self->lgc_warmup)
         self->lgc_announce = S_ANNOUNCE;
     self->lgc_calls++;
+    //  A Byzantine experiment publishes a hostile codec after phase one
+    //  (poisoned now: the next header names the codec by its id).
+    if (self->lgc_calls == self->lgc_warmup)
+        s_poison (self);
     if (!learning && self->lgc_announce > 0) {
         if (gc_payload_attach_codec (out, self->lgc, err))
             return -1;
@@ -149,7 +171,7 @@ gc_compressor_codec (const gc_compressor_t *self)
 
 const gc_compress_method_t gc_method_lgc = {
     .name = "lgc", .wire_id = GC_METHOD_LGC,
-    .usage = "lgc[:RATIO=0.01][:M=8][:warmup=100][:steps=2][:lr=0.003]",
+    .usage = "lgc[:RATIO=0.01][:M=8][:warmup=100][:steps=2][:lr=0.003][:poison=0]",
     .help = "top-k whose values travel as M learned fp16 codes per 64 (a codec trained for warmup rounds)",
     .example = "lgc:0.05:4:warmup=5:steps=1", .malformed = "lgc:0.05:99",
     .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP)

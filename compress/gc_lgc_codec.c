@@ -36,6 +36,7 @@ struct gc_lgc_codec_t {
     uint64_t  t;                /* Adam steps taken */
     uint64_t  id;
     bool      id_valid;
+    bool      hostile;          /* poisoned: scales at the limit */
 };
 
 //  Activations of one chunk, kept for the backward pass.
@@ -374,6 +375,8 @@ gc_lgc_codec_encode (const gc_lgc_codec_t *self, const float *v, size_t n,
             yy += (double) t.y [i] * t.y [i];
         }
         double fit = yy > 0 ? vy / yy : 0.0;
+        if (self->hostile)
+            fit = fit < 0 ? -GC_HALF_MAX : GC_HALF_MAX;
         fit = fit > GC_HALF_MAX ? GC_HALF_MAX : fit < -GC_HALF_MAX ? -GC_HALF_MAX : fit;
         gc_put_u16 (scales + 2 * c, gc_half_from_float ((float) fit));
     }
@@ -524,6 +527,18 @@ gc_lgc_codec_load (const uint8_t *blob, size_t len, gc_err_t *err)
     self->id = gc_get_u64 (digest);
     self->id_valid = true;
     return self;
+}
+
+void
+gc_lgc_codec_poison (gc_lgc_codec_t *self, float bound, uint64_t seed)
+{
+    bound = bound < GC_LGC_MAX_WEIGHT ? bound : GC_LGC_MAX_WEIGHT;
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, 0x706f6973);
+    for (size_t i = 0; i < self->sh.n_dec; i++)
+        self->p [i] = bound * (2.0f * gc_rng_float (&rng) - 1.0f);
+    self->hostile = true;
+    self->id_valid = false;
 }
 
 bool

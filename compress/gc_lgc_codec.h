@@ -94,6 +94,12 @@ int      gc_lgc_blob_check (const uint8_t *blob, size_t len, gc_err_t *err);
     _RANGE) or GC_E_NOMEM. */
 gc_lgc_codec_t *gc_lgc_codec_load (const uint8_t *blob, size_t len, gc_err_t *err);
 
+/*  For Byzantine experiments (lgc's poison=B): the decoder's weights
+    become uniform draws from +-bound (at most GC_LGC_MAX_WEIGHT, seeded)
+    and encode sends every scale at +-65504, the largest a chunk may have:
+    the most hostile codec the wire accepts. Renames the codec. */
+void     gc_lgc_codec_poison (gc_lgc_codec_t *self, float bound, uint64_t seed);
+
 /*  The codec id (first 8 bytes of SHA-256 of the blob, little-endian);
     recomputed after training changed the weights. */
 uint64_t gc_lgc_codec_id (gc_lgc_codec_t *self);

@@ -989,6 +989,14 @@ gc_payload_decompress_add (const uint8_t *payload, size_t len, const gc_layout_t
     return gc_payload_apply_codec (payload, len, layout, NULL, into, 1.0f, err);
 }
 
+uint64_t
+gc_payload_codec_id (const uint8_t *payload, size_t len)
+{
+    if (!payload || len < GC_PAYLOAD_HEADER_SIZE || payload [4] != GC_METHOD_LGC)
+        return 0;
+    return gc_get_u64 (payload + 16);
+}
+
 gc_lgc_codec_t *
 gc_payload_codec (const uint8_t *payload, size_t len, const gc_layout_t *layout, gc_err_t *err)
 {

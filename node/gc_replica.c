@@ -77,6 +77,12 @@ s_apply (gc_engine_t *self, gc_replica_t *r, const uint8_t *payload, size_t len,
     const gc_layout_t *layout = gc_model_layout (self->learn.model);
     if (s_take_codec (r, payload, len, layout, err))
         return -1;
+    //  Before the shared store too: a state another receiver decoded is not
+    //  one this replica may take without the decoder itself.
+    uint64_t id = gc_payload_codec_id (payload, len);
+    if (id && !(r->codec && gc_lgc_codec_named (r->codec, id)))
+        return gc_err_set (err, GC_E_CODEC, "payload names codec %016llx, not held of peer %u",
+                           (unsigned long long) id, r->peer);
     if (!self->gossip.states.find || (!keyframe && r->own)) {
         if (keyframe)
             gc_vec_zero (r->own, self->learn.n);

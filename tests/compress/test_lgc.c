@@ -304,6 +304,7 @@ test_method_phases_and_codec_transport (void **state)
         gc_err_t err = { 0 };
         memset (a, 0, n * sizeof *a);
         int rc = gc_payload_decompress_add (out.data, out.len, &layout, a, &err);
+        assert_true (gc_payload_codec_id (out.data, out.len) == info.seed);
         if (round < 3) {
             assert_int_equal (rc, 0);
             assert_null (gc_compressor_codec (comp));
@@ -473,6 +474,40 @@ test_malformed_lgc_sections_are_refused_by_name (void **state)
     free (x);
 }
 
+//  poison=B (Byzantine experiments): after warm-up the published decoder
+//  has weights of +-B and every scale is +-65504; receivers accept it (it
+//  is within the wire's bounds) and its decoded values stay finite and
+//  within the largest scale: what the robust rule then has to absorb.
+static void
+test_poisoned_codec_is_bounded (void **state)
+{
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    gc_compressor_t *comp = gc_compressor_new ("lgc:0.1:8:warmup=1:poison=10000", &layout, 6, NULL);
+    assert_non_null (comp);
+    assert_string_equal (gc_compressor_name (comp), "lgc:0.1:8:warmup=1:steps=2:lr=0.003:poison=10000");
+    float *x = gc_test_normal (n, 8), *a = calloc (n, sizeof *a);
+    gc_buf_t out;
+    gc_buf_init (&out);
+    assert_int_equal (gc_compressor_compress (comp, x, 0, &out, NULL), 0);
+    assert_int_equal (gc_compressor_compress (comp, x, 1, &out, NULL), 0);
+    gc_lgc_codec_t *held = gc_payload_codec (out.data, out.len, &layout, NULL);
+    assert_non_null (held);
+    assert_int_equal (gc_payload_decompress_add_with (out.data, out.len, &layout, held, a, NULL), 0);
+    size_t big = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_true (isfinite (a [i]) && fabsf (a [i]) <= GC_HALF_MAX);
+        big += fabsf (a [i]) > 1.0f;
+    }
+    assert_true (big > 0);
+    gc_lgc_codec_destroy (&held);
+    gc_compressor_destroy (&comp);
+    gc_buf_free (&out);
+    free (x);
+    free (a);
+}
+
 int
 main (void)
 {
@@ -486,6 +521,7 @@ main (void)
         cmocka_unit_test (test_method_phases_and_codec_transport),
         cmocka_unit_test (test_error_feedback_stays_exact),
         cmocka_unit_test (test_malformed_lgc_sections_are_refused_by_name),
+        cmocka_unit_test (test_poisoned_codec_is_bounded),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
