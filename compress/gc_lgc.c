@@ -3,13 +3,15 @@
 
     Phase one, the first `warmup` rounds this compressor encodes: plain
     sparse sections (the values as fp32), while the codec trains on the
-    values it selects, the peer's own only. Phase two: the codec is frozen,
-    the header seed names it (its id), each layer is one lgc section, and
+    magnitudes of the values it selects, the peer's own only. Phase two: the
+    codec is frozen, the header seed names it (its id), each layer is one
+    lgc section (indices, the codec's codes of the magnitudes, sign bits), and
     the first S_ANNOUNCE payloads carry the decoder (GC_PAYLOAD_FLAG_CODEC);
     so do the peer's keyframes (the engine attaches gc_compressor_codec).
     A receiver decodes a peer's lgc sections only with that peer's decoder
     of that id (docs/ALGORITHMS.md). poison=B (Byzantine experiments only)
     publishes a hostile decoder instead (gc_lgc_codec_poison). */
+#include <math.h>
 #include <stdio.h>
 
 #include "gc_compress_method.h"
@@ -117,8 +119,13 @@ s_layer (gc_compressor_t *self, size_t l, const uint32_t *idx, const float *val,
 {
     if (!learning)
         return gc_payload_lgc_section (out, &self->layout, l, idx, val, nnz, base, self->lgc, err);
+    //  The codec learns the magnitudes (the signs travel as bits).
+    if (gc_compressor_fscratch (self, nnz, err))
+        return -1;
+    for (size_t i = 0; i < nnz; i++)
+        self->fscratch [i] = fabsf (val [i]);
     for (uint32_t s = 0; s < self->lgc_steps; s++)
-        gc_lgc_codec_train (self->lgc, val, nnz, self->lgc_lr);
+        gc_lgc_codec_train (self->lgc, self->fscratch, nnz, self->lgc_lr);
     return gc_payload_sparse_section (out, &self->layout, l, idx, val, nnz, base,
                                       GC_VAL_FP32, err);
 }

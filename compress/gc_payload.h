@@ -156,8 +156,8 @@ int      gc_payload_dense_section (gc_buf_t *out, const gc_layout_t *layout, siz
                                    const float *x, int valfmt, gc_err_t *err);
 
 /*  Append an LGC section for layer `layer`: the varint indices of idx[]
-    (as a sparse section) and the codec's scales and codes of val[], nnz > 0.
-    The codec must encode. */
+    (as a sparse section), the codec's scales and codes of |val[]| and the
+    signs of val[] as bits, nnz > 0. The codec must encode. */
 typedef struct gc_lgc_codec_t gc_lgc_codec_t;
 int      gc_payload_lgc_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
                                  const uint32_t *idx, const float *val, size_t nnz,

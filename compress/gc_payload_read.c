@@ -413,7 +413,8 @@ s_check_lgc (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout
     if (s->m < 1 || s->m > GC_LGC_MAX_CODE || reserved)
         return S_ERR (GC_E_PAYLOAD_PARAM, "lgc code size %u outside [1, %d] or reserved %u set",
                       s->m, GC_LGC_MAX_CODE, reserved);
-    uint64_t want = 12 + (uint64_t) ib + gc_lgc_code_bytes (s->nnz, s->m);
+    uint64_t signs = ((uint64_t) s->nnz + 7) / 8;
+    uint64_t want = 12 + (uint64_t) ib + gc_lgc_code_bytes (s->nnz, s->m) + signs;
     if ((uint64_t) s->body_len != want)
         return S_ERR (GC_E_PAYLOAD_LENGTH, "lgc body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
@@ -426,6 +427,11 @@ s_check_lgc (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout
         return -1;
     s->values = s->index + ib;                          /* the scales */
     s->codes = s->values + 2 * gc_lgc_chunks (s->nnz);
+    s->index_len = ib;
+    unsigned tail = s->nnz & 7;
+    const uint8_t *sign = s->codes + 2 * (size_t) s->m * gc_lgc_chunks (s->nnz);
+    if (tail && (sign [signs - 1] >> tail))
+        return S_ERR (GC_E_PAYLOAD_PARAM, "lgc sign padding bits past value %u are not zero", s->nnz);
     gc_err_t why = { 0 };
     if (gc_lgc_check_codes (s->values, s->codes, s->nnz, s->m, &why))
         return S_ERR (why.code, "%s", why.msg);
@@ -635,6 +641,10 @@ s_apply_lgc (const s_parse_t *ps, const s_section_t *s, float *restrict dst, flo
              uint64_t *bitmap, float *scratch)
 {
     gc_lgc_codec_decode (ps->codec, s->values, s->codes, s->nnz, scratch);
+    //  The codec decodes magnitudes; the signs travel as bits.
+    const uint8_t *sign = s->codes + 2 * (size_t) s->m * gc_lgc_chunks (s->nnz);
+    for (uint32_t i = 0; i < s->nnz; i++)
+        scratch [i] = (sign [i >> 3] >> (i & 7)) & 1 ? -scratch [i] : scratch [i];
     const uint8_t *p = s->index;
     uint32_t idx = 0;
     s_scatter_varint (&p, &idx, scratch, s->nnz, dst, alpha);

@@ -1,5 +1,6 @@
 /*  Payload writing: header, section headers, values, indices. */
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "gc_compress_internal.h"
@@ -196,9 +197,9 @@ gc_payload_lgc_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
                         const gc_lgc_codec_t *codec, gc_err_t *err)
 {
     uint32_t m = gc_lgc_codec_m (codec);
-    size_t ib = gc_varint_size (idx, nnz, base);
+    size_t ib = gc_varint_size (idx, nnz, base), nc = gc_lgc_chunks (nnz);
     uint8_t *p = gc_payload_section (out, layout, layer, GC_ENC_LGC, GC_VAL_FP16,
-                                     12 + ib + gc_lgc_code_bytes (nnz, m), err);
+                                     12 + ib + gc_lgc_code_bytes (nnz, m) + (nnz + 7) / 8, err);
     if (!p)
         return -1;
     gc_put_u32 (p, (uint32_t) nnz);
@@ -206,8 +207,18 @@ gc_payload_lgc_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
     gc_put_u16 (p + 8, (uint16_t) m);
     gc_put_u16 (p + 10, 0);
     gc_varint_write (p + 12, idx, nnz, base);
-    uint8_t *scales = p + 12 + ib;
-    gc_lgc_codec_encode (codec, val, nnz, scales, scales + 2 * gc_lgc_chunks (nnz));
+    //  The codec sees magnitudes, chunk by chunk; the signs go as bits.
+    uint8_t *scales = p + 12 + ib, *codes = scales + 2 * nc, *sign = codes + 2 * (size_t) m * nc;
+    memset (sign, 0, (nnz + 7) / 8);
+    float mag [GC_LGC_CHUNK];
+    for (size_t c = 0, at = 0; at < nnz; c++, at += GC_LGC_CHUNK) {
+        size_t r = nnz - at < GC_LGC_CHUNK ? nnz - at : GC_LGC_CHUNK;
+        for (size_t i = 0; i < r; i++) {
+            mag [i] = fabsf (val [at + i]);
+            sign [(at + i) >> 3] |= (uint8_t) (signbit (val [at + i]) ? 1u << ((at + i) & 7) : 0);
+        }
+        gc_lgc_codec_encode (codec, mag, r, scales + 2 * c, codes + 2 * m * c);
+    }
     return 0;
 }
 

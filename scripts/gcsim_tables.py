@@ -741,7 +741,9 @@ def table2p(args):
 T2L_ROWS = [("dense fp32", "none", "none"),
             ("top-k 1 %", "topk:0.01", "liec:100"),
             ("lgc top-k 1 %, M = 8", "lgc:0.01:8:warmup=15", "liec:100"),
-            ("lgc top-k 1 %, M = 16", "lgc:0.01:16:warmup=15", "liec:100")]
+            ("lgc top-k 1 %, M = 4", "lgc:0.01:4:warmup=15", "liec:100"),
+            #   the ablation: the same wire with the codec never trained (its random start)
+            ("lgc top-k 1 %, M = 8, untrained (warmup=0)", "lgc:0.01:8:warmup=0", "liec:100")]
 T2L_BYZ_ROWS = [r for r in T2L_ROWS if r[1] in ("topk:0.01", "lgc:0.01:8:warmup=15")]
 #   the attackers' own lgc: after phase one a hostile decoder (weights +-1e4) and every scale at 65504
 T2L_POISON = "lgc:0.01:8:warmup=15:poison=10000"
@@ -774,8 +776,8 @@ def table2l(args):
             f"*MB to {t}* (megabytes each peer sent until the honest mean first reached {t}; (n/2): only n",
             "seeds reached it; – none) / *MB total* per peer. `lgc:0.01:M:warmup=15`: plain top-k payloads",
             "for the first 15 rounds while each peer's codec trains on its own values (2 Adam steps a",
-            "round), then per 64 values M fp16 codes and an fp16 scale; the decoder (9.6 kB for M = 8,",
-            "10.6 kB for M = 16) rides in the first 3 lgc payloads and in keyframes.", "",
+            "round), then per 64 values M fp16 codes of the magnitudes, an fp16 scale and 64 sign bits; the",
+            "decoder (9.6 kB for M = 8, 9.1 kB for M = 4) rides in the first 3 lgc payloads and in keyframes.", "",
             "| method | " + " | ".join(f"{lab}: final / MB to {t} / MB total" for lab, _ in T2P_SCHEDULES) + " |",
             "| --- |" + " --- |" * len(T2P_SCHEDULES)]
     for label, comp, ec in T2L_ROWS:

@@ -453,6 +453,12 @@ test_malformed_lgc_sections_are_refused_by_name (void **state)
     s_lgc_refused (&out, &layout, held, body + 10, 1, GC_E_PAYLOAD_PARAM, "reserved 1");
     s_lgc_refused (&out, &layout, held, scales, gc_half_from_float (INFINITY), GC_E_PAYLOAD_NONFINITE, "scale");
     s_lgc_refused (&out, &layout, held, codes + 2, gc_half_from_float (1.5f), GC_E_PAYLOAD_RANGE, "code 1 is 1.5");
+    //  A sign padding bit set (the first section's nnz is not a multiple of 8).
+    uint32_t nnz = gc_get_u32 (out.data + body);
+    assert_true (nnz % 8 != 0);
+    size_t last = codes + 2 * 4 * gc_lgc_chunks (nnz) + (nnz + 7) / 8 - 1;
+    s_lgc_refused (&out, &layout, held, last - 1, (uint16_t) (gc_get_u16 (out.data + last - 1) | 0x8000),
+                   GC_E_PAYLOAD_PARAM, "sign padding");
     //  A blob whose magic is broken: the payload is malformed, not a gap.
     s_lgc_refused (&out, &layout, held, GC_PAYLOAD_HEADER_SIZE + 4, 0x5858, GC_E_PAYLOAD_MAGIC, "magic");
     //  A weight changed: the carried decoder is another codec, not the one named.
