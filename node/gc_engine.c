@@ -1,5 +1,7 @@
 #include "gc_engine_internal.h"
 
+#include "gc_lgc_codec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -783,7 +785,8 @@ size_t
 gc_engine_max_payload (const gc_engine_t *self)
 {
     const gc_layout_t *layout = gc_model_layout (self->learn.model);
-    return 4 * self->learn.n + 64 * layout->n_layers + 4096;
+    //  A dense keyframe, plus the largest LGC decoder one may carry.
+    return 4 * self->learn.n + 64 * layout->n_layers + 4096 + 4 + gc_lgc_blob_size (GC_LGC_MAX_CODE);
 }
 
 //  Either thread (gcnode's control handler runs on the network thread):
