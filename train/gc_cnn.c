@@ -67,7 +67,12 @@ struct gc_cnn_t {
     //  op i also does the ReLU op i + 1 (which reads only its output) and
     //  writes that op's tensor; its own is never made
     bool     fused [GC_CNN_MAX_OPS];
+    //  ReLU i is read only by a max pooling with windows that do not
+    //  overlap, whose backward then writes the ReLU's input gradient itself
+    //  (gc_conv_maxpool_backward): ReLU i has no backward pass and no gradient
+    bool     pooled [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
+    float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
     //  forward or loss-only call (evaluation, validation); drop_fixed keeps
     //  it on with the same masks in every call (gc_cnn_dropout_fix)
@@ -109,12 +114,23 @@ gc_cnn_new (const char *spec, gc_err_t *err)
                        && net->ops [i + 1].kind == GC_CNN_RELU && net->ops [i + 1].in == i
                        && readers [i] == 1;
     }
+    for (int i = 0; i < net->n_ops; i++) {
+        const gc_cnn_op_t *op = &net->ops [i], *relu = op->in >= 0 ? &net->ops [op->in] : NULL;
+        if (op->kind == GC_CNN_MAXPOOL && op->k <= op->stride && relu
+        &&  relu->kind == GC_CNN_RELU && relu->in >= 0 && readers [op->in] == 1)
+            self->pooled [op->in] = true;
+    }
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
         &&  self->net.layout.layers [l].count > self->max_vector)
             self->max_vector = self->net.layout.layers [l].count;
+    size_t gn = 1;
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops [i].kind == GC_CNN_GN && gc_conv_gn_scratch (&net->ops [i]) > gn)
+            gn = gc_conv_gn_scratch (&net->ops [i]);
     self->vgrad = gc_falloc (2 * self->max_vector + 1);
-    if (!self->vgrad) {
+    self->gnbuf = gc_falloc (gn);
+    if (!self->vgrad || !self->gnbuf) {
         gc_err_set (err, GC_E_NOMEM, "model cnn:%s: out of memory", spec);
         gc_cnn_destroy (&self);
     }
@@ -128,6 +144,7 @@ gc_cnn_destroy (gc_cnn_t **self_p)
     if (!self)
         return;
     gc_mem_free (self->vgrad);
+    gc_mem_free (self->gnbuf);
     free (self);
     *self_p = NULL;
 }
@@ -296,7 +313,8 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
         if (op->kind == GC_CNN_DROPOUT)
             self->mask [i] = s_grow (&ws->mask [i], out * sizeof (float));
         if (train && i + 1 < net->n_ops)
-            self->dact [i] = s_grow (&ws->dact [i], out * sizeof (float));
+            self->dact [i] = self->pooled [i] ? NULL
+                           : s_grow (&ws->dact [i], out * sizeof (float));
         if (op->kind == GC_CNN_CONV && !s_pointwise (op)) {
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
@@ -643,7 +661,8 @@ s_gn_backward (gc_cnn_t *self, int i, const float *params, const float *in, cons
     memset (dbeta, 0, op->c * sizeof (float));
     bool need_dx = op->in >= 0;
     gc_conv_gn_backward (op, in, dy, self->stats [i], batch, params + wl->offset, dgamma, dbeta,
-                         need_dx ? self->dact [op->in] : NULL, need_dx && self->dset [op->in]);
+                         need_dx ? self->dact [op->in] : NULL, need_dx && self->dset [op->in],
+                         self->gnbuf);
     s_vector_grad (grad + wl->offset, dgamma, op->c, beta);
     s_vector_grad (grad + bl->offset, dbeta, op->c, beta);
     if (need_dx)
@@ -678,6 +697,8 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
         const float *in = s_tensor (self, op->in);
         const float *dy = i == last ? self->act [last] : self->dact [i];
         size_t n = batch * gc_cnn_op_out_size (op);
+        if (self->pooled [i])
+            continue;       /* done by the pooling that reads it */
         assert (i == last || self->dset [i]);
         switch (op->kind) {
             case GC_CNN_CONV: s_conv_backward (self, op, params, in, dy, batch, grad, beta); break;
@@ -705,13 +726,16 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
                 self->dset [op->in] = true;
                 break;
             }
-            case GC_CNN_MAXPOOL:
-                if (op->in >= 0) {
-                    gc_conv_maxpool_backward (op, dy, self->arg [i], batch, self->dact [op->in],
-                                              self->dset [op->in]);
-                    self->dset [op->in] = true;
-                }
+            case GC_CNN_MAXPOOL: {
+                if (op->in < 0)
+                    break;
+                int t = self->pooled [op->in] ? net->ops [op->in].in : op->in;
+                gc_conv_maxpool_backward (op, dy, self->arg [i],
+                                          self->pooled [op->in] ? self->act [i] : NULL, batch,
+                                          self->dact [t], self->dset [t]);
+                self->dset [t] = true;
                 break;
+            }
             case GC_CNN_AVGPOOL:
             case GC_CNN_GAP:
                 if (op->in >= 0) {
