@@ -45,7 +45,7 @@ typedef struct {
 typedef struct {
     s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
              stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], mask [GC_CNN_MAX_OPS], col, xin,
-             drows;
+             drows, keep;
 } s_workspace_t;
 
 struct gc_cnn_t {
@@ -58,6 +58,7 @@ struct gc_cnn_t {
     float   *rows [GC_CNN_MAX_OPS];     /* linear layer: its channel-major input as rows */
     float   *mask [GC_CNN_MAX_OPS];     /* dropout: 0 or the kept values' scale, per value */
     float   *col;                       /* one lowered chunk */
+    float   *keep;                      /* the lowering's mask of one tap (a plane) */
     float   *xin;                       /* the input, channel-major (more than one channel) */
     float   *drows;                     /* a linear layer's input gradient as rows */
     const float *x;                     /* the input as the operations read it */
@@ -230,6 +231,7 @@ s_workspace_free (void *arg)
     gc_mem_free (ws->col.p);
     gc_mem_free (ws->xin.p);
     gc_mem_free (ws->drows.p);
+    gc_mem_free (ws->keep.p);
     free (ws);
 }
 
@@ -301,7 +303,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
 {
     const gc_cnn_net_t *net = &self->net;
     s_workspace_t *ws = s_workspace ();
-    size_t col = 1, drows = 1;
+    size_t col = 1, drows = 1, keep = 1;
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
         size_t out = batch * gc_cnn_op_out_size (op);
@@ -319,6 +321,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
                 col = op->c * op->k * op->k * m * P;
+            keep = P > keep ? P : keep;
         }
         if (op->kind == GC_CNN_FC && op->in >= 0 && !self->flat [op->in]) {
             size_t in = batch * op->c * op->h * op->w;
@@ -328,6 +331,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
         }
     }
     self->col = s_grow (&ws->col, col * sizeof (float));
+    self->keep = s_grow (&ws->keep, keep * sizeof (float));
     self->drows = train ? s_grow (&ws->drows, drows * sizeof (float)) : NULL;
     self->xin = net->input.channels > 1
               ? s_grow (&ws->xin, batch * net->input.channels * net->input.height
@@ -437,7 +441,7 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
         size_t step = s_chunk (op, batch);
         for (size_t n0 = 0; n0 < batch; n0 += step) {
             size_t m = batch - n0 < step ? batch - n0 : step;
-            gc_conv_im2col (op, in, batch, n0, m, self->col);
+            gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
             s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col,
                     m * P, 0.0f, out + n0 * P, N);
         }
@@ -611,7 +615,7 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     size_t step = s_chunk (op, batch);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
-        gc_conv_im2col (op, in, batch, n0, m, self->col);
+        gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
         s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, dy + n0 * P, N,
                 self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
         if (!need_dx)

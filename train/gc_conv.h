@@ -19,9 +19,10 @@
 
 #include "gc_cnn_net.h"
 
-/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples). */
+/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples); keep:
+    scratch of P floats (NULL: the run-by-run path alone, as for strides). */
 void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
-                     float *col);
+                     float *col, float *keep);
 /*  dx (samples [n0, n0 + m)) = or += col2im (dcol); dcol is scratch (its
     floats that fall in the padding are zeroed on the way). */
 void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
