@@ -194,7 +194,7 @@ test_lowering (void **state)
 {
     (void) state;
     static const struct { size_t c, h, w, k; } shapes [] = {
-        { 3, 4, 4, 3 }, { 2, 7, 7, 3 }, { 2, 5, 6, 5 }, { 1, 8, 8, 3 },
+        { 3, 4, 4, 3 }, { 2, 7, 7, 3 }, { 2, 5, 6, 5 }, { 1, 8, 8, 3 }, { 2, 14, 14, 5 },
     };
     enum { B = 5 };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes [0]; t++) {
