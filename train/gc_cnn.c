@@ -58,7 +58,7 @@ struct gc_cnn_t {
     float   *rows [GC_CNN_MAX_OPS];     /* linear layer: its channel-major input as rows */
     float   *mask [GC_CNN_MAX_OPS];     /* dropout: 0 or the kept values' scale, per value */
     float   *col;                       /* one lowered chunk */
-    float   *keep;                      /* the lowering's mask of one tap (a plane) */
+    float   *keep;                      /* the lowering's masks of the taps (planes) */
     float   *xin;                       /* the input, channel-major (more than one channel) */
     float   *drows;                     /* a linear layer's input gradient as rows */
     const float *x;                     /* the input as the operations read it */
@@ -321,7 +321,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
                 col = op->c * op->k * op->k * m * P;
-            keep = P > keep ? P : keep;
+            keep = op->k * op->k * P > keep ? op->k * op->k * P : keep;
         }
         if (op->kind == GC_CNN_FC && op->in >= 0 && !self->flat [op->in]) {
             size_t in = batch * op->c * op->h * op->w;
@@ -622,7 +622,7 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
             continue;
         s_gemm (self, CblasTrans, CblasNoTrans, ckk, m * P, op->oc, w, ckk, dy + n0 * P, N,
                 0.0f, self->col, m * P);
-        gc_conv_col2im (op, self->col, batch, n0, m, dx, add);
+        gc_conv_col2im (op, self->col, batch, n0, m, dx, add, self->keep);
     }
 }
 

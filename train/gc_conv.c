@@ -127,6 +127,9 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, 
     //  long enough for memcpy; on 14x14 the masked one, by 10 % of the
     //  convolution (lenet 5x5, resnet8-gn 3x3)
     bool same = s == 1 && op->ow == op->w && P <= S_MASKED_MAX && keep;
+    //  how far a tap's offset reaches (k = 2 pad + 1): a plane whose window
+    //  would leave the tensor takes the run-by-run path
+    size_t reach = op->pad * op->w + op->pad;
     for (long ki = 0; ki < k; ki++)
         for (long kj = 0; kj < k; kj++) {
             long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
@@ -137,7 +140,7 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, 
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 for (size_t n = 0; n < m; n++) {
                     size_t q = ci * batch + n0 + n;     /* the plane in the tensor */
-                    if (same && q > 0 && q + 1 < op->c * batch)
+                    if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
                         s_lower_masked (x + (long) (q * hw) + off, keep, P, dst + n * P);
                     else
                         s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
@@ -167,21 +170,68 @@ s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float
         to [i] += d [a + i];
 }
 
+/*  The masked gather's mask of tap (ki, kj) in input coordinates: whether
+    input (iy, ix) is read by that tap of some output, i.e. receives from
+    the lowered float at (iy, ix) minus the tap's offset. */
+static void
+s_gather_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
+{
+    long pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
+    for (long iy = 0; iy < h; iy++) {
+        long oy = iy - ki + pad;
+        for (long ix = 0; ix < w; ix++) {
+            long ox = ix - kj + pad;
+            keep [iy * w + ix] = oy >= 0 && oy < h && ox >= 0 && ox < w ? 1.0f : 0.0f;
+        }
+    }
+}
+
+//  dst += the lowered plane d of one tap, read at dst's own positions
+//  shifted back by the tap's offset (across the plane's edge where the mask
+//  drops it): one branch-free loop, as the masked lowering.
+static void
+s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
+{
+    for (size_t p = 0; p < P; p++) {
+        float v = src [p];
+        dst [p] += keep [p] != 0.0f ? v : 0.0f;
+    }
+}
+
 void
 gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                float *dx, bool add)
+                float *dx, bool add, float *keep)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
     bool same = s == 1 && ow == w;
+    //  the masks of all taps (k k P floats), for planes that can read across
+    //  their edges (not the tensor's first or last)
+    bool masked = same && P <= S_MASKED_MAX && keep;
+    size_t reach = op->pad * op->w + op->pad;
+    if (masked)
+        for (long t = 0; t < k * k; t++)
+            s_gather_mask (op, t / k, t % k, keep + (size_t) t * P);
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
         for (size_t n = 0; n < m; n++) {
-            float *dst = dx + (ci * batch + n0 + n) * hw;
+            size_t q = ci * batch + n0 + n;
+            float *dst = dx + q * hw;
             if (!add)
                 memset (dst, 0, hw * sizeof (float));
+            //  the lowered rows of this plane, the first and last tap's, and
+            //  what a read across them reaches must lie inside dcol
+            size_t first = ci * (size_t) (k * k) * N + n * P, last = first + (size_t) (k * k - 1) * N;
+            if (masked && first >= reach && last + P + reach <= op->c * (size_t) (k * k) * N) {
+                for (long t = 0; t < k * k; t++) {
+                    long off = (t / k - pad) * w + t % k - pad;
+                    const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
+                    s_gather_masked (d - off, keep + (size_t) t * P, P, dst);
+                }
+                continue;
+            }
             for (long ki = 0; ki < k; ki++)
                 for (long kj = 0; kj < k; kj++) {
                     float *d = dcol + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N + n * P;

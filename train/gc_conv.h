@@ -24,9 +24,10 @@
 void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                      float *col, float *keep);
 /*  dx (samples [n0, n0 + m)) = or += col2im (dcol); dcol is scratch (its
-    floats that fall in the padding are zeroed on the way). */
+    floats that fall in the padding are zeroed on the way); keep: scratch of
+    k k P floats (NULL: the run-by-run path alone). */
 void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                     float *dx, bool add);
+                     float *dx, bool add, float *keep);
 
 /*  Max pooling keeps the position of each maximum (within its plane) in
     arg, which backward routes the gradient through. */

@@ -188,7 +188,8 @@ test_chunks_and_determinism (void **state)
 
 //  The masked lowering of small "same" stride-1 planes gives the bytes of
 //  the run-by-run one (keep NULL) and of the definition, for every chunk of
-//  a batch (the first and last plane of the tensor take the other path).
+//  a batch (the planes at the tensor's ends take the other path); so does
+//  the masked gather (col2im).
 static void
 test_lowering (void **state)
 {
@@ -203,7 +204,8 @@ test_lowering (void **state)
                            .k = shapes [t].k, .stride = 1, .pad = shapes [t].k / 2 };
         size_t hw = op.h * op.w, rows = op.c * op.k * op.k;
         float *x = gc_falloc (op.c * B * hw), *a = gc_falloc (rows * B * hw);
-        float *b = gc_falloc (rows * B * hw), *keep = gc_falloc (hw);
+        float *b = gc_falloc (rows * B * hw), *keep = gc_falloc (op.k * op.k * hw);
+        float *dx = gc_falloc (op.c * B * hw), *dx2 = gc_falloc (op.c * B * hw);
         gc_rng_t rng;
         gc_rng_init (&rng, 3, t);
         s_fill (&rng, x, op.c * B * hw, 1.0f);
@@ -223,11 +225,24 @@ test_lowering (void **state)
                                                  + (size_t) (iy * (long) op.w + ix)] : 0.0f;
                             assert_true (a [(r * m + n) * hw + p] == want);
                         }
+                //  and back: the masked gather gives the run-by-run one's
+                //  bytes, written and added to
+                for (int add = 0; add < 2; add++) {
+                    s_fill (&rng, a, rows * m * hw, 1.0f);
+                    memcpy (b, a, rows * m * hw * sizeof (float));
+                    s_fill (&rng, dx, op.c * B * hw, 1.0f);
+                    memcpy (dx2, dx, op.c * B * hw * sizeof (float));
+                    gc_conv_col2im (&op, a, B, n0, m, dx, add, keep);
+                    gc_conv_col2im (&op, b, B, n0, m, dx2, add, NULL);
+                    assert_memory_equal (dx, dx2, op.c * B * hw * sizeof (float));
+                }
             }
         gc_mem_free (x);
         gc_mem_free (a);
         gc_mem_free (b);
         gc_mem_free (keep);
+        gc_mem_free (dx);
+        gc_mem_free (dx2);
     }
 }
 
