@@ -38,9 +38,12 @@ struct gc_validate_t {
     double   *factor;       /* per slot: the weight factor in force */
     uint64_t *seen;         /* per slot: validations that scored it */
     double   *rel_excess;   /* per slot: the same over S_REL_HORIZON (the relative test) */
-    double    own_rel;      /* the own model's, likewise (among the relative test's median) */
+    double   *disagree;     /* per slot: running share of held-out samples scored unlike the reference */
+    double    own_rel, own_disagree;    /* the own model's, likewise (among the medians) */
     uint64_t  own_seen;
+    double    skew;         /* the shard's label mix: distance from uniform (the relative test's floor) */
     double   *acc, *sorted;     /* per input of one call: accuracy, and sorted (grown) */
+    uint8_t  *hit;          /* per input of one call: per held-out sample, right (1) or not */
     size_t    cap;
     gc_rng_t  rng;
     uint64_t  runs;
@@ -138,7 +141,8 @@ gc_validate_new (const gc_validate_cfg_t *cfg, const gc_dataset_t *held, size_t 
     self->factor = malloc (m * sizeof *self->factor);
     self->seen = calloc (m, sizeof *self->seen);
     self->rel_excess = calloc (m, sizeof *self->rel_excess);
-    if (!self->excess || !self->factor || !self->seen || !self->rel_excess) {
+    self->disagree = calloc (m, sizeof *self->disagree);
+    if (!self->excess || !self->factor || !self->seen || !self->rel_excess || !self->disagree) {
         gc_validate_destroy (&self);
         return NULL;
     }
@@ -158,6 +162,8 @@ gc_validate_destroy (gc_validate_t **self_p)
     free (self->factor);
     free (self->seen);
     free (self->rel_excess);
+    free (self->disagree);
+    free (self->hit);
     free (self->acc);
     free (self->sorted);
     free (self);
@@ -175,29 +181,69 @@ s_reserve (gc_validate_t *self, size_t k)
     double *b = realloc (self->sorted, k * sizeof *b);
     if (b)
         self->sorted = b;
-    if (!a || !b)
+    uint8_t *c = realloc (self->hit, k * self->held->n);
+    if (c)
+        self->hit = c;
+    if (!a || !b || !c)
         return -1;
     self->cap = k;
     return 0;
 }
 
-//  Accuracy of every input on the held-out samples (a model that is not
-//  finite there: 0), and the reference: the upper median of them, an honest
-//  accuracy while honest inputs are at least half.
+//  Which held-out samples params gets right (hit, one byte each; the first
+//  largest logit, as training counts them), and how many; none when a logit
+//  is not finite (a model that is not finite there scores 0).
+static size_t
+s_hits (gc_model_t *model, const float *params, const gc_dataset_t *h, uint8_t *hit)
+{
+    size_t classes = (size_t) gc_model_n_classes (model), right = 0;
+    const float *z = gc_model_forward (model, params, h->x, h->n);
+    bool finite = true;
+    for (size_t i = 0; i < h->n * classes; i++)
+        finite &= isfinite (z [i]) != 0;
+    for (size_t r = 0; r < h->n; r++, z += classes) {
+        size_t arg = 0;
+        for (size_t c = 1; c < classes; c++)
+            if (z [c] > z [arg])
+                arg = c;
+        hit [r] = finite && arg == h->y [r];
+        right += hit [r];
+    }
+    return right;
+}
+
+//  Accuracy of every input on the held-out samples, and the reference: the
+//  upper median of them, an honest accuracy while honest inputs are at least
+//  half; *ref_j gets the first input that scored it.
 static double
-s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, size_t k)
+s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, size_t k,
+              size_t *ref_j)
 {
     const gc_dataset_t *h = self->held;
     for (size_t j = 0; j < k; j++) {
-        size_t correct = 0;
-        double l = gc_model_loss_grad (model, x [j], h->x, h->y, h->n, NULL, 1, 0, &correct);
-        self->acc [j] = isfinite (l) ? (double) correct / (double) h->n : 0.0;
+        size_t correct = s_hits (model, x [j], h, self->hit + j * h->n);
+        self->acc [j] = (double) correct / (double) h->n;
         size_t i = j;
         for (; i > 0 && self->sorted [i - 1] < self->acc [j]; i--)
             self->sorted [i] = self->sorted [i - 1];
         self->sorted [i] = self->acc [j];
     }
-    return self->sorted [(k - 1) / 2];
+    double a = self->sorted [(k - 1) / 2];
+    for (*ref_j = 0; self->acc [*ref_j] != a; (*ref_j)++)
+        ;
+    return a;
+}
+
+//  The share of held-out samples that input j scores unlike input r (one
+//  right, the other wrong): the variance of their paired difference.
+static double
+s_disagreement (const gc_validate_t *self, size_t j, size_t r)
+{
+    size_t n = self->held->n, d = 0;
+    const uint8_t *a = self->hit + j * n, *b = self->hit + r * n;
+    for (size_t i = 0; i < n; i++)
+        d += a [i] != b [i];
+    return (double) d / (double) n;
 }
 
 //  Relative test: the margin above the inputs' median running deficit past
@@ -234,36 +280,57 @@ s_ramp (double lo, double hi, double e)
     return fmin (1.0, fmax (0.0, f));
 }
 
-//  The margin t of the relative test: two standard errors of the difference
-//  of two running deficits after n validations (accuracy a on B samples:
-//  relative standard error sqrt ((1 - a) / (a B)) per validation; a running
-//  mean of n <= H values is their plain mean, variance 1 / n of one, and
-//  later b / (2 - b) with b = 1 / H; two of them, twice that), and at least
-//  twice the honest deficit level ref, so that on heterogeneous data, where
-//  honest neighbours fall short of one another by their classes, the test is
-//  no stricter than that spread.
-static double
-s_margin (double a, size_t b_samples, double ref, uint64_t n_val)
+//  The margin t of the relative test (gc_validate.h).
+double
+gc_validate_margin (double a, size_t b_samples, double disagree, double ref, double skew,
+                    uint64_t n_val)
 {
     double n = (double) b_samples, b = 1.0 / S_REL_HORIZON;
-    double miss = fmax (1.0 - a, 1.0 / n), acc = fmax (a, 1.0 / n);
+    double acc = fmax (a, 1.0 / n), d = fmax (disagree, 1.0 / n);
     double shrink = fmax (1.0 / (double) (n_val ? n_val : 1), b / (2.0 - b));
-    double se = sqrt (miss / (acc * n)) * sqrt (2.0 * shrink);
-    return fmax (S_REL_SE * se, 2.0 * ref);
+    double se = sqrt (2.0 * d * shrink / n) / acc;
+    return fmax (fmax (S_REL_SE * se, 2.0 * ref), skew);
 }
 
-//  The lower median of the call's running deficits, the own model's
-//  included: an honest level while honest inputs are at least half (own
-//  counted), as on the malicious ring (own + 2 honest + 2 Byzantine).
+double
+gc_validate_skew (const uint8_t *y, size_t n, int classes)
+{
+    if (!n || classes < 2)
+        return 0.0;
+    size_t c = (size_t) classes;
+    size_t *count = calloc (c, sizeof *count);
+    if (!count)
+        return 1.0;             /* unknown: the loosest floor, never a stricter test */
+    for (size_t i = 0; i < n; i++)
+        if (y [i] < c)
+            count [y [i]]++;
+    double tv = 0;
+    for (size_t k = 0; k < c; k++)
+        tv += fabs ((double) count [k] / (double) n - 1.0 / (double) c);
+    free (count);
+    return 0.5 * tv;
+}
+
+void
+gc_validate_set_labels (gc_validate_t *self, const gc_dataset_t *train)
+{
+    if (self && train)
+        self->skew = gc_validate_skew (train->y, train->n, train->n_classes);
+}
+
+//  The lower median over the call's inputs of a running statistic (per
+//  slot, and the own model's own): an honest level while honest inputs are
+//  at least half (own counted), as on the malicious ring (own + 2 honest + 2
+//  Byzantine), and so never above the largest honest value.
 static double
-s_deficit_median (gc_validate_t *self, const int *slot, size_t k)
+s_lower_median (gc_validate_t *self, const int *slot, size_t k, const double *per_slot, double own)
 {
     size_t m = 0;
     for (size_t j = 0; j < k; j++) {
         bool nb = s_is_slot (self, slot [j]);
         if (!nb && j)
             continue;
-        double v = nb ? self->rel_excess [slot [j]] : self->own_rel;
+        double v = nb ? per_slot [slot [j]] : own;
         size_t i = m++;
         for (; i > 0 && self->sorted [i - 1] > v; i--)
             self->sorted [i] = self->sorted [i - 1];
@@ -277,31 +344,37 @@ s_deficit_median (gc_validate_t *self, const int *slot, size_t k)
 //  factor: the lesser of the absolute test (LO, HI) and the relative one
 //  (a deficit beyond the inputs' median by more than the margin).
 static void
-s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a)
+s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a, size_t ref_j)
 {
+    bool rel = self->cfg.relative;
     for (size_t j = 0; j < k; j++) {
         bool nb = s_is_slot (self, slot [j]);
         if (!nb && j)
             continue;
         //  no input better than chance on our samples says nothing yet
         double r = ref_a > 0 ? fmax (0.0, (ref_a - self->acc [j]) / ref_a) : 0.0;
+        double d = rel ? s_disagreement (self, j, ref_j) : 0.0;
         if (nb) {
             size_t s = (size_t) slot [j];
             self->excess [s] = s_running (self->excess [s], r, ++self->seen [s], S_HORIZON);
             self->rel_excess [s] = s_running (self->rel_excess [s], r, self->seen [s], S_REL_HORIZON);
+            self->disagree [s] = s_running (self->disagree [s], d, self->seen [s], S_REL_HORIZON);
         }
-        else
+        else {
             self->own_rel = s_running (self->own_rel, r, ++self->own_seen, S_REL_HORIZON);
+            self->own_disagree = s_running (self->own_disagree, d, self->own_seen, S_REL_HORIZON);
+        }
     }
-    //  the median and margins only when the relative test is on
-    double ref = self->cfg.relative ? s_deficit_median (self, slot, k) : 0.0;
+    //  the medians and margins only when the relative test is on
+    double ref = rel ? s_lower_median (self, slot, k, self->rel_excess, self->own_rel) : 0.0;
+    double dis = rel ? s_lower_median (self, slot, k, self->disagree, self->own_disagree) : 0.0;
     for (size_t j = 1; j < k; j++) {
         if (!s_is_slot (self, slot [j]))
             continue;
         size_t s = (size_t) slot [j];
         double f = s_ramp (self->cfg.lo, self->cfg.hi, self->excess [s]);
-        if (self->cfg.relative) {
-            double t = s_margin (ref_a, self->held->n, ref, self->seen [s]);
+        if (rel) {
+            double t = gc_validate_margin (ref_a, self->held->n, dis, ref, self->skew, self->seen [s]);
             f = fmin (f, s_ramp (ref + t, ref + 2.0 * t, self->rel_excess [s]));
         }
         self->factor [s] = f;
@@ -317,8 +390,10 @@ gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x
     //  one draw per call whether or not it validates: the schedule depends
     //  on the seed and the call count only
     bool run = gc_rng_below (&self->rng, self->cfg.every) == 0;
+    size_t ref_j = 0;
     if (run && s_reserve (self, k) == 0) {
-        s_score (self, slot, k, s_accuracies (self, model, x, k));
+        double a = s_accuracies (self, model, x, k, &ref_j);
+        s_score (self, slot, k, a, ref_j);
         self->runs++;
     }
     else

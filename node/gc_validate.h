@@ -73,6 +73,23 @@ void           gc_validate_destroy (gc_validate_t **self_p);
 bool gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                         const int *slot, double *w, size_t k);
 
+/*  The labels the peer trains on (borrowed for the call only): their mix's
+    distance from uniform is the relative test's floor (gc_validate_skew). */
+void           gc_validate_set_labels (gc_validate_t *self, const gc_dataset_t *train);
+
+/*  The total variation distance of the label mix of y[0..n) from the
+    uniform one over classes, in [0, 1): 0 for a balanced shard; about
+    0.4·sqrt(classes / n) for an iid one by chance alone. */
+double gc_validate_skew (const uint8_t *y, size_t n, int classes);
+
+/*  The relative test's margin t (docs/ALGORITHMS.md, "The relative test"):
+    the largest of two standard errors of the paired difference of two
+    running deficits (accuracy a on B held-out samples, a share disagree of
+    them scored unlike the reference, n_val validations), twice the honest
+    deficit level ref, and the label skew. */
+double gc_validate_margin (double a, size_t b_samples, double disagree, double ref, double skew,
+                           uint64_t n_val);
+
 /*  A neighbour's current factor (1 before its first validation). */
 double gc_validate_factor (const gc_validate_t *self, size_t slot);
 
