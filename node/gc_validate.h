@@ -83,12 +83,11 @@ void           gc_validate_set_labels (gc_validate_t *self, const gc_dataset_t *
 double gc_validate_skew (const uint8_t *y, size_t n, int classes);
 
 /*  The relative test's margin t (docs/ALGORITHMS.md, "The relative test"):
-    the largest of two standard errors of the paired difference of two
-    running deficits (accuracy a on B held-out samples, a share disagree of
-    them scored unlike the reference, n_val validations), twice the honest
-    deficit level ref, and the label skew. */
-double gc_validate_margin (double a, size_t b_samples, double disagree, double ref, double skew,
-                           uint64_t n_val);
+    the larger of two standard errors of the paired difference of two
+    running deficits (reference accuracy a on B held-out samples, a share
+    disagree of them scored unlike the reference by the honest level's
+    input, n_val validations) and the peer's label skew. */
+double gc_validate_margin (double a, size_t b_samples, double disagree, double skew, uint64_t n_val);
 
 /*  A neighbour's current factor (1 before its first validation). */
 double gc_validate_factor (const gc_validate_t *self, size_t slot);

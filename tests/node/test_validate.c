@@ -262,9 +262,9 @@ test_skew_cases (void **state)
 }
 
 //  The relative test's margin, worked by hand from its definition
-//  max(2·sqrt(2·max(d, 1/B)·max(1/n, b/(2-b)) / B) / max(a, 1/B), 2·ref, skew),
-//  b = 1/10: which of its three terms sets it, how it narrows over the first
-//  validations and then stays (b/(2-b) = 1/19), and its floors.
+//  max(2·sqrt(2·max(d, 1/B)·max(1/n, b/(2-b)) / B) / max(a, 1/B), skew),
+//  b = 1/30: which of its two terms sets it, how it narrows over the first
+//  validations and then stays (b/(2-b) = 1/59), and its floors.
 static void
 test_margin_cases (void **state)
 {
@@ -272,30 +272,69 @@ test_margin_cases (void **state)
     static const struct {
         double   a;
         size_t   b;
-        double   disagree, ref, skew;
+        double   disagree, skew;
         uint64_t n;
         double   margin;
     } cases [] = {
-        { 0.8,  64, 0.05, 0,    0,   100, 0.022671 },   /* the standard error sets it */
-        { 0.8,  64, 0.05, 0,    0,    19, 0.022671 },   /* 1/19 = b/(2-b): already the long-run width */
-        { 0.8,  64, 0.05, 0,    0,     4, 0.049411 },   /* wider over the first validations */
-        { 0.8,  64, 0.05, 0,    0,     1, 0.098821 },
-        { 0.8,  64, 0.05, 0,    0,     0, 0.098821 },   /* none yet: as after one */
-        { 0.8,  64, 0,    0,    0,   100, 0.012674 },   /* agreeing models: one sample in B */
-        { 0.9, 256, 0.2,  0,    0,    10, 0.027778 },
-        { 0.8,  64, 0.05, 0.05, 0,   100, 0.1      },   /* twice the honest deficit level */
-        { 0.8,  64, 0.05, 0.01, 0.4, 100, 0.4      },   /* a skewed shard's label mix */
-        { 0,    64, 0.05, 0,    0,   100, 1.160762 },   /* no accuracy: one sample in B */
+        { 0.8,  64, 0.05, 0,   100, 0.012865 },   /* the standard error sets it */
+        { 0.8,  64, 0.05, 0,    59, 0.012865 },   /* 1/59 = b/(2-b): already the long-run width */
+        { 0.8,  64, 0.05, 0,     4, 0.049411 },   /* wider over the first validations */
+        { 0.8,  64, 0.05, 0,     1, 0.098821 },
+        { 0.8,  64, 0.05, 0,     0, 0.098821 },   /* none yet: as after one */
+        { 0.8,  64, 0,    0,   100, 0.007192 },   /* agreeing models: one sample in B */
+        { 0.9, 256, 0.2,  0,    10, 0.027778 },
+        { 0.8,  64, 0.05, 0.4, 100, 0.4      },   /* a skewed shard's label mix */
+        { 0.8,  64, 0.05, 0.01, 100, 0.012865 },  /* an iid shard's: the noise sets it */
+        { 0,    64, 0.05, 0,   100, 0.658710 },   /* no accuracy: one sample in B */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
-        double got = gc_validate_margin (cases [i].a, cases [i].b, cases [i].disagree, cases [i].ref,
-                                         cases [i].skew, cases [i].n);
+        double got = gc_validate_margin (cases [i].a, cases [i].b, cases [i].disagree, cases [i].skew,
+                                         cases [i].n);
         if (fabs (got - cases [i].margin) > 1e-6)
             fail_msg ("margin case %zu: %.6f, expected %.6f", i, got, cases [i].margin);
     }
-    //  the noisier the honest pairs, the wider; never narrower than its floors
-    assert_true (gc_validate_margin (0.8, 64, 0.2, 0, 0, 100) > gc_validate_margin (0.8, 64, 0.1, 0, 0, 100));
-    assert_true (gc_validate_margin (0.8, 64, 0.2, 0.3, 0.2, 100) >= 0.6);
+    //  the noisier the honest pairs, the wider; never narrower than the skew
+    assert_true (gc_validate_margin (0.8, 64, 0.2, 0, 100) > gc_validate_margin (0.8, 64, 0.1, 0, 100));
+    assert_true (gc_validate_margin (0.8, 64, 0.2, 0.6, 100) == 0.6);
+}
+
+//  A neighbour the relative test cut comes back only at full weight once it
+//  is as good as the others again: its factor goes from 0 straight to 1, never
+//  up the ramp (an attacker that keeps its shortfall just past the margin
+//  gets nothing), and it does come back.
+static void
+test_cut_returns_whole (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    float *mild = s_mild (&f);
+    gc_validate_cfg_t cfg;
+    assert_int_equal (gc_validate_parse ("64:1:0.5:0.9:1", "guard", &cfg, NULL), 0);
+    gc_validate_t *v = gc_validate_new (&cfg, &f.held, 4, 9);
+    assert_non_null (v);
+    const float *x [5] = { f.own, f.honest, f.honest, mild, mild };
+    int slot [5] = { -1, 0, 1, 2, 3 };
+    for (int call = 0; call < 12; call++) {
+        double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+        gc_validate_weigh (v, f.model, x, slot, w, 5);
+    }
+    assert_true (gc_validate_factor (v, 2) == 0.0);
+    x [3] = f.honest;                   /* neighbour 2 mends its ways, 3 does not */
+    int back = -1;
+    for (int call = 0; call < 400 && back < 0; call++) {
+        double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+        gc_validate_weigh (v, f.model, x, slot, w, 5);
+        double g = gc_validate_factor (v, 2);
+        assert_true (g == 0.0 || g == 1.0);
+        if (g == 1.0)
+            back = call;
+    }
+    assert_true (back > 0);
+    assert_true (gc_validate_factor (v, 3) == 0.0);
+    gc_validate_destroy (&v);
+    gc_mem_free (mild);
+    s_fix_fini (&f);
 }
 
 //  A peer whose labels are skewed keeps neighbours that fall as far short as
@@ -462,6 +501,7 @@ main (void)
         cmocka_unit_test (test_skew_cases),
         cmocka_unit_test (test_margin_cases),
         cmocka_unit_test (test_skew_keeps_heterogeneous),
+        cmocka_unit_test (test_cut_returns_whole),
         cmocka_unit_test (test_deterministic_schedule),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_engine_deterministic),
