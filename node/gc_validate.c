@@ -55,7 +55,7 @@ gc_validate_parse (const char *spec, const char *aggregator, gc_validate_cfg_t *
                    gc_err_t *err)
 {
     *cfg = (gc_validate_cfg_t) { GC_VALIDATE_DEFAULT_SAMPLES, GC_VALIDATE_DEFAULT_EVERY,
-                                 GC_VALIDATE_DEFAULT_LO, GC_VALIDATE_DEFAULT_HI, false };
+                                 GC_VALIDATE_DEFAULT_LO, GC_VALIDATE_DEFAULT_HI, true };
     if (!spec || !*spec || !strcmp (spec, "auto")) {
         //  on with the default defence only: other rules keep their published behaviour
         if (!aggregator || strncmp (aggregator, "guard", 5) || (aggregator [5] && aggregator [5] != ':'))
@@ -72,7 +72,7 @@ gc_validate_parse (const char *spec, const char *aggregator, gc_validate_cfg_t *
     if (t.n > 5)
         return gc_err_set (err, GC_E_CONFIG, "gossip/validate '%s': expected auto, off or "
                            "B[:R[:LO[:HI[:REL]]]]", spec);
-    long b = 0, r = GC_VALIDATE_DEFAULT_EVERY, rel = 0;
+    long b = 0, r = GC_VALIDATE_DEFAULT_EVERY, rel = 1;
     if (gc_parse_long (t.tok [0], S_MIN_SAMPLES, 65536, &b, "gossip/validate samples B", err)
     ||  (t.n > 1 && gc_parse_long (t.tok [1], 1, 1000000, &r, "gossip/validate rounds R", err))
     ||  (t.n > 2 && gc_parse_double (t.tok [2], 0, 1, &cfg->lo, "gossip/validate LO", err))

@@ -12,13 +12,13 @@
     again, so the inputs kept share what it loses. docs/ALGORITHMS.md, "Guard", has the exact rule.
 
     Spec (`gossip/validate`):
-      auto     on with B = 64, R = 10 when the aggregator is guard, else off
+      auto     64:10:0.5:0.9:1 when the aggregator is guard, else off
       off | 0  off
       B[:R[:LO[:HI[:REL]]]]
                B held-out samples (8..65536), validated about every R rounds
                (1..1000000; default 10); absolute thresholds LO, HI (0.5, 0.9);
-               REL 0 (default) or 1: the relative test off or on (it cut
-               honest neighbours on Dirichlet 0.5: docs/RESULTS.md, table 1r-guard)
+               REL 1 (default) or 0: the relative test on or off
+               (docs/ALGORITHMS.md, "The relative test")
     The held-out part is at most an eighth of the shard; below 8 samples
     validation is off. The engine only validates a model it trains (not
     kind external). */

@@ -1,8 +1,9 @@
 /*  Local validation (node/gc_validate): a neighbour whose model does much
     worse on the held-out samples loses its weight to the peer's own model, honest ones keep
     theirs; one only somewhat worse than the inputs' median loses it to the relative test
-    (REL = 1; the default, REL = 0, keeps it); the held-out split and the schedule are deterministic; bad specs
-    name gossip/validate. */
+    (REL = 1, the default; REL = 0 keeps it) unless the peer's own labels are as skewed, and
+    comes back only at full weight; the held-out split and the schedule are deterministic;
+    bad specs name gossip/validate. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -208,7 +209,7 @@ s_factors (s_fix_t *f, const char *spec, const gc_dataset_t *labels, const float
 //  The relative test (the malicious ring's case: own, two honest, two
 //  attackers): neighbours whose models fall short of the others by 15-40 %
 //  on the held-out samples, far inside the absolute LO = 0.5, lose their
-//  weight with the test on and keep it with REL = 0; the honest keep theirs.
+//  weight with the test on (the default) and keep it with REL = 0; the honest keep theirs.
 static void
 test_relative_deficit (void **state)
 {
@@ -220,7 +221,7 @@ test_relative_deficit (void **state)
     int slot [5] = { -1, 0, 1, 2, 3 };
     double factor [2][4];
     for (int rel = 0; rel < 2; rel++)
-        s_factors (&f, rel ? "64:1:0.5:0.9:1" : "64:1", NULL, x, slot, factor [rel]);
+        s_factors (&f, rel ? "64:1" : "64:1:0.5:0.9:0", NULL, x, slot, factor [rel]);
     for (size_t s = 0; s < 4; s++)
         assert_true (factor [0][s] == 1.0);             /* the absolute test alone */
     assert_true (factor [1][0] == 1.0 && factor [1][1] == 1.0);
@@ -413,6 +414,7 @@ test_specs (void **state)
     assert_int_equal (gc_validate_parse ("auto", "guard", &cfg, NULL), 0);
     assert_int_equal (cfg.samples, GC_VALIDATE_DEFAULT_SAMPLES);
     assert_int_equal (cfg.every, GC_VALIDATE_DEFAULT_EVERY);
+    assert_true (cfg.relative);             /* the relative test is the default's */
     assert_int_equal (gc_validate_parse (NULL, "guard:2:200:0.15:0.3", &cfg, NULL), 0);
     assert_int_equal (cfg.samples, GC_VALIDATE_DEFAULT_SAMPLES);
     //  auto is off with other rules, off and 0 always
