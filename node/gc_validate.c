@@ -14,7 +14,12 @@
       only, and a factor is kept in between: the cost is B forward passes
       per input every R rounds.
     - The factor follows a running mean of the relative deficit over the
-      last few validations, which smooths the fixed held-out set's noise. */
+      last few validations, which smooths the fixed held-out set's noise.
+    - The relative test (on by default) compares a neighbour's longer running
+      deficit with the honest level's (a lower median), beyond a margin that
+      follows the honest spread: the paired noise of the honest level on
+      the same samples, or the peer's own label skew, neither of which an
+      attacker among the inputs can widen (gc_validate_margin). */
 #include "gc_validate.h"
 
 #include <math.h>
