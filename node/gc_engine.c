@@ -180,6 +180,7 @@ s_build_validator (gc_engine_t *self, gc_err_t *err)
         return 0;
     uint64_t seed = gc_seed_derive (self->cfg.seed, 0x7A11D80 + self->cfg.self);
     self->learn.validate = gc_validate_new (&self->learn.vcfg, &self->learn.held, self->n_in, seed);
+    gc_validate_set_labels (self->learn.validate, &self->learn.rest);
     return self->learn.validate ? 0 : gc_err_set (err, GC_E_NOMEM, "gossip/validate: out of memory");
 }
 
