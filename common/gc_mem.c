@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__linux__)
+#   include <sys/mman.h>
+#endif
 
 void
 gc_wipe (void *p, size_t n)
@@ -33,6 +36,28 @@ gc_falloc (size_t n)
     if (n > SIZE_MAX / sizeof (float))
         return NULL;
     return (float *) gc_aligned_alloc (n * sizeof (float));
+}
+
+#define S_HUGE (2u << 20)
+
+float *
+gc_falloc_rows (size_t n)
+{
+    if (n > (SIZE_MAX - S_HUGE) / sizeof (float))
+        return NULL;
+    size_t bytes = n * sizeof (float);
+    if (bytes < S_HUGE)
+        return gc_falloc (n);
+    size_t rounded = (bytes + S_HUGE - 1) / S_HUGE * S_HUGE;
+    float *p = aligned_alloc (S_HUGE, rounded);
+    if (!p)
+        return NULL;
+#if defined(MADV_HUGEPAGE)
+    //  Advice only: without THP (or another OS) the pages stay 4 kB.
+    (void) madvise (p, rounded, MADV_HUGEPAGE);
+#endif
+    memset (p, 0, rounded);
+    return p;
 }
 
 void
