@@ -16,17 +16,31 @@ gc_wipe (void *p, size_t n)
         explicit_bzero (p, n);
 }
 
+#define S_HUGE ((size_t) 2 << 20)
+
 void *
 gc_aligned_alloc (size_t n)
 {
-    if (n > SIZE_MAX - GC_ALIGN)
+    if (n > SIZE_MAX - S_HUGE)
         return NULL;
-    size_t rounded = (n + GC_ALIGN - 1) / GC_ALIGN * GC_ALIGN;
+    //  From 2 MB up: on 2 MB boundaries, offered for transparent huge pages
+    //  (gc_mem.h says why).
+    size_t align = n >= S_HUGE ? S_HUGE : GC_ALIGN;
+    size_t rounded = (n + align - 1) / align * align;
     if (rounded == 0)
         rounded = GC_ALIGN;
-    void *p = aligned_alloc (GC_ALIGN, rounded);
-    if (p)
-        memset (p, 0, rounded);
+    //  Zeroed to the next 64 bytes (what vector tails may read), not to the
+    //  next 2 MB, which would make the kernel commit pages nobody uses.
+    size_t used = (n + GC_ALIGN - 1) / GC_ALIGN * GC_ALIGN;
+    void *p = aligned_alloc (align, rounded);
+    if (!p)
+        return NULL;
+#if defined(MADV_HUGEPAGE)
+    //  Advice only: without THP (or where it is off) the pages stay 4 kB.
+    if (align == S_HUGE)
+        (void) madvise (p, rounded, MADV_HUGEPAGE);
+#endif
+    memset (p, 0, used ? used : GC_ALIGN);
     return p;
 }
 
@@ -36,28 +50,6 @@ gc_falloc (size_t n)
     if (n > SIZE_MAX / sizeof (float))
         return NULL;
     return (float *) gc_aligned_alloc (n * sizeof (float));
-}
-
-#define S_HUGE (2u << 20)
-
-float *
-gc_falloc_rows (size_t n)
-{
-    if (n > (SIZE_MAX - S_HUGE) / sizeof (float))
-        return NULL;
-    size_t bytes = n * sizeof (float);
-    if (bytes < S_HUGE)
-        return gc_falloc (n);
-    size_t rounded = (bytes + S_HUGE - 1) / S_HUGE * S_HUGE;
-    float *p = aligned_alloc (S_HUGE, rounded);
-    if (!p)
-        return NULL;
-#if defined(MADV_HUGEPAGE)
-    //  Advice only: without THP (or another OS) the pages stay 4 kB.
-    (void) madvise (p, rounded, MADV_HUGEPAGE);
-#endif
-    memset (p, 0, rounded);
-    return p;
 }
 
 void

@@ -72,7 +72,7 @@ s_load_split (const char *dir, const char *images_name, const char *labels_name,
         out->height = images.dims [1];
         out->width = images.dims [2];
         out->n_classes = 10;
-        out->x = gc_falloc_rows (images.count);
+        out->x = gc_falloc (images.count);
         out->y = malloc (out->n);
         if (!out->x || !out->y)
             rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", ipath);
@@ -156,7 +156,7 @@ s_load_npy_split (const char *dir, const char *prefix, gc_dataset_t *out, int *m
         out->channels = x.ndim == 4 ? x.shape [1] : x.ndim == 3 ? 1 : out->dim;
         out->height = x.ndim >= 3 ? x.shape [x.ndim - 2] : 1;
         out->width = x.ndim >= 3 ? x.shape [x.ndim - 1] : 1;
-        out->x = gc_falloc_rows (x.count);
+        out->x = gc_falloc (x.count);
         out->y = malloc (out->n);
         if (!out->x || !out->y)
             rc = gc_err_set (err, GC_E_NOMEM, "%s: out of memory", xpath);
@@ -284,7 +284,7 @@ gc_dataset_synthetic (uint64_t seed, size_t n_train, size_t n_test, size_t dim,
         splits [s]->height = 1;
         splits [s]->width = 1;
         splits [s]->n_classes = n_classes;
-        splits [s]->x = gc_falloc_rows (sizes [s] * dim);
+        splits [s]->x = gc_falloc (sizes [s] * dim);
         splits [s]->y = malloc (sizes [s]);
         if (!splits [s]->x || !splits [s]->y)
             rc = gc_err_set (err, GC_E_NOMEM, "synthetic data: out of memory");
@@ -341,7 +341,7 @@ gc_dataset_subset (const gc_dataset_t *src, const uint32_t *idx, size_t count,
     out->height = src->height;
     out->width = src->width;
     out->n_classes = src->n_classes;
-    out->x = gc_falloc_rows ((count ? count : 1) * src->dim);
+    out->x = gc_falloc ((count ? count : 1) * src->dim);
     out->y = malloc (count ? count : 1);
     if (!out->x || !out->y) {
         gc_dataset_free (out);
