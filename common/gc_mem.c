@@ -1,5 +1,7 @@
 #include "gc_mem.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,21 @@ gc_wipe (void *p, size_t n)
 }
 
 #define S_HUGE ((size_t) 2 << 20)
+
+//  GC_HUGEPAGES=0 in the environment: no huge-page advice (as gcsim's
+//  re-execution honours it), read once.
+static bool
+s_huge_wanted (void)
+{
+    static _Atomic int wanted = -1;
+    int w = atomic_load_explicit (&wanted, memory_order_relaxed);
+    if (w < 0) {
+        const char *v = getenv ("GC_HUGEPAGES");
+        w = !(v && !strcmp (v, "0"));
+        atomic_store_explicit (&wanted, w, memory_order_relaxed);
+    }
+    return w;
+}
 
 void *
 gc_aligned_alloc (size_t n)
@@ -37,7 +54,7 @@ gc_aligned_alloc (size_t n)
         return NULL;
 #if defined(MADV_HUGEPAGE)
     //  Advice only: without THP (or where it is off) the pages stay 4 kB.
-    if (align == S_HUGE)
+    if (align == S_HUGE && s_huge_wanted ())
         (void) madvise (p, rounded, MADV_HUGEPAGE);
 #endif
     memset (p, 0, used ? used : GC_ALIGN);

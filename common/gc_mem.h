@@ -11,7 +11,8 @@
     Release with gc_mem_free. From 2 MB up the buffer is placed on 2 MB
     boundaries and offered to the kernel for transparent huge pages
     (madvise MADV_HUGEPAGE, which the default THP setting "madvise" waits
-    for; elsewhere it is only aligned). The kernels stream through such
+    for; elsewhere, or with GC_HUGEPAGES=0 in the environment, it is only
+    aligned). The kernels stream through such
     buffers, many side by side (16 inputs of the robust rules) or a few rows
     at a time in random order (a dataset, by the sampler): on 4 kB pages each
     stream takes a TLB miss per page and the hardware prefetchers stop at
