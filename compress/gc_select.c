@@ -158,10 +158,13 @@ static size_t
 s_trim (uint32_t *idx, float *val, size_t n, uint32_t t, size_t above, size_t k)
 {
     size_t ties = k - above, o = 0;
+    //  Bitwise, not ||: most candidates are above t, some not, in no order,
+    //  and a branch on it mispredicted.
     for (size_t i = 0; i < n; i++) {
         uint32_t key = s_key (val [i]);
-        bool take = key > t || (key == t && ties > 0);
-        ties -= key == t && ties > 0;
+        size_t tie = (size_t) (key == t) & (size_t) (ties > 0);
+        size_t take = (size_t) (key > t) | tie;
+        ties -= tie;
         idx [o] = idx [i];
         val [o] = val [i];
         o += take;

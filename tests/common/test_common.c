@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gc_layout.h"
+#include "gc_mem.h"
 #include "gc_parse.h"
 #include "gc_rng.h"
 #include "gc_vec.h"
@@ -200,11 +201,38 @@ test_vec_advance_is_sub_then_copy (void **state)
     assert_memory_equal (prev, x, sizeof x);
 }
 
+//  Numeric buffers: zeroed, writable to the end, 2 MB aligned from 2 MB up
+//  (so that huge pages can back them), 64-byte aligned below; no size
+//  overflow.
+static void
+test_falloc_aligned_and_zeroed (void **state)
+{
+    const size_t sizes [] = { 0, 1, 1000, (2u << 20) / 4 - 1, (2u << 20) / 4, 3 * 784 * 1000 + 7 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes [0]; s++) {
+        size_t n = sizes [s];
+        float *p = gc_falloc (n);
+        assert_non_null (p);
+        uintptr_t a = (uintptr_t) p;
+        assert_int_equal (a % (n * sizeof (float) >= (2u << 20) ? (2u << 20) : GC_ALIGN), 0);
+        size_t nonzero = 0;
+        for (size_t i = 0; i < n; i++)
+            nonzero += p [i] != 0.0f;
+        assert_int_equal (nonzero, 0);
+        if (n)
+            p [n - 1] = 1.0f;
+        gc_mem_free (p);
+    }
+    assert_null (gc_falloc (SIZE_MAX / 4));
+    assert_null (gc_falloc (SIZE_MAX));
+    assert_null (gc_aligned_alloc (SIZE_MAX - 100));
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_vec_advance_is_sub_then_copy),
+        cmocka_unit_test (test_falloc_aligned_and_zeroed),
         cmocka_unit_test (test_rng_reproducible_and_streams_differ),
         cmocka_unit_test (test_rng_below_is_in_range_and_uniform),
         cmocka_unit_test (test_rng_normal_and_gamma_moments),
