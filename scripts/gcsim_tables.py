@@ -210,7 +210,7 @@ T1_VARIANTS = {
     #   table 1 with the LeNet-style CNN (issue 18): its setting, fewer rules and rows, one seed
     "1c": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": T1_ROUNDS, "schedule": None,
            "splits": ["iid"], "defence_splits": ["dirichlet:0.5"], "defence_split_seeds": [1],
-           "rows": "cnn", "honest": None, "model": "cnn:lenet",
+           "rows": "cnn", "honest": None, "model": "cnn:lenet", "test_samples": 2000,
            "aggregators": ["mean", "cwtm:1", "gm", "scclip", "nnm+cwtm:1", "guard"],
            "seeds": [1]},
 }
@@ -245,6 +245,8 @@ def t1_scenario(split, aggregator, attack, omniscient, skip_crypto=True, variant
     train = {"split": split, "rounds": v["rounds"], "local_steps": 1, "batch": 32}
     if v.get("model"):
         train["model"] = v["model"]
+    if v.get("test_samples"):
+        train["test_samples"] = v["test_samples"]
     if v["schedule"]:
         train["schedule"] = v["schedule"]
     sections = {
@@ -292,7 +294,8 @@ def t1_text(variant):
     else:
         graph = ["16 peers on a 4x4 torus; peers 0, 1, 10, 11 Byzantine (every honest peer has exactly one Byzantine",
                  "neighbour out of four).",
-                 "Cell: honest peers' final test accuracy, mean / min, on the 10 000 test images."]
+                 "Cell: honest peers' final test accuracy, mean / min, on the "
+                 + (f"first {v['test_samples']} test images." if v.get("test_samples") else "10 000 test images.")]
     model = f"the CNN `{v['model']}`" if v.get("model") else "MLP 784-256-128-10"
     return graph + [
         f"Fashion-MNIST, {model}, batch 32, one local step per round, {v['rounds']} rounds with {sched},",
