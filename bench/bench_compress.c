@@ -6,11 +6,13 @@
     compress and for decompress_add alike (for the decoder that is the
     dense-equivalent output). Inputs are N(0, 1) floats. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gc_bench.h"
 #include "gc_compressor.h"
 #include "gc_ec.h"
+#include "gc_lgc_codec.h"
 #include "gc_mem.h"
 #include "gc_model.h"
 #include "gc_optim.h"
@@ -229,6 +231,71 @@ s_decide (void *arg)
             gc_bench_sink (1);
 }
 
+//  ---- LGC's codec: one round's encode + decode against one training step ----
+
+typedef struct {
+    gc_lgc_codec_t *codec;
+    const float    *v;
+    size_t          n;
+    uint8_t        *scales, *codes;
+    float          *out;
+} s_lgc_ctx_t;
+
+static void
+s_lgc_round (void *arg)
+{
+    s_lgc_ctx_t *c = arg;
+    gc_lgc_codec_encode (c->codec, c->v, c->n, c->scales, c->codes);
+    gc_lgc_codec_decode (c->codec, c->scales, c->codes, c->n, c->out);
+    gc_bench_sink (c->out [0]);
+}
+
+static void
+s_lgc_train (void *arg)
+{
+    s_lgc_ctx_t *c = arg;
+    gc_bench_sink (gc_lgc_codec_train (c->codec, c->v, c->n, 1e-3f));
+}
+
+//  The values top-k 1 % selects of the MLP (k of n), encoded once and
+//  decoded once per round (the sender's own decode for error feedback; each
+//  receiver decodes once more), m = 8; and one training step of the codec
+//  on them (phase one only).
+static int
+s_lgc (const gc_bench_opts_t *opts, double step, size_t n_params)
+{
+    size_t k = (size_t) (0.01 * (double) n_params + 0.5);     /* top-k's k at 1 % */
+    s_lgc_ctx_t c = { .codec = gc_lgc_codec_new (8, 1, NULL), .n = k };
+    float *v = gc_falloc (k);
+    c.out = gc_falloc (k);
+    c.scales = malloc (gc_lgc_code_bytes (k, 8));
+    c.codes = c.scales ? c.scales + 2 * gc_lgc_chunks (k) : NULL;
+    int rc = 0;
+    if (c.codec && v && c.out && c.scales) {
+        gc_rng_t rng;
+        gc_rng_init (&rng, 5, 0);
+        gc_rng_fill_normal (&rng, v, k, 0.0f, 1e-2f);
+        c.v = v;
+        double round = gc_bench_time_best (s_lgc_round, &c, 5, opts->min_time);
+        double train = gc_bench_time_best (s_lgc_train, &c, 5, opts->min_time);
+        char extra [160];
+        snprintf (extra, sizeof extra, "\"values\":%zu,\"m\":8,\"per_round_us\":%.2f,\"step_us\":%.2f",
+                  k, round * 1e6, step * 1e6);
+        gc_bench_emit (opts, "lgc_encode_fraction_of_step", round / step, "x", extra);
+        snprintf (extra, sizeof extra, "\"values\":%zu,\"m\":8,\"per_step_us\":%.2f", k, train * 1e6);
+        gc_bench_emit (opts, "lgc_train_fraction_of_step", train / step, "x", extra);
+    }
+    else {
+        fprintf (stderr, "gcbench compress: out of memory for the lgc codec\n");
+        rc = 1;
+    }
+    gc_lgc_codec_destroy (&c.codec);
+    gc_mem_free (v);
+    gc_mem_free (c.out);
+    free (c.scales);
+    return rc;
+}
+
 //  The default model (MLP 784-256-128-10), a step of batch 32 (a round is
 //  4 of them by default); each policy over top-k 1 % decides on N(0, 1)
 //  updates of the model's size, per round over ten rounds. lgreco:every=1
@@ -284,6 +351,7 @@ s_policies (const gc_bench_opts_t *opts)
         gc_bench_emit (opts, name, d / step, "x", extra);
         gc_policy_destroy (&c.policy);
     }
+    rc |= s_lgc (opts, step, n);
 done:
     gc_compressor_destroy (&comp);
     gc_mem_free (u);

@@ -59,7 +59,8 @@
     X (NONFINITE, 34, "nonfinite", "input holds NaN or Inf") \
     X (WEIGHTS,  35, "weights",   "weights negative, non-finite or all zero") \
     X (COLLISION, 36, "collision", "two keys share a peer id") \
-    X (STOPPED,   37, "stopped",   "stopped by a signal or a stop request")
+    X (STOPPED,   37, "stopped",   "stopped by a signal or a stop request") \
+    X (CODEC,     38, "codec",     "payload names an LGC codec the receiver does not hold")
 
 #define GC_ERR_ENUM_(id, n, name, what) GC_E_##id = n,
 typedef enum {

@@ -52,6 +52,11 @@ struct gc_compressor_t {
     uint32_t     levels;            /* qsgd */
     uint32_t     bucket;            /* qsgd, sign (0 = layer) */
     uint32_t     rank;              /* powersgd */
+    uint32_t     lgc_m;             /* lgc: code size, warm-up rounds, steps a round, rate */
+    uint32_t     lgc_warmup;
+    uint32_t     lgc_steps;
+    float        lgc_lr;
+    float        lgc_poison;        /* lgc: > 0 publishes a hostile codec (experiments) */
     //  State.
     gc_select_t *select;            /* topk, threshold */
     float      **qt;                /* powersgd: per matrix layer, rank x cols warm start */
@@ -61,6 +66,9 @@ struct gc_compressor_t {
     size_t       bitmap_words;
     float       *fscratch;          /* powersgd / qsgd scratch */
     size_t       fscratch_len;
+    struct gc_lgc_codec_t *lgc;     /* lgc: the peer's codec (trains, then frozen) */
+    uint64_t     lgc_calls;         /* lgc: encodes so far (phase one: < lgc_warmup) */
+    uint32_t     lgc_announce;      /* lgc: payloads still to carry the decoder */
 };
 
 /*  Compress layers [lo, hi) of x into out (reset first), header flags as

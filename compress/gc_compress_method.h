@@ -69,7 +69,7 @@ const gc_compress_method_t *gc_compress_method_by_id (int wire_id);
 /*  The methods' definitions (one file each). */
 extern const gc_compress_method_t gc_method_none, gc_method_fp16, gc_method_topk,
        gc_method_randk, gc_method_threshold, gc_method_qsgd, gc_method_sign,
-       gc_method_powersgd, gc_method_lbs;
+       gc_method_powersgd, gc_method_lgc, gc_method_lbs;
 
 /*  ---- helpers the methods' parsers share (gc_compressor.c) ---- */
 

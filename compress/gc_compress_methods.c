@@ -15,6 +15,7 @@ const gc_compress_method_t *const gc_compress_methods [] = {
     &gc_method_qsgd,
     &gc_method_sign,
     &gc_method_powersgd,
+    &gc_method_lgc,
     &gc_method_lbs,
     NULL
 };

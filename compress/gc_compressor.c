@@ -249,7 +249,8 @@ s_ratio_owner (const gc_compressor_t *self)
     gc_compressor_t *c = (gc_compressor_t *) self;
     if (c->lbs)
         c = gc_lbs_inner (c->lbs);
-    return c->method == GC_METHOD_TOPK || c->method == GC_METHOD_RANDK ? c : NULL;
+    return c->method == GC_METHOD_TOPK || c->method == GC_METHOD_RANDK || c->method == GC_METHOD_LGC
+         ? c : NULL;
 }
 
 double

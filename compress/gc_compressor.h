@@ -21,6 +21,8 @@
       qsgd[:LEVELS=16][:bucket=512]
       sign[:bucket=0]              0 = one scale per layer
       powersgd[:RANK=2][:fp32|fp16]
+      lgc[:RATIO=0.01][:M=8][:warmup=100][:steps=2][:lr=0.003][:poison=0]
+                                   top-k whose values travel as learned codes
       lbs[:budget=0.25][:maxage=8][:keep=0.5]:INNER
                                    INNER is any spec above but lbs
 
@@ -110,11 +112,40 @@ int  gc_payload_decompress_add (const uint8_t *payload, size_t len,
 int  gc_payload_decode_onto (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                              const float *base, float *out, gc_err_t *err);
 
+/*  ---- LGC (docs/ALGORITHMS.md, "Learned Gradient Compression in gossip") ---- */
+
+typedef struct gc_lgc_codec_t gc_lgc_codec_t;
+
+/*  The decoder an lgc compressor encodes with, once it has one (after its
+    warm-up); NULL before and for every other method. A keyframe carries it
+    (gc_payload_attach_codec), and the sender's own decode uses it. */
+gc_lgc_codec_t *gc_compressor_codec (const gc_compressor_t *self);
+
+/*  gc_payload_decompress_add and gc_payload_decode_onto with the decoder
+    held of the payload's sender (NULL: none). An lgc section is decoded
+    only with a codec whose id is the payload's: otherwise -1 with GC_E_CODEC
+    (not a malformed payload: the receiver lacks the codec, a gap). */
+int  gc_payload_decompress_add_with (const uint8_t *payload, size_t len,
+                                     const gc_layout_t *layout, const gc_lgc_codec_t *codec,
+                                     float *into, gc_err_t *err);
+int  gc_payload_decode_onto_with (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                                  const gc_lgc_codec_t *codec, const float *base, float *out,
+                                  gc_err_t *err);
+/*  The codec id an lgc payload's header names (its sections need that
+    decoder), or 0 for any other payload or a header too short to tell. */
+uint64_t gc_payload_codec_id (const uint8_t *payload, size_t len);
+/*  The decoder a payload carries (GC_PAYLOAD_FLAG_CODEC), loaded after the
+    payload's validation; NULL with err->code 0 when it carries none, NULL
+    with err on a malformed payload or blob. */
+gc_lgc_codec_t *gc_payload_codec (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                                  gc_err_t *err);
+
 /*  Payload header fields, after the same validation (for logs, counters). */
 typedef struct {
     int      method;        /* gc_method_t in gc_payload.h */
     bool     exact;         /* LIEC synchronisation payload */
     bool     lbs;           /* sections cover an LBS window only */
+    bool     codec;         /* carries an LGC decoder blob */
     size_t   n_sections;
     uint64_t seed;
 } gc_payload_info_t;

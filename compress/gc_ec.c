@@ -158,7 +158,8 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
             gc_policy_note_sent (self->policy, out->len);
         if (sent) {
             gc_vec_zero (sent, n);
-            return gc_payload_apply (out->data, out->len, self->layout, sent, 1.0f, err);
+            return gc_payload_apply_codec (out->data, out->len, self->layout,
+                                           gc_compressor_codec (self->comp), sent, 1.0f, err);
         }
         return 0;
     }
@@ -198,13 +199,15 @@ gc_ec_step (gc_ec_t *self, const float *update, uint64_t round, gc_buf_t *out,
         return -1;
     if (self->policy)
         gc_policy_note_sent (self->policy, out->len);
-    //  e <- v - q, with q decoded from the payload itself.
+    //  e <- v - q, with q decoded from the payload itself (lgc: with the
+    //  sender's own decoder, the one its neighbours hold).
+    const gc_lgc_codec_t *codec = gc_compressor_codec (self->comp);
     if (sent) {
         gc_vec_zero (sent, n);
-        if (gc_payload_apply (out->data, out->len, self->layout, sent, 1.0f, err))
+        if (gc_payload_apply_codec (out->data, out->len, self->layout, codec, sent, 1.0f, err))
             return -1;
     }
-    if (gc_payload_apply (out->data, out->len, self->layout, v, -1.0f, err))
+    if (gc_payload_apply_codec (out->data, out->len, self->layout, codec, v, -1.0f, err))
         return -1;
     gc_vec_copy (self->e, v, n);       /* keeps gc_ec_residual's pointer stable */
     return 0;

@@ -24,6 +24,7 @@
 /*  Header flags. */
 #define GC_PAYLOAD_FLAG_EXACT    0x01   /* LIEC synchronisation: dense fp32 of u + e */
 #define GC_PAYLOAD_FLAG_LBS      0x02   /* sections cover an LBS window */
+#define GC_PAYLOAD_FLAG_CODEC    0x04   /* an LGC decoder blob follows the header */
 
 /*  Hard limits the decoder enforces (they bound a hostile payload's cost). */
 #define GC_POWERSGD_MAX_RANK     64
@@ -38,6 +39,7 @@ typedef enum {
     GC_METHOD_QSGD = 5,
     GC_METHOD_SIGN = 6,
     GC_METHOD_POWERSGD = 7,
+    GC_METHOD_LGC = 8,
     GC_METHOD_COUNT
 } gc_method_t;
 
@@ -49,6 +51,7 @@ typedef enum {
     GC_ENC_QSGD = 4,
     GC_ENC_SIGN = 5,
     GC_ENC_LOWRANK = 6,
+    GC_ENC_LGC = 7,
     GC_ENC_COUNT
 } gc_encoding_t;
 
@@ -152,6 +155,18 @@ int      gc_payload_sparse_section (gc_buf_t *out, const gc_layout_t *layout, si
 int      gc_payload_dense_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
                                    const float *x, int valfmt, gc_err_t *err);
 
+/*  Append an LGC section for layer `layer`: the varint indices of idx[]
+    (as a sparse section), the codec's scales and codes of |val[]| and the
+    signs of val[] as bits, nnz > 0. The codec must encode. */
+typedef struct gc_lgc_codec_t gc_lgc_codec_t;
+int      gc_payload_lgc_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
+                                 const uint32_t *idx, const float *val, size_t nnz,
+                                 uint32_t base, const gc_lgc_codec_t *codec, gc_err_t *err);
+/*  Insert the codec's decoder blob right after the header of the payload
+    in out (u32 length, then the blob) and set GC_PAYLOAD_FLAG_CODEC: how
+    LGC payloads and keyframes carry a decoder to the receivers. */
+int      gc_payload_attach_codec (gc_buf_t *out, const gc_lgc_codec_t *codec, gc_err_t *err);
+
 /*  A whole dense payload (method none/fp16, flags as given). */
 int      gc_payload_encode_dense (gc_buf_t *out, const gc_layout_t *layout, const float *x,
                                   int method, int valfmt, uint8_t flags, gc_err_t *err);
@@ -162,5 +177,9 @@ int      gc_payload_encode_dense (gc_buf_t *out, const gc_layout_t *layout, cons
     feedback subtract what was sent without a second buffer). */
 int      gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                            float *into, float alpha, gc_err_t *err);
+/*  The same, LGC sections decoded with codec (the sender's; NULL: none). */
+int      gc_payload_apply_codec (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                                 const gc_lgc_codec_t *codec, float *into, float alpha,
+                                 gc_err_t *err);
 
 #endif

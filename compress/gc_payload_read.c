@@ -13,6 +13,7 @@
 #include "gc_compress_method.h"
 #include "gc_compress_kern.h"
 #include "gc_half.h"
+#include "gc_lgc_codec.h"
 #include "gc_payload.h"
 
 
@@ -32,6 +33,7 @@ typedef struct {
     unsigned        bits;           /* qsgd code width */
     const uint8_t  *codes;          /* qsgd codes, sign bits */
     uint32_t        rows, cols, rank;
+    uint32_t        m;              /* lgc code size */
 } s_section_t;
 
 typedef struct {
@@ -41,6 +43,10 @@ typedef struct {
     uint8_t         flags;
     uint64_t        seed;
     size_t          n_sections;
+    const gc_lgc_codec_t *codec;    /* the sender's decoder held, or NULL */
+    bool            inspect;        /* headers only: lgc sections need no codec */
+    const uint8_t  *blob;           /* the carried decoder (GC_PAYLOAD_FLAG_CODEC) */
+    size_t          blob_len;
     s_section_t     sec [GC_LAYOUT_MAX_LAYERS];
     size_t          bitmap_words;   /* scratch phase 2 needs */
     size_t          floats;
@@ -144,27 +150,12 @@ s_check_dense (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layo
     return s_check_values (s, si, layout, s->values, s->count, s->fmt, "value", err);
 }
 
+//  The nnz LEB128 varints of s->index (index_len bytes): each minimal and
+//  within 32 bits, strictly increasing, below count, the block used exactly.
 static int
-s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_index_block (const s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
 {
-    if (s->body_len < 8)
-        return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body of %zu bytes is shorter than its 8-byte header",
-                      s->body_len);
-    s->nnz = gc_get_u32 (s->body);
-    uint32_t ib = gc_get_u32 (s->body + 4);
-    if (s->nnz == 0 || s->nnz > s->count)
-        return S_ERR (GC_E_PAYLOAD_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
-    uint64_t want = 8 + (uint64_t) ib + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
-    if ((uint64_t) s->body_len != want)
-        return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body is %zu bytes, its fields imply %llu",
-                      s->body_len, (unsigned long long) want);
-    //  Each index takes at least one byte, at most five.
-    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
-        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
-                      ib, s->nnz);
-    s->index = s->body + 8;
-    s->index_len = ib;
-    const uint8_t *p = s->index, *end = s->index + ib;
+    const uint8_t *p = s->index, *end = s->index + s->index_len;
     uint64_t idx = 0;
     for (uint32_t j = 0; j < s->nnz; j++) {
         uint32_t v = 0;
@@ -196,7 +187,32 @@ s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *lay
     if (p != end)
         return S_ERR (GC_E_PAYLOAD_VARINT, "index block has %zu bytes after index %u",
                       (size_t) (end - p), s->nnz - 1);
-    s->values = end;
+    return 0;
+}
+
+static int
+s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 8)
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body of %zu bytes is shorter than its 8-byte header",
+                      s->body_len);
+    s->nnz = gc_get_u32 (s->body);
+    uint32_t ib = gc_get_u32 (s->body + 4);
+    if (s->nnz == 0 || s->nnz > s->count)
+        return S_ERR (GC_E_PAYLOAD_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
+    uint64_t want = 8 + (uint64_t) ib + (uint64_t) s->nnz * gc_valfmt_size (s->fmt);
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    //  Each index takes at least one byte, at most five.
+    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
+        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
+                      ib, s->nnz);
+    s->index = s->body + 8;
+    s->index_len = ib;
+    if (s_check_index_block (s, si, layout, err))
+        return -1;
+    s->values = s->index + ib;
     return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
 }
 
@@ -378,12 +394,88 @@ s_check_lowrank (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *la
     return 0;
 }
 
+//  An lgc section: its indices as sparse-varint's, then per chunk of 64
+//  values an fp16 scale and m fp16 codes. Decoded only with the codec the
+//  header names (its seed field), held of the sender; none held is
+//  GC_E_CODEC, which the caller treats as a gap, not as a bad payload.
+static int
+s_check_lgc (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (s->body_len < 12)
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "lgc body of %zu bytes is shorter than its 12-byte header",
+                      s->body_len);
+    s->nnz = gc_get_u32 (s->body);
+    uint32_t ib = gc_get_u32 (s->body + 4);
+    s->m = gc_get_u16 (s->body + 8);
+    uint16_t reserved = gc_get_u16 (s->body + 10);
+    if (s->nnz == 0 || s->nnz > s->count)
+        return S_ERR (GC_E_PAYLOAD_COUNT, "nnz %u outside [1, %u]", s->nnz, s->count);
+    if (s->m < 1 || s->m > GC_LGC_MAX_CODE || reserved)
+        return S_ERR (GC_E_PAYLOAD_PARAM, "lgc code size %u outside [1, %d] or reserved %u set",
+                      s->m, GC_LGC_MAX_CODE, reserved);
+    uint64_t signs = ((uint64_t) s->nnz + 7) / 8;
+    uint64_t want = 12 + (uint64_t) ib + gc_lgc_code_bytes (s->nnz, s->m) + signs;
+    if ((uint64_t) s->body_len != want)
+        return S_ERR (GC_E_PAYLOAD_LENGTH, "lgc body is %zu bytes, its fields imply %llu",
+                      s->body_len, (unsigned long long) want);
+    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
+        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
+                      ib, s->nnz);
+    s->index = s->body + 12;
+    s->index_len = ib;
+    if (s_check_index_block (s, si, layout, err))
+        return -1;
+    s->values = s->index + ib;                          /* the scales */
+    s->codes = s->values + 2 * gc_lgc_chunks (s->nnz);
+    s->index_len = ib;
+    unsigned tail = s->nnz & 7;
+    const uint8_t *sign = s->codes + 2 * (size_t) s->m * gc_lgc_chunks (s->nnz);
+    if (tail && (sign [signs - 1] >> tail))
+        return S_ERR (GC_E_PAYLOAD_PARAM, "lgc sign padding bits past value %u are not zero", s->nnz);
+    gc_err_t why = { 0 };
+    if (gc_lgc_check_codes (s->values, s->codes, s->nnz, s->m, &why))
+        return S_ERR (why.code, "%s", why.msg);
+    if (ps->inspect)
+        return 0;
+    if (!ps->codec || !gc_lgc_codec_named (ps->codec, ps->seed))
+        return S_ERR (GC_E_CODEC, "names codec %016llx, which this receiver does not hold",
+                      (unsigned long long) ps->seed);
+    if (gc_lgc_codec_m (ps->codec) != s->m)
+        return S_ERR (GC_E_PAYLOAD_PARAM, "code size %u, its codec's is %u", s->m,
+                      gc_lgc_codec_m (ps->codec));
+    ps->floats = s->nnz > ps->floats ? s->nnz : ps->floats;
+    return 0;
+}
+
+//  The decoder blob after the header (u32 length, then the blob, checked
+//  whole): *pos moves past it.
+static int
+s_parse_blob (s_parse_t *ps, const uint8_t *payload, size_t len, size_t *pos, gc_err_t *err)
+{
+    if (len - *pos < 4)
+        return gc_err_set (err, GC_E_PAYLOAD_TRUNCATED, "payload: codec length needs 4 bytes, %zu left",
+                           len - *pos);
+    uint32_t bl = gc_get_u32 (payload + *pos);
+    *pos += 4;
+    if (bl > len - *pos)
+        return gc_err_set (err, GC_E_PAYLOAD_TRUNCATED, "payload: codec of %u bytes, %zu left",
+                           bl, len - *pos);
+    if (gc_lgc_blob_check (payload + *pos, bl, err))
+        return gc_err_prefix (err, "payload: ");
+    ps->blob = payload + *pos;
+    ps->blob_len = bl;
+    *pos += bl;
+    return 0;
+}
+
 //  defer_dense: leave fp32 dense values to the apply phase to check (onto).
 static int
 s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *layout,
-         bool defer_dense, gc_err_t *err)
+         bool defer_dense, const gc_lgc_codec_t *codec, bool inspect, gc_err_t *err)
 {
     memset (ps, 0, offsetof (s_parse_t, sec));
+    ps->codec = codec;
+    ps->inspect = inspect;
     ps->bitmap_words = 0;
     ps->floats = 0;
     ps->defer_dense = defer_dense;
@@ -404,7 +496,7 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         return gc_err_set (err, GC_E_PAYLOAD_METHOD, "payload: unknown method id %d", ps->method);
     ps->flags = payload [5];
     uint16_t reserved = gc_get_u16 (payload + 14);
-    if (ps->flags & ~(GC_PAYLOAD_FLAG_EXACT | GC_PAYLOAD_FLAG_LBS) || reserved)
+    if (ps->flags & ~(GC_PAYLOAD_FLAG_EXACT | GC_PAYLOAD_FLAG_LBS | GC_PAYLOAD_FLAG_CODEC) || reserved)
         return gc_err_set (err, GC_E_PAYLOAD_FLAGS, "payload: unknown flags 0x%02x or reserved 0x%04x set",
                            ps->flags, reserved);
     if ((ps->flags & GC_PAYLOAD_FLAG_EXACT) && ps->method != GC_METHOD_NONE)
@@ -422,6 +514,8 @@ s_parse (s_parse_t *ps, const uint8_t *payload, size_t len, const gc_layout_t *l
         return gc_err_set (err, GC_E_PAYLOAD_COUNT, "payload: %zu sections for %zu layers",
                            ps->n_sections, layout->n_layers);
     size_t pos = GC_PAYLOAD_HEADER_SIZE;
+    if ((ps->flags & GC_PAYLOAD_FLAG_CODEC) && s_parse_blob (ps, payload, len, &pos, err))
+        return -1;
     for (size_t si = 0; si < ps->n_sections; si++) {
         if (len - pos < GC_PAYLOAD_SECTION_SIZE)
             return gc_err_set (err, GC_E_PAYLOAD_TRUNCATED,
@@ -503,6 +597,32 @@ s_values_chunk (const uint8_t *src, size_t i, size_t c, int fmt, float *buf)
     return buf;
 }
 
+//  into[index j] += alpha * v[j] for the next c varints at *p (from *idx).
+static void
+s_scatter_varint (const uint8_t **pp, uint32_t *idxp, const float *v, uint32_t c,
+                  float *restrict into, float alpha)
+{
+    const uint8_t *p = *pp;
+    uint32_t idx = *idxp;
+    for (uint32_t j = 0; j < c; j++) {
+        uint32_t d = *p++;
+        if (d & 0x80) {
+            d &= 0x7f;
+            int shift = 7;
+            uint8_t b;
+            do {
+                b = *p++;
+                d |= (uint32_t) (b & 0x7f) << shift;
+                shift += 7;
+            } while (b & 0x80);
+        }
+        idx += d;
+        into [idx] += alpha * v [j];
+    }
+    *pp = p;
+    *idxp = idx;
+}
+
 static void
 s_apply_varint (const s_section_t *s, float *restrict into, float alpha)
 {
@@ -511,23 +631,23 @@ s_apply_varint (const s_section_t *s, float *restrict into, float alpha)
     float buf [S_CHUNK];
     for (uint32_t i = 0; i < s->nnz; i += S_CHUNK) {
         uint32_t c = s->nnz - i < S_CHUNK ? s->nnz - i : S_CHUNK;
-        const float *v = s_values_chunk (s->values, i, c, s->fmt, buf);
-        for (uint32_t j = 0; j < c; j++) {
-            uint32_t d = *p++;
-            if (d & 0x80) {
-                d &= 0x7f;
-                int shift = 7;
-                uint8_t b;
-                do {
-                    b = *p++;
-                    d |= (uint32_t) (b & 0x7f) << shift;
-                    shift += 7;
-                } while (b & 0x80);
-            }
-            idx += d;
-            into [idx] += alpha * v [j];
-        }
+        s_scatter_varint (&p, &idx, s_values_chunk (s->values, i, c, s->fmt, buf), c, into, alpha);
     }
+}
+
+//  The codec's values of all nnz entries first (scratch), then scattered.
+static void
+s_apply_lgc (const s_parse_t *ps, const s_section_t *s, float *restrict dst, float alpha,
+             uint64_t *bitmap, float *scratch)
+{
+    gc_lgc_codec_decode (ps->codec, s->values, s->codes, s->nnz, scratch);
+    //  The codec decodes magnitudes; the signs travel as bits.
+    const uint8_t *sign = s->codes + 2 * (size_t) s->m * gc_lgc_chunks (s->nnz);
+    for (uint32_t i = 0; i < s->nnz; i++)
+        scratch [i] = (sign [i >> 3] >> (i & 7)) & 1 ? -scratch [i] : scratch [i];
+    const uint8_t *p = s->index;
+    uint32_t idx = 0;
+    s_scatter_varint (&p, &idx, scratch, s->nnz, dst, alpha);
 }
 
 //  Adds the values, in order, at the set bits of a bitmap given as 64-bit
@@ -719,6 +839,7 @@ static const s_codec_t s_codecs [GC_ENC_COUNT] = {
     [GC_ENC_QSGD]          = { "qsgd",          s_check_qsgd,    s_apply_qsgd_section },
     [GC_ENC_SIGN]          = { "sign",          s_check_sign,    s_apply_sign_section },
     [GC_ENC_LOWRANK]       = { "lowrank",       s_check_lowrank, s_apply_lowrank_section },
+    [GC_ENC_LGC]           = { "lgc",           s_check_lgc,     s_apply_lgc },
 };
 
 static void
@@ -803,14 +924,15 @@ s_apply_onto (const s_parse_t *ps, const float *base, float *out, uint64_t *bitm
 //  Parse (checks), scratch for phase 2, then without out: into += alpha *
 //  decoded; with out: out = base + decoded.
 static int
-s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *into,
-          float alpha, const float *base, float *out, gc_err_t *err)
+s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+          const gc_lgc_codec_t *codec, float *into, float alpha, const float *base, float *out,
+          gc_err_t *err)
 {
     //  The section table is too large for comfortable stack use in fuzzers.
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
         return gc_err_set (err, GC_E_NOMEM, "payload: out of memory");
-    int rc = s_parse (ps, payload, len, layout, out != NULL, err);
+    int rc = s_parse (ps, payload, len, layout, out != NULL, codec, false, err);
     uint64_t *bitmap = NULL;
     float *scratch = NULL;
     if (rc == 0) {
@@ -833,26 +955,75 @@ s_decode (const uint8_t *payload, size_t len, const gc_layout_t *layout, float *
 }
 
 int
+gc_payload_apply_codec (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                        const gc_lgc_codec_t *codec, float *into, float alpha, gc_err_t *err)
+{
+    return s_decode (payload, len, layout, codec, into, alpha, NULL, NULL, err);
+}
+
+int
 gc_payload_apply (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                   float *into, float alpha, gc_err_t *err)
 {
-    return s_decode (payload, len, layout, into, alpha, NULL, NULL, err);
+    return gc_payload_apply_codec (payload, len, layout, NULL, into, alpha, err);
+}
+
+int
+gc_payload_decode_onto_with (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                             const gc_lgc_codec_t *codec, const float *base, float *out,
+                             gc_err_t *err)
+{
+    if (!out || out == base)
+        return gc_err_set (err, GC_E_ARG, "payload: decode onto needs an output apart from its base");
+    return s_decode (payload, len, layout, codec, NULL, 1.0f, base, out, err);
 }
 
 int
 gc_payload_decode_onto (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                         const float *base, float *out, gc_err_t *err)
 {
-    if (!out || out == base)
-        return gc_err_set (err, GC_E_ARG, "payload: decode onto needs an output apart from its base");
-    return s_decode (payload, len, layout, NULL, 1.0f, base, out, err);
+    return gc_payload_decode_onto_with (payload, len, layout, NULL, base, out, err);
+}
+
+int
+gc_payload_decompress_add_with (const uint8_t *payload, size_t len, const gc_layout_t *layout,
+                                const gc_lgc_codec_t *codec, float *into, gc_err_t *err)
+{
+    return gc_payload_apply_codec (payload, len, layout, codec, into, 1.0f, err);
 }
 
 int
 gc_payload_decompress_add (const uint8_t *payload, size_t len, const gc_layout_t *layout,
                            float *into, gc_err_t *err)
 {
-    return gc_payload_apply (payload, len, layout, into, 1.0f, err);
+    return gc_payload_apply_codec (payload, len, layout, NULL, into, 1.0f, err);
+}
+
+uint64_t
+gc_payload_codec_id (const uint8_t *payload, size_t len)
+{
+    if (!payload || len < GC_PAYLOAD_HEADER_SIZE || payload [4] != GC_METHOD_LGC)
+        return 0;
+    return gc_get_u64 (payload + 16);
+}
+
+gc_lgc_codec_t *
+gc_payload_codec (const uint8_t *payload, size_t len, const gc_layout_t *layout, gc_err_t *err)
+{
+    if (err)
+        err->code = 0;
+    if (!payload || len < GC_PAYLOAD_HEADER_SIZE || !(payload [5] & GC_PAYLOAD_FLAG_CODEC))
+        return NULL;
+    s_parse_t *ps = malloc (sizeof *ps);
+    if (!ps) {
+        gc_err_set (err, GC_E_NOMEM, "payload: out of memory");
+        return NULL;
+    }
+    gc_lgc_codec_t *codec = NULL;
+    if (s_parse (ps, payload, len, layout, false, NULL, true, err) == 0)
+        codec = gc_lgc_codec_load (ps->blob, ps->blob_len, err);
+    free (ps);
+    return codec;
 }
 
 int
@@ -862,11 +1033,12 @@ gc_payload_inspect (const uint8_t *payload, size_t len, const gc_layout_t *layou
     s_parse_t *ps = malloc (sizeof *ps);
     if (!ps)
         return gc_err_set (err, GC_E_NOMEM, "payload: out of memory");
-    int rc = s_parse (ps, payload, len, layout, false, err);
+    int rc = s_parse (ps, payload, len, layout, false, NULL, true, err);
     if (rc == 0 && info) {
         info->method = ps->method;
         info->exact = ps->flags & GC_PAYLOAD_FLAG_EXACT;
         info->lbs = ps->flags & GC_PAYLOAD_FLAG_LBS;
+        info->codec = ps->flags & GC_PAYLOAD_FLAG_CODEC;
         info->n_sections = ps->n_sections;
         info->seed = ps->seed;
     }

@@ -1,9 +1,11 @@
 /*  Payload writing: header, section headers, values, indices. */
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "gc_compress_internal.h"
 #include "gc_half.h"
+#include "gc_lgc_codec.h"
 #include "gc_payload.h"
 
 int
@@ -186,5 +188,52 @@ gc_payload_encode_dense (gc_buf_t *out, const gc_layout_t *layout, const float *
     for (size_t l = 0; l < layout->n_layers; l++)
         if (gc_payload_dense_section (out, layout, l, x, valfmt, err))
             return -1;
+    return 0;
+}
+
+int
+gc_payload_lgc_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
+                        const uint32_t *idx, const float *val, size_t nnz, uint32_t base,
+                        const gc_lgc_codec_t *codec, gc_err_t *err)
+{
+    uint32_t m = gc_lgc_codec_m (codec);
+    size_t ib = gc_varint_size (idx, nnz, base), nc = gc_lgc_chunks (nnz);
+    uint8_t *p = gc_payload_section (out, layout, layer, GC_ENC_LGC, GC_VAL_FP16,
+                                     12 + ib + gc_lgc_code_bytes (nnz, m) + (nnz + 7) / 8, err);
+    if (!p)
+        return -1;
+    gc_put_u32 (p, (uint32_t) nnz);
+    gc_put_u32 (p + 4, (uint32_t) ib);
+    gc_put_u16 (p + 8, (uint16_t) m);
+    gc_put_u16 (p + 10, 0);
+    gc_varint_write (p + 12, idx, nnz, base);
+    //  The codec sees magnitudes, chunk by chunk; the signs go as bits.
+    uint8_t *scales = p + 12 + ib, *codes = scales + 2 * nc, *sign = codes + 2 * (size_t) m * nc;
+    memset (sign, 0, (nnz + 7) / 8);
+    float mag [GC_LGC_CHUNK];
+    for (size_t c = 0, at = 0; at < nnz; c++, at += GC_LGC_CHUNK) {
+        size_t r = nnz - at < GC_LGC_CHUNK ? nnz - at : GC_LGC_CHUNK;
+        for (size_t i = 0; i < r; i++) {
+            mag [i] = fabsf (val [at + i]);
+            sign [(at + i) >> 3] |= (uint8_t) (signbit (val [at + i]) ? 1u << ((at + i) & 7) : 0);
+        }
+        gc_lgc_codec_encode (codec, mag, r, scales + 2 * c, codes + 2 * m * c);
+    }
+    return 0;
+}
+
+int
+gc_payload_attach_codec (gc_buf_t *out, const gc_lgc_codec_t *codec, gc_err_t *err)
+{
+    if (out->len < GC_PAYLOAD_HEADER_SIZE || (out->data [5] & GC_PAYLOAD_FLAG_CODEC))
+        return gc_err_set (err, GC_E_ARG, "payload: no header, or a codec attached already");
+    size_t blob = gc_lgc_blob_size (gc_lgc_codec_m (codec)), old = out->len;
+    if (!gc_buf_extend (out, 4 + blob, err))
+        return gc_err_prefix (err, "payload: ");
+    uint8_t *at = out->data + GC_PAYLOAD_HEADER_SIZE;
+    memmove (at + 4 + blob, at, old - GC_PAYLOAD_HEADER_SIZE);
+    gc_put_u32 (at, (uint32_t) blob);
+    gc_lgc_codec_write (codec, at + 4);
+    out->data [5] |= GC_PAYLOAD_FLAG_CODEC;
     return 0;
 }

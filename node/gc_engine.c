@@ -1,5 +1,7 @@
 #include "gc_engine_internal.h"
 
+#include "gc_lgc_codec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -178,6 +180,7 @@ s_build_validator (gc_engine_t *self, gc_err_t *err)
         return 0;
     uint64_t seed = gc_seed_derive (self->cfg.seed, 0x7A11D80 + self->cfg.self);
     self->learn.validate = gc_validate_new (&self->learn.vcfg, &self->learn.held, self->n_in, seed);
+    gc_validate_set_labels (self->learn.validate, &self->learn.rest);
     return self->learn.validate ? 0 : gc_err_set (err, GC_E_NOMEM, "gossip/validate: out of memory");
 }
 
@@ -783,7 +786,8 @@ size_t
 gc_engine_max_payload (const gc_engine_t *self)
 {
     const gc_layout_t *layout = gc_model_layout (self->learn.model);
-    return 4 * self->learn.n + 64 * layout->n_layers + 4096;
+    //  A dense keyframe, plus the largest LGC decoder one may carry.
+    return 4 * self->learn.n + 64 * layout->n_layers + 4096 + 4 + gc_lgc_blob_size (GC_LGC_MAX_CODE);
 }
 
 //  Either thread (gcnode's control handler runs on the network thread):

@@ -112,6 +112,7 @@ typedef struct {
     uint64_t        round;          /* [L] its round */
     bool            synced;         /* [L] x is a state of the peer (not aggregated otherwise) */
     bool            inexact;        /* [L] a delta was lost since the last keyframe */
+    gc_lgc_codec_t *codec;          /* [L] the peer's LGC decoder, as it last sent it, or NULL */
     int64_t         arrival;        /* [L] when x last changed */
     atomic_bool     want_keyframe;  /* [A] network side saw a gap */
     int64_t         last_request;   /* [T] when we last asked */

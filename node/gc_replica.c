@@ -4,7 +4,9 @@
 //  sends, serves and asks for.
 #include "gc_engine_internal.h"
 
+#include "gc_lgc_codec.h"
 #include "gc_mem.h"
+#include "gc_payload.h"
 #include "gc_time.h"
 #include "gc_vec.h"
 
@@ -32,6 +34,7 @@ gc_replica_fini (gc_engine_t *self, gc_replica_t *r)
     r->own = NULL;
     r->x = NULL;
     r->synced = false;
+    gc_lgc_codec_destroy (&r->codec);
     pthread_mutex_destroy (&r->lock);
 }
 
@@ -47,19 +50,43 @@ s_take (gc_engine_t *self, gc_replica_t *r, const float *state)
     r->x = state;
 }
 
+//  A decoder the payload carries replaces the one held of its sender (it
+//  is applied only to that sender's payloads). -1 on a malformed one.
+static int
+s_take_codec (gc_replica_t *r, const uint8_t *payload, size_t len, const gc_layout_t *layout,
+              gc_err_t *err)
+{
+    gc_lgc_codec_t *codec = gc_payload_codec (payload, len, layout, err);
+    if (!codec)
+        return err->code ? -1 : 0;
+    gc_lgc_codec_destroy (&r->codec);
+    r->codec = codec;
+    return 0;
+}
+
 //  The replica's next state: payload applied to what it holds (keyframe:
 //  to zeros). In place on its own buffer, or, with a store, a store state
-//  built once per (base, message) for every engine that receives it. On an
-//  error the replica is as it was, and err says why.
+//  built once per (base, message) for every engine that receives it (lgc:
+//  the same codec id gives the same decoder, so the same state). On an
+//  error the replica is as it was, and err says why (GC_E_CODEC: the
+//  payload names a decoder not held of its sender).
 static int
 s_apply (gc_engine_t *self, gc_replica_t *r, const uint8_t *payload, size_t len,
          bool keyframe, gc_err_t *err)
 {
     const gc_layout_t *layout = gc_model_layout (self->learn.model);
+    if (s_take_codec (r, payload, len, layout, err))
+        return -1;
+    //  Before the shared store too: a state another receiver decoded is not
+    //  one this replica may take without the decoder itself.
+    uint64_t id = gc_payload_codec_id (payload, len);
+    if (id && !(r->codec && gc_lgc_codec_named (r->codec, id)))
+        return gc_err_set (err, GC_E_CODEC, "payload names codec %016llx, not held of peer %u",
+                           (unsigned long long) id, r->peer);
     if (!self->gossip.states.find || (!keyframe && r->own)) {
         if (keyframe)
             gc_vec_zero (r->own, self->learn.n);
-        return gc_payload_decompress_add (payload, len, layout, r->own, err);
+        return gc_payload_decompress_add_with (payload, len, layout, r->codec, r->own, err);
     }
     const gc_engine_states_t *st = &self->gossip.states;
     const float *base = keyframe ? NULL : r->x;
@@ -68,7 +95,7 @@ s_apply (gc_engine_t *self, gc_replica_t *r, const uint8_t *payload, size_t len,
         float *built = st->alloc (st->ctx);
         if (!built)
             return gc_err_set (err, GC_E_NOMEM, "out of memory for a replica state");
-        if (gc_payload_decode_onto (payload, len, layout, base, built, err)) {
+        if (gc_payload_decode_onto_with (payload, len, layout, r->codec, base, built, err)) {
             st->release (st->ctx, built);
             return -1;
         }
@@ -112,6 +139,15 @@ gc_replica_on_delta (gc_engine_t *self, gc_contact_t *c, const gc_msg_header_t *
     double t0 = gc_now_s ();
     int bad = s_apply (self, r, payload, len, false, &perr);
     gc_gauge_add (&self->ctr.t_decode, gc_now_s () - t0);
+    if (bad && perr.code == GC_E_CODEC) {
+        //  Never decoded with a codec it does not hold: a gap, mended by
+        //  the keyframe (which carries the decoder).
+        r->inexact = true;
+        pthread_mutex_unlock (&r->lock);
+        atomic_store (&r->want_keyframe, true);
+        gc_counter_add (&self->ctr.gaps, 1);
+        return GC_WIRE_OK;
+    }
     if (bad) {
         pthread_mutex_unlock (&r->lock);
         return GC_REJECT_BAD_PAYLOAD;
@@ -259,6 +295,11 @@ gc_keyframe_send (gc_engine_t *self, const uint32_t *dests, size_t n_dests, gc_e
 {
     if (gc_compressor_compress (self->gossip.kf_comp, self->learn.pub, self->round,
                                 &self->gossip.kf_payload, err))
+        return -1;
+    //  An lgc sender's keyframes carry its decoder: what a restarted, late
+    //  or lossy receiver needs to decode its next deltas.
+    const gc_lgc_codec_t *codec = gc_compressor_codec (self->gossip.comp);
+    if (codec && gc_payload_attach_codec (&self->gossip.kf_payload, codec, err))
         return -1;
     if (gc_engine_send (self, dests, n_dests, GC_MSG_KEYFRAME, 0, self->state,
                         self->gossip.kf_payload.data, self->gossip.kf_payload.len, err))

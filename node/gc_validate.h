@@ -12,13 +12,13 @@
     again, so the inputs kept share what it loses. docs/ALGORITHMS.md, "Guard", has the exact rule.
 
     Spec (`gossip/validate`):
-      auto     on with B = 64, R = 10 when the aggregator is guard, else off
+      auto     64:10:0.5:0.9:1 when the aggregator is guard, else off
       off | 0  off
       B[:R[:LO[:HI[:REL]]]]
                B held-out samples (8..65536), validated about every R rounds
                (1..1000000; default 10); absolute thresholds LO, HI (0.5, 0.9);
-               REL 0 (default) or 1: the relative test off or on (it cut
-               honest neighbours on Dirichlet 0.5: docs/RESULTS.md, table 1r-guard)
+               REL 1 (default) or 0: the relative test on or off
+               (docs/ALGORITHMS.md, "The relative test")
     The held-out part is at most an eighth of the shard; below 8 samples
     validation is off. The engine only validates a model it trains (not
     kind external). */
@@ -72,6 +72,22 @@ void           gc_validate_destroy (gc_validate_t **self_p);
     validated this round. */
 bool gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                         const int *slot, double *w, size_t k);
+
+/*  The labels the peer trains on (borrowed for the call only): their mix's
+    distance from uniform is the relative test's floor (gc_validate_skew). */
+void           gc_validate_set_labels (gc_validate_t *self, const gc_dataset_t *train);
+
+/*  The total variation distance of the label mix of y[0..n) from the
+    uniform one over classes, in [0, 1): 0 for a balanced shard; about
+    0.4·sqrt(classes / n) for an iid one by chance alone. */
+double gc_validate_skew (const uint8_t *y, size_t n, int classes);
+
+/*  The relative test's margin t (docs/ALGORITHMS.md, "The relative test"):
+    the larger of two standard errors of the paired difference of two
+    running deficits (reference accuracy a on B held-out samples, a share
+    disagree of them scored unlike the reference by the honest level's
+    input, n_val validations) and the peer's label skew. */
+double gc_validate_margin (double a, size_t b_samples, double disagree, double skew, uint64_t n_val);
 
 /*  A neighbour's current factor (1 before its first validation). */
 double gc_validate_factor (const gc_validate_t *self, size_t slot);

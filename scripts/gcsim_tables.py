@@ -5,7 +5,7 @@
 
 TABLE is 1 (aggregators x attacks; 1l: three times as long, constant learning
 rate; 1r: the honest-minority malicious ring), 2 (compression), 2p (ratio
-policies), 3 (stragglers), 4
+policies), 2l (learned gradient compression), 3 (stragglers), 4
 (scale), 5 (agreement with gcnet), speed (table 1's speed rows) or all.
 Each run is a gcsim scenario written to runs/results/tN/KEY/scenario.zpl
 and simulated into that directory; a run whose directory already holds a
@@ -689,6 +689,23 @@ def t2p_cell(results, what, spec="{:.2f}"):
     return fmt(t2p_mean(vals), spec)
 
 
+def t2p_row(label, res, key_of, target):
+    """A table row: per schedule, over the seeds, final / MB to target / MB total; key_of(sched, seed)."""
+    cells = []
+    for _, sched in T2P_SCHEDULES:
+        rs = [res[key_of(sched, seed)] for seed in T2P_SEEDS]
+        cells.append(f"{fmt(t2p_mean([honest(r, 'mean_accuracy') for r in rs]))} / "
+                     f"{t2p_cell(rs, lambda r: t2p_to_target(r, target, 4))} / "
+                     f"{fmt(t2p_mean([sim_value(r, 'honest_mb_sent_per_peer') for r in rs]), '{:.1f}')}")
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
+def t2p_attack_row(label, plain, attacked):
+    """A row: honest mean final accuracy without and with the attack, and the difference in points."""
+    a, b = honest(plain, "mean_accuracy"), honest(attacked, "mean_accuracy")
+    return f"| {label} | {fmt(a)} | {fmt(b)} | {fmt(None if a is None or b is None else 100 * (b - a), '{:+.1f}')} |"
+
+
 def table2p(args):
     runner = Runner("2p", args.jobs, args.threads, args.force)
     runs = {}
@@ -720,13 +737,7 @@ def table2p(args):
             "| method | " + " | ".join(f"{lab}: final / MB to {t} / MB total" for lab, _ in T2P_SCHEDULES) + " |",
             "| --- |" + " --- |" * len(T2P_SCHEDULES)]
     for label, comp, ec, policy in T2P_ROWS:
-        cells = []
-        for _, sched in T2P_SCHEDULES:
-            rs = [res[t2p_key(comp, ec, policy, sched, seed)] for seed in T2P_SEEDS]
-            cells.append(f"{fmt(t2p_mean([honest(r, 'mean_accuracy') for r in rs]))} / "
-                         f"{t2p_cell(rs, lambda r: t2p_to_target(r, t, 4))} / "
-                         f"{fmt(t2p_mean([sim_value(r, 'honest_mb_sent_per_peer') for r in rs]), '{:.1f}')}")
-        body.append(f"| {label} | " + " | ".join(cells) + " |")
+        body.append(t2p_row(label, res, lambda sched, seed: t2p_key(comp, ec, policy, sched, seed), t))
     body += ["", f"**Heterogeneous links.** The same, cosine schedule, links of {T2P_BW}/s but those of peers",
              f"{T2P_THIN} ({T2P_THIN_BW}/s, 10x thinner; a link runs at its slower end's rate): "
              f"*virtual s to {t}* (median honest peer's virtual clock when the honest mean first reached {t}),",
@@ -744,10 +755,73 @@ def table2p(args):
              "honest mean final accuracy without and with the attack.", "",
              "| method | no attack | attack | difference (points) |", "| --- | --- | --- | --- |"]
     for label, comp, ec, policy in T2P_BYZ_ROWS:
-        a = honest(res[t2p_key("byz", comp, policy, False)], "mean_accuracy")
-        b = honest(res[t2p_key("byz", comp, policy, True)], "mean_accuracy")
-        body.append(f"| {label} | {fmt(a)} | {fmt(b)} | {fmt(None if a is None or b is None else 100 * (b - a), '{:+.1f}')} |")
+        body.append(t2p_attack_row(label, res[t2p_key("byz", comp, policy, False)],
+                                   res[t2p_key("byz", comp, policy, True)]))
     write_table("2p", "scripts/results.sh 2p", "\n".join(body))
+
+
+# --- table 2l: Learned Gradient Compression (issue 20, first slice) ------------------------
+
+#   (label, compressor, ec); the lgc rows train their codec for the first 15 rounds (10 %)
+T2L_ROWS = [("dense fp32", "none", "none"),
+            ("top-k 1 %", "topk:0.01", "liec:100"),
+            ("lgc top-k 1 %, M = 8", "lgc:0.01:8:warmup=15", "liec:100"),
+            ("lgc top-k 1 %, M = 4", "lgc:0.01:4:warmup=15", "liec:100"),
+            #   the ablation: the same wire with the codec never trained (its random start)
+            ("lgc top-k 1 %, M = 8, untrained (warmup=0)", "lgc:0.01:8:warmup=0", "liec:100")]
+T2L_BYZ_ROWS = [r for r in T2L_ROWS if r[1] in ("topk:0.01", "lgc:0.01:8:warmup=15")]
+#   the attackers' own lgc: after phase one a hostile decoder (weights +-1e4) and every scale at 65504
+T2L_POISON = "lgc:0.01:8:warmup=15:poison=10000"
+
+
+def table2l(args):
+    runner = Runner("2l", args.jobs, args.threads, args.force)
+    runs = {}
+    for _, comp, ec in T2L_ROWS:
+        for _, sched in T2P_SCHEDULES:
+            for seed in T2P_SEEDS:
+                runs[t2p_key(comp, ec, sched, seed)] = (t2p_scenario(comp, ec, "fixed", sched, seed), [])
+    byz_groups = {"attackers": (BYZANTINE, {"role/attack": T2P_BYZ_ATTACK})}
+    for _, comp, ec in T2L_BYZ_ROWS:
+        for attacked in (False, True):
+            runs[t2p_key("byz", comp, attacked)] = (
+                t2p_scenario(comp, ec, "fixed", "cosine", 1, T2P_BYZ_AGG, byz_groups if attacked else None), [])
+    #   a codec reaches receivers through deltas, which model attacks (alie: dense keyframes) do
+    #   not send: the hostile codec rides on labelflip, whose messages are honest in form
+    for name, keys in (("labelflip", {"role/attack": "labelflip"}),
+                       ("poison", {"role/attack": "labelflip", "gossip/compress": T2L_POISON})):
+        runs[t2p_key("byz", name)] = (
+            t2p_scenario(T2L_ROWS[2][1], "liec:100", "fixed", "cosine", 1, T2P_BYZ_AGG,
+                         {"attackers": (BYZANTINE, keys)}), [])
+    res = runner.run_all(runs)
+    t = T2P_TARGET
+    body = [f"Table 2b's setting (16 honest peers, 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, `mean`,",
+            "`wait sync`, 2000 test images every 5 rounds; EC liec:100 for the compressed rows), LGC beside",
+            f"dense and top-k 1 %. Each cell is the mean over seeds {', '.join(map(str, T2P_SEEDS))}: *final* honest mean accuracy /",
+            f"*MB to {t}* (megabytes each peer sent until the honest mean first reached {t}; (n/2): only n",
+            "seeds reached it; – none) / *MB total* per peer. `lgc:0.01:M:warmup=15`: plain top-k payloads",
+            "for the first 15 rounds while each peer's codec trains on its own values (2 Adam steps a",
+            "round), then per 64 values M fp16 codes of the magnitudes, an fp16 scale and 64 sign bits; the",
+            "decoder (9.6 kB for M = 8, 9.1 kB for M = 4) rides in the first 3 lgc payloads and in keyframes.", "",
+            "| method | " + " | ".join(f"{lab}: final / MB to {t} / MB total" for lab, _ in T2P_SCHEDULES) + " |",
+            "| --- |" + " --- |" * len(T2P_SCHEDULES)]
+    for label, comp, ec in T2L_ROWS:
+        body.append(t2p_row(label, res, lambda sched, seed: t2p_key(comp, ec, sched, seed), t))
+    body += ["", f"**Byzantine peers.** Peers {BYZANTINE} attack the model with `{T2P_BYZ_ATTACK}` (table 1's",
+             f"placement), aggregation `{T2P_BYZ_AGG}`, seed 1, cosine: honest mean final accuracy without",
+             "and with the attack. `alie` sends its models as dense keyframes, so no codec of the attackers",
+             "is involved there. The last two rows attack with `labelflip` instead (deltas through the",
+             "attackers' own lgc, trained on their flipped-label updates) and then, in the last row, with a",
+             f"hostile codec as well (`{T2L_POISON}`: after phase one decoder weights uniform in ±10⁴,",
+             "every chunk scale ±65504, the most the wire accepts), which their receivers apply to their",
+             "payloads only.", "",
+             "| method | no attack | attack | difference (points) |", "| --- | --- | --- | --- |"]
+    for label, comp, ec in T2L_BYZ_ROWS:
+        body.append(t2p_attack_row(label, res[t2p_key("byz", comp, False)], res[t2p_key("byz", comp, True)]))
+    for name, label in (("labelflip", "labelflip"), ("poison", "labelflip + hostile codec")):
+        body.append(t2p_attack_row(f"{T2L_BYZ_ROWS[1][0]}, attack {label}",
+                                   res[t2p_key("byz", T2L_BYZ_ROWS[1][1], False)], res[t2p_key("byz", name)]))
+    write_table("2l", "scripts/results.sh 2l", "\n".join(body))
 
 
 # --- table 3: stragglers ----------------------------------------------------------------
@@ -985,7 +1059,7 @@ def snapshot_binary(table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["1", "1l", "1r", "1c", "2", "2p", "3", "4", "5", "speed", "all"])
+    parser.add_argument("table", choices=["1", "1l", "1r", "1c", "2", "2p", "2l", "3", "4", "5", "speed", "all"])
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
@@ -1002,7 +1076,7 @@ def main():
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
     copy = snapshot_binary(args.table)
-    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "2": table2, "2p": table2p, "3": table3, "4": table4, "5": table5, "speed": speed}
+    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "2": table2, "2p": table2p, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
         for name in (["1", "1l", "1r", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)

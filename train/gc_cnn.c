@@ -45,7 +45,7 @@ typedef struct {
 typedef struct {
     s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
              stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], mask [GC_CNN_MAX_OPS], col, xin,
-             drows;
+             drows, keep;
 } s_workspace_t;
 
 struct gc_cnn_t {
@@ -58,6 +58,7 @@ struct gc_cnn_t {
     float   *rows [GC_CNN_MAX_OPS];     /* linear layer: its channel-major input as rows */
     float   *mask [GC_CNN_MAX_OPS];     /* dropout: 0 or the kept values' scale, per value */
     float   *col;                       /* one lowered chunk */
+    float   *keep;                      /* the lowering's masks of the taps (planes) */
     float   *xin;                       /* the input, channel-major (more than one channel) */
     float   *drows;                     /* a linear layer's input gradient as rows */
     const float *x;                     /* the input as the operations read it */
@@ -67,7 +68,12 @@ struct gc_cnn_t {
     //  op i also does the ReLU op i + 1 (which reads only its output) and
     //  writes that op's tensor; its own is never made
     bool     fused [GC_CNN_MAX_OPS];
+    //  ReLU i is read only by a max pooling with windows that do not
+    //  overlap, whose backward then writes the ReLU's input gradient itself
+    //  (gc_conv_maxpool_backward): ReLU i has no backward pass and no gradient
+    bool     pooled [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
+    float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
     //  forward or loss-only call (evaluation, validation); drop_fixed keeps
     //  it on with the same masks in every call (gc_cnn_dropout_fix)
@@ -109,12 +115,23 @@ gc_cnn_new (const char *spec, gc_err_t *err)
                        && net->ops [i + 1].kind == GC_CNN_RELU && net->ops [i + 1].in == i
                        && readers [i] == 1;
     }
+    for (int i = 0; i < net->n_ops; i++) {
+        const gc_cnn_op_t *op = &net->ops [i], *relu = op->in >= 0 ? &net->ops [op->in] : NULL;
+        if (op->kind == GC_CNN_MAXPOOL && op->k <= op->stride && relu
+        &&  relu->kind == GC_CNN_RELU && relu->in >= 0 && readers [op->in] == 1)
+            self->pooled [op->in] = true;
+    }
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
         &&  self->net.layout.layers [l].count > self->max_vector)
             self->max_vector = self->net.layout.layers [l].count;
+    size_t gn = 1;
+    for (int i = 0; i < net->n_ops; i++)
+        if (net->ops [i].kind == GC_CNN_GN && gc_conv_gn_scratch (&net->ops [i]) > gn)
+            gn = gc_conv_gn_scratch (&net->ops [i]);
     self->vgrad = gc_falloc (2 * self->max_vector + 1);
-    if (!self->vgrad) {
+    self->gnbuf = gc_falloc (gn);
+    if (!self->vgrad || !self->gnbuf) {
         gc_err_set (err, GC_E_NOMEM, "model cnn:%s: out of memory", spec);
         gc_cnn_destroy (&self);
     }
@@ -128,6 +145,7 @@ gc_cnn_destroy (gc_cnn_t **self_p)
     if (!self)
         return;
     gc_mem_free (self->vgrad);
+    gc_mem_free (self->gnbuf);
     free (self);
     *self_p = NULL;
 }
@@ -213,6 +231,7 @@ s_workspace_free (void *arg)
     gc_mem_free (ws->col.p);
     gc_mem_free (ws->xin.p);
     gc_mem_free (ws->drows.p);
+    gc_mem_free (ws->keep.p);
     free (ws);
 }
 
@@ -284,7 +303,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
 {
     const gc_cnn_net_t *net = &self->net;
     s_workspace_t *ws = s_workspace ();
-    size_t col = 1, drows = 1;
+    size_t col = 1, drows = 1, keep = 1;
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
         size_t out = batch * gc_cnn_op_out_size (op);
@@ -296,11 +315,13 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
         if (op->kind == GC_CNN_DROPOUT)
             self->mask [i] = s_grow (&ws->mask [i], out * sizeof (float));
         if (train && i + 1 < net->n_ops)
-            self->dact [i] = s_grow (&ws->dact [i], out * sizeof (float));
+            self->dact [i] = self->pooled [i] ? NULL
+                           : s_grow (&ws->dact [i], out * sizeof (float));
         if (op->kind == GC_CNN_CONV && !s_pointwise (op)) {
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
                 col = op->c * op->k * op->k * m * P;
+            keep = op->k * op->k * P > keep ? op->k * op->k * P : keep;
         }
         if (op->kind == GC_CNN_FC && op->in >= 0 && !self->flat [op->in]) {
             size_t in = batch * op->c * op->h * op->w;
@@ -310,6 +331,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
         }
     }
     self->col = s_grow (&ws->col, col * sizeof (float));
+    self->keep = s_grow (&ws->keep, keep * sizeof (float));
     self->drows = train ? s_grow (&ws->drows, drows * sizeof (float)) : NULL;
     self->xin = net->input.channels > 1
               ? s_grow (&ws->xin, batch * net->input.channels * net->input.height
@@ -419,7 +441,7 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
         size_t step = s_chunk (op, batch);
         for (size_t n0 = 0; n0 < batch; n0 += step) {
             size_t m = batch - n0 < step ? batch - n0 : step;
-            gc_conv_im2col (op, in, batch, n0, m, self->col);
+            gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
             s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col,
                     m * P, 0.0f, out + n0 * P, N);
         }
@@ -593,14 +615,14 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     size_t step = s_chunk (op, batch);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
-        gc_conv_im2col (op, in, batch, n0, m, self->col);
+        gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
         s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, dy + n0 * P, N,
                 self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
         if (!need_dx)
             continue;
         s_gemm (self, CblasTrans, CblasNoTrans, ckk, m * P, op->oc, w, ckk, dy + n0 * P, N,
                 0.0f, self->col, m * P);
-        gc_conv_col2im (op, self->col, batch, n0, m, dx, add);
+        gc_conv_col2im (op, self->col, batch, n0, m, dx, add, self->keep);
     }
 }
 
@@ -643,7 +665,8 @@ s_gn_backward (gc_cnn_t *self, int i, const float *params, const float *in, cons
     memset (dbeta, 0, op->c * sizeof (float));
     bool need_dx = op->in >= 0;
     gc_conv_gn_backward (op, in, dy, self->stats [i], batch, params + wl->offset, dgamma, dbeta,
-                         need_dx ? self->dact [op->in] : NULL, need_dx && self->dset [op->in]);
+                         need_dx ? self->dact [op->in] : NULL, need_dx && self->dset [op->in],
+                         self->gnbuf);
     s_vector_grad (grad + wl->offset, dgamma, op->c, beta);
     s_vector_grad (grad + bl->offset, dbeta, op->c, beta);
     if (need_dx)
@@ -678,6 +701,8 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
         const float *in = s_tensor (self, op->in);
         const float *dy = i == last ? self->act [last] : self->dact [i];
         size_t n = batch * gc_cnn_op_out_size (op);
+        if (self->pooled [i])
+            continue;       /* done by the pooling that reads it */
         assert (i == last || self->dset [i]);
         switch (op->kind) {
             case GC_CNN_CONV: s_conv_backward (self, op, params, in, dy, batch, grad, beta); break;
@@ -705,13 +730,16 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
                 self->dset [op->in] = true;
                 break;
             }
-            case GC_CNN_MAXPOOL:
-                if (op->in >= 0) {
-                    gc_conv_maxpool_backward (op, dy, self->arg [i], batch, self->dact [op->in],
-                                              self->dset [op->in]);
-                    self->dset [op->in] = true;
-                }
+            case GC_CNN_MAXPOOL: {
+                if (op->in < 0)
+                    break;
+                int t = self->pooled [op->in] ? net->ops [op->in].in : op->in;
+                gc_conv_maxpool_backward (op, dy, self->arg [i],
+                                          self->pooled [op->in] ? self->act [i] : NULL, batch,
+                                          self->dact [t], self->dset [t]);
+                self->dset [t] = true;
                 break;
+            }
             case GC_CNN_AVGPOOL:
             case GC_CNN_GAP:
                 if (op->in >= 0) {

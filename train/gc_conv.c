@@ -85,21 +85,68 @@ s_lower_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, const 
     }
 }
 
+/*  "Same" stride-1 lowering of the planes whose shifted window stays inside
+    the tensor (all but its first and last plane): each output float is the
+    input at a fixed offset, kept or zero by a mask of the tap (keep, P
+    floats), so that a plane is one branch-free loop the compiler vectorises.
+    Reading across a plane's edge is harmless there: the mask drops what it
+    reads. perf: the run-by-run copy and its zero runs were 20 % of a
+    resnet8-gn step, most of it calls and short runs. */
+#define S_MASKED_MAX 256
+
+static void
+s_keep_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
+{
+    long pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
+    for (long oy = 0; oy < h; oy++) {
+        long iy = oy + ki - pad;
+        for (long ox = 0; ox < w; ox++) {
+            long ix = ox + kj - pad;
+            keep [oy * w + ox] = iy >= 0 && iy < h && ix >= 0 && ix < w ? 1.0f : 0.0f;
+        }
+    }
+}
+
+static void
+s_lower_masked (const float *src, const float *keep, size_t P, float *d)
+{
+    for (size_t p = 0; p < P; p++) {
+        float v = src [p];
+        d [p] = keep [p] != 0.0f ? v : 0.0f;
+    }
+}
+
 void
 gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
-                float *col)
+                float *col, float *keep)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
-    for (size_t ci = 0; ci < op->c; ci++)
-        for (long ki = 0; ki < k; ki++)
-            for (long kj = 0; kj < k; kj++) {
+    //  the masked loop up to 16x16 planes: on 28x28 ones (the first
+    //  convolution of both presets) the run-by-run copy was faster, its runs
+    //  long enough for memcpy; on 14x14 the masked one, by 10 % of the
+    //  convolution (lenet 5x5, resnet8-gn 3x3)
+    bool same = s == 1 && op->ow == op->w && P <= S_MASKED_MAX && keep;
+    //  how far a tap's offset reaches (k = 2 pad + 1): a plane whose window
+    //  would leave the tensor takes the run-by-run path
+    size_t reach = op->pad * op->w + op->pad;
+    for (long ki = 0; ki < k; ki++)
+        for (long kj = 0; kj < k; kj++) {
+            long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
+            s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
+            if (same)
+                s_keep_mask (op, ki, kj, keep);
+            for (size_t ci = 0; ci < op->c; ci++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
-                long lo, hi;
-                s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
-                for (size_t n = 0; n < m; n++)
-                    s_lower_plane (op, ki, kj, lo, hi, x + (ci * batch + n0 + n) * hw, dst + n * P);
+                for (size_t n = 0; n < m; n++) {
+                    size_t q = ci * batch + n0 + n;     /* the plane in the tensor */
+                    if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
+                        s_lower_masked (x + (long) (q * hw) + off, keep, P, dst + n * P);
+                    else
+                        s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
+                }
             }
+        }
 }
 
 //  dst (an input plane) += the plane d of dcol for offset (ki, kj) of a
@@ -123,21 +170,68 @@ s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float
         to [i] += d [a + i];
 }
 
+/*  The masked gather's mask of tap (ki, kj) in input coordinates: whether
+    input (iy, ix) is read by that tap of some output, i.e. receives from
+    the lowered float at (iy, ix) minus the tap's offset. */
+static void
+s_gather_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
+{
+    long pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
+    for (long iy = 0; iy < h; iy++) {
+        long oy = iy - ki + pad;
+        for (long ix = 0; ix < w; ix++) {
+            long ox = ix - kj + pad;
+            keep [iy * w + ix] = oy >= 0 && oy < h && ox >= 0 && ox < w ? 1.0f : 0.0f;
+        }
+    }
+}
+
+//  dst += the lowered plane d of one tap, read at dst's own positions
+//  shifted back by the tap's offset (across the plane's edge where the mask
+//  drops it): one branch-free loop, as the masked lowering.
+static void
+s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
+{
+    for (size_t p = 0; p < P; p++) {
+        float v = src [p];
+        dst [p] += keep [p] != 0.0f ? v : 0.0f;
+    }
+}
+
 void
 gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                float *dx, bool add)
+                float *dx, bool add, float *keep)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
     bool same = s == 1 && ow == w;
+    //  the masks of all taps (k k P floats), for planes that can read across
+    //  their edges (not the tensor's first or last)
+    bool masked = same && P <= S_MASKED_MAX && keep;
+    size_t reach = op->pad * op->w + op->pad;
+    if (masked)
+        for (long t = 0; t < k * k; t++)
+            s_gather_mask (op, t / k, t % k, keep + (size_t) t * P);
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
         for (size_t n = 0; n < m; n++) {
-            float *dst = dx + (ci * batch + n0 + n) * hw;
+            size_t q = ci * batch + n0 + n;
+            float *dst = dx + q * hw;
             if (!add)
                 memset (dst, 0, hw * sizeof (float));
+            //  the lowered rows of this plane, the first and last tap's, and
+            //  what a read across them reaches must lie inside dcol
+            size_t first = ci * (size_t) (k * k) * N + n * P, last = first + (size_t) (k * k - 1) * N;
+            if (masked && first >= reach && last + P + reach <= op->c * (size_t) (k * k) * N) {
+                for (long t = 0; t < k * k; t++) {
+                    long off = (t / k - pad) * w + t % k - pad;
+                    const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
+                    s_gather_masked (d - off, keep + (size_t) t * P, P, dst);
+                }
+                continue;
+            }
             for (long ki = 0; ki < k; ki++)
                 for (long kj = 0; kj < k; kj++) {
                     float *d = dcol + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N + n * P;
@@ -163,6 +257,35 @@ gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, siz
         }
 }
 
+//  2x2 windows of stride 2, the presets' pooling: the four candidates of a
+//  window compared in the general loop's order (the first maximum wins), as
+//  selects instead of an index loop.
+static void
+s_maxpool2_plane (const gc_cnn_op_t *op, const float *src, float *dst, int32_t *a)
+{
+    size_t w = op->w, ow = op->ow;
+    for (size_t oy = 0; oy < op->oh; oy++) {
+        const float *r0 = src + 2 * oy * w, *r1 = r0 + w;
+        int32_t base = (int32_t) (2 * oy * w);
+        for (size_t ox = 0; ox < ow; ox++) {
+            int32_t i = base + (int32_t) (2 * ox);
+            float m = r0 [2 * ox], v;
+            int32_t best = i;
+            v = r0 [2 * ox + 1];
+            best = v > m ? i + 1 : best;
+            m = v > m ? v : m;
+            v = r1 [2 * ox];
+            best = v > m ? i + (int32_t) w : best;
+            m = v > m ? v : m;
+            v = r1 [2 * ox + 1];
+            best = v > m ? i + (int32_t) w + 1 : best;
+            m = v > m ? v : m;
+            dst [oy * ow + ox] = m;
+            a [oy * ow + ox] = best;
+        }
+    }
+}
+
 void
 gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
                          int32_t *arg)
@@ -172,6 +295,10 @@ gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
         const float *src = x + plane * hw;
         float *dst = y + plane * P;
         int32_t *a = arg + plane * P;
+        if (k == 2 && s == 2) {
+            s_maxpool2_plane (op, src, dst, a);
+            continue;
+        }
         for (size_t oy = 0; oy < op->oh; oy++)
             for (size_t ox = 0; ox < op->ow; ox++) {
                 size_t best = oy * s * op->w + ox * s;
@@ -189,14 +316,26 @@ gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
 
 void
 gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
-                          size_t batch, float *dx, bool add)
+                          const float *y, size_t batch, float *dx, bool add)
 {
     size_t hw = op->h * op->w, P = op->oh * op->ow;
-    if (!add)
-        memset (dx, 0, batch * op->c * hw * sizeof (float));
-    for (size_t plane = 0; plane < batch * op->c; plane++)
-        for (size_t p = 0; p < P; p++)
-            dx [plane * hw + (size_t) arg [plane * P + p]] += dy [plane * P + p];
+    //  plane by plane: the plane zeroed and scattered into while it is in L1
+    //  (a memset of the whole tensor first had it leave the cache in between)
+    for (size_t plane = 0; plane < batch * op->c; plane++) {
+        float *d = dx + plane * hw;
+        const float *g = dy + plane * P;
+        const int32_t *a = arg + plane * P;
+        if (!add)
+            memset (d, 0, hw * sizeof (float));
+        if (y) {
+            const float *v = y + plane * P;
+            for (size_t p = 0; p < P; p++)
+                d [a [p]] += v [p] > 0.0f ? g [p] : 0.0f;
+        }
+        else
+            for (size_t p = 0; p < P; p++)
+                d [a [p]] += g [p];
+    }
 }
 
 //  The window of output (oy, ox): the whole plane for global pooling.
@@ -266,38 +405,66 @@ gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, 
     }
 }
 
-//  Sums of x and of (x - mean)^2 over n floats in 16 lanes, which the
-//  compiler vectorises (a single float or double accumulator it cannot
-//  reorder); the lanes are added in double.
-static double
-s_sum (const float *x, size_t n, float mean, bool square)
+//  The sum of n floats in 16 lanes, which the compiler vectorises (a single
+//  float or double accumulator it cannot reorder); the lanes are added in double.
+double
+gc_conv_sum (const float *x, size_t n)
 {
     float lane [16] = { 0 };
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) {
-            float d = x [i + j] - mean;
-            lane [j] += square ? d * d : d;
-        }
+        for (int j = 0; j < 16; j++)
+            lane [j] += x [i + j];
     double total = 0;
-    for (; i < n; i++) {
-        double d = (double) x [i] - mean;
-        total += square ? d * d : d;
-    }
+    for (; i < n; i++)
+        total += x [i];
     for (int j = 0; j < 16; j++)
         total += lane [j];
     return total;
 }
 
-double
-gc_conv_sum (const float *x, size_t n)
+/*  GroupNorm's loops. Tensors are channel-major (CNHW, gc_cnn.c): the plane
+    of sample n, channel c is x + (c batch + n) h w, and a group of one sample
+    is cg planes batch h w floats apart. The presets' planes are small (16 to
+    784 floats), so a reduction per plane (lanes added up, in double) cost
+    more than the arithmetic: the lanes run on across the planes of a group
+    (forward) or of a channel (backward, the parameter gradients) and are
+    added up once. S_GN_LANES floats wide: four such accumulators fit the
+    registers of the baseline (SSE2) build. */
+#define S_GN_LANES 8
+
+//  Sum over lanes and tail, in double.
+static double
+s_lanes_total (const float *lane, double tail)
 {
-    return s_sum (x, n, 0.0f, false);
+    for (int j = 0; j < S_GN_LANES; j++)
+        tail += lane [j];
+    return tail;
 }
 
-//  Tensors are channel-major (CNHW, gc_cnn.c): the plane of sample n,
-//  channel c is x + (c batch + n) h w, and a group of one sample is cg planes
-//  batch h w floats apart.
+//  Sum of x (square: of (x - mean)^2) over the cg planes of hw floats at x,
+//  `stride` floats apart.
+static double
+s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bool square)
+{
+    float lane [S_GN_LANES] = { 0 };
+    double tail = 0;
+    for (size_t j = 0; j < cg; j++) {
+        const float *p = x + j * stride;
+        size_t i = 0;
+        for (; i + S_GN_LANES <= hw; i += S_GN_LANES)
+            for (int l = 0; l < S_GN_LANES; l++) {
+                float d = p [i + l] - mean;
+                lane [l] += square ? d * d : d;
+            }
+        for (; i < hw; i++) {
+            double d = (double) p [i] - mean;
+            tail += square ? d * d : d;
+        }
+    }
+    return s_lanes_total (lane, tail);
+}
+
 void
 gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                     const float *gamma, const float *beta, bool relu, float *y, float *stats)
@@ -305,12 +472,10 @@ gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
     for (size_t n = 0; n < batch; n++)
         for (size_t g = 0; g < G; g++) {
-            double sum = 0, sq = 0;
-            for (size_t j = 0; j < cg; j++)
-                sum += s_sum (x + ((g * cg + j) * batch + n) * hw, hw, 0.0f, false);
+            const float *x0 = x + (g * cg * batch + n) * hw;
+            double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);
-            for (size_t j = 0; j < cg; j++)
-                sq += s_sum (x + ((g * cg + j) * batch + n) * hw, hw, mu, true);
+            double sq = s_group_sum (x0, cg, batch * hw, hw, mu, true);
             float rstd = (float) (1.0 / sqrt (sq / (double) M + S_GN_EPS));
             stats [2 * (n * G + g)] = mu;
             stats [2 * (n * G + g) + 1] = rstd;
@@ -331,48 +496,72 @@ gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
         }
 }
 
+/*  The sums of GroupNorm's backward over one group of one sample, in lanes:
+    dg, db per channel (dgamma, dbeta: lanes that run on over the batch, in
+    lg, lb: S_GN_LANES floats a channel) and, over the group, s1 = sum of
+    gamma dy and s2 = sum of gamma rstd dy (x - mu), returned in double. */
+static void
+s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size_t hw,
+                 const float *gamma, float mu, float rstd, float *lg, float *lb,
+                 double *tg, double *tb, double *s1, double *s2)
+{
+    float l1 [S_GN_LANES] = { 0 }, l2 [S_GN_LANES] = { 0 };
+    double t1 = 0, t2 = 0;
+    for (size_t j = 0; j < cg; j++) {
+        const float *xs = x + j * stride, *ds = dy + j * stride;
+        //  the channel's lanes in locals, which the compiler keeps in
+        //  registers (through lg and lb it would have to assume aliasing)
+        float g [S_GN_LANES], b [S_GN_LANES];
+        memcpy (g, lg + j * S_GN_LANES, sizeof g);
+        memcpy (b, lb + j * S_GN_LANES, sizeof b);
+        float gr = gamma [j] * rstd;
+        size_t i = 0;
+        for (; i + S_GN_LANES <= hw; i += S_GN_LANES)
+            for (int l = 0; l < S_GN_LANES; l++) {
+                float d = ds [i + l], t = d * (xs [i + l] - mu);
+                g [l] += rstd * t;
+                b [l] += d;
+                l1 [l] += gamma [j] * d;
+                l2 [l] += gr * t;
+            }
+        for (; i < hw; i++) {
+            double d = ds [i], t = d * ((double) xs [i] - mu);
+            tg [j] += rstd * t;
+            tb [j] += d;
+            t1 += gamma [j] * d;
+            t2 += gr * t;
+        }
+        memcpy (lg + j * S_GN_LANES, g, sizeof g);
+        memcpy (lb + j * S_GN_LANES, b, sizeof b);
+    }
+    *s1 = s_lanes_total (l1, t1);
+    *s2 = s_lanes_total (l2, t2);
+}
+
 void
 gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                      const float *stats, size_t batch, const float *gamma,
-                     float *dgamma, float *dbeta, float *dx, bool add)
+                     float *dgamma, float *dbeta, float *dx, bool add, float *scratch)
 {
-    size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
+    size_t C = op->c, G = op->groups, cg = C / G, hw = op->h * op->w, M = cg * hw;
+    //  scratch: the lanes of dgamma and dbeta (C S_GN_LANES floats each),
+    //  then their tails (C doubles each)
+    float *lg = scratch, *lb = lg + C * S_GN_LANES;
+    double *tg = (double *) (lb + C * S_GN_LANES), *tb = tg + C;
+    memset (scratch, 0, gc_conv_gn_scratch (op) * sizeof (float));
     for (size_t n = 0; n < batch; n++)
         for (size_t g = 0; g < G; g++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
-            double s1 = 0, s2 = 0;     /* sums of dxhat and dxhat * xhat */
-            for (size_t j = 0; j < cg; j++) {
-                size_t c = g * cg + j, base = (c * batch + n) * hw;
-                const float *xs = x + base, *ds = dy + base;
-                //  sums of dy (x - mu) and dy in 8 lanes each, few enough to
-                //  stay in registers; rstd is applied once to the total
-                float lg [8] = { 0 }, lb [8] = { 0 };
-                size_t i = 0;
-                for (; i + 8 <= hw; i += 8)
-                    for (int j2 = 0; j2 < 8; j2++) {
-                        lg [j2] += ds [i + j2] * (xs [i + j2] - mu);
-                        lb [j2] += ds [i + j2];
-                    }
-                double dg = 0, db = 0;
-                for (; i < hw; i++) {
-                    dg += (double) ds [i] * (xs [i] - mu);
-                    db += ds [i];
-                }
-                for (int j2 = 0; j2 < 8; j2++) {
-                    dg += lg [j2];
-                    db += lb [j2];
-                }
-                dg *= rstd;
-                dgamma [c] += (float) dg;
-                dbeta [c] += (float) db;
-                s1 += db * gamma [c];
-                s2 += dg * gamma [c];
-            }
+            size_t c0 = g * cg, base0 = (c0 * batch + n) * hw;
+            double s1, s2;
+            s_gn_group_sums (x + base0, dy + base0, cg, batch * hw, hw, gamma + c0, mu, rstd,
+                             lg + c0 * S_GN_LANES, lb + c0 * S_GN_LANES, tg + c0, tb + c0,
+                             &s1, &s2);
             if (!dx)
                 continue;
             float m1 = (float) (s1 / (double) M), m2 = (float) (s2 / (double) M);
             for (size_t j = 0; j < cg; j++) {
-                size_t c = g * cg + j, base = (c * batch + n) * hw;
+                size_t c = c0 + j, base = (c * batch + n) * hw;
                 const float *xs = x + base, *ds = dy + base;
                 float *d = dx + base;
                 //  dx = a dy + b x + e, the terms folded per channel; two
@@ -387,4 +576,14 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                         d [i] = a * ds [i] + bx * xs [i] + e;
             }
         }
+    for (size_t c = 0; c < C; c++) {
+        dgamma [c] += (float) s_lanes_total (lg + c * S_GN_LANES, tg [c]);
+        dbeta [c] += (float) s_lanes_total (lb + c * S_GN_LANES, tb [c]);
+    }
+}
+
+size_t
+gc_conv_gn_scratch (const gc_cnn_op_t *op)
+{
+    return op->c * (2 * S_GN_LANES + 4);    /* 2 C doubles = 4 C floats */
 }

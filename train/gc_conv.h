@@ -19,20 +19,27 @@
 
 #include "gc_cnn_net.h"
 
-/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples). */
+/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples); keep:
+    scratch of P floats (NULL: the run-by-run path alone, as for strides). */
 void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
-                     float *col);
+                     float *col, float *keep);
 /*  dx (samples [n0, n0 + m)) = or += col2im (dcol); dcol is scratch (its
-    floats that fall in the padding are zeroed on the way). */
+    floats that fall in the padding are zeroed on the way); keep: scratch of
+    k k P floats (NULL: the run-by-run path alone). */
 void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                     float *dx, bool add);
+                     float *dx, bool add, float *keep);
 
 /*  Max pooling keeps the position of each maximum (within its plane) in
     arg, which backward routes the gradient through. */
 void gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                               float *y, int32_t *arg);
+/*  y (the pooled output) not NULL: the gradient of a ReLU's input whose
+    output was pooled, the ReLU's mask taken from y (where the maximum is not
+    positive the ReLU passes nothing); windows must not overlap (k <= stride),
+    so that each input gets at most one term and the result is the same as
+    the ReLU's own pass. */
 void gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
-                               size_t batch, float *dx, bool add);
+                               const float *y, size_t batch, float *dx, bool add);
 /*  Average pooling; GC_CNN_GAP is the window of the whole plane. */
 void gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y);
 void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch,
@@ -47,9 +54,11 @@ double gc_conv_sum (const float *x, size_t n);
 void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                          const float *gamma, const float *beta, bool relu, float *y,
                          float *stats);
-/*  dgamma and dbeta are added to; dx is written or added to (dx NULL: skipped). */
+/*  dgamma and dbeta are added to; dx is written or added to (dx NULL: skipped);
+    scratch holds gc_conv_gn_scratch (op) floats (8-byte aligned). */
 void gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                           const float *stats, size_t batch, const float *gamma,
-                          float *dgamma, float *dbeta, float *dx, bool add);
+                          float *dgamma, float *dbeta, float *dx, bool add, float *scratch);
+size_t gc_conv_gn_scratch (const gc_cnn_op_t *op);
 
 #endif

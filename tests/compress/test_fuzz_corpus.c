@@ -11,11 +11,14 @@
 #include "fuzz_layouts.h"
 #include "gc_compressor.h"
 #include "gc_ec.h"
+#include "gc_lgc_codec.h"
 #include "gc_rng.h"
 
 static const char *s_specs [] = {
     "none", "fp16", "topk:0.05", "topk:0.5:fp16", "topk:0.02:layer", "randk:0.1", "threshold:1.5",
     "qsgd:4:bucket=16", "sign:bucket=8", "powersgd:2", "powersgd:1:fp16", "lbs:topk:0.1",
+    //  Its first payload carries the decoder its lgc sections name.
+    "lgc:0.1:4:warmup=0",
 };
 #define S_NSPECS (sizeof s_specs / sizeof s_specs [0])
 
@@ -84,8 +87,12 @@ test_corpus_seeds_decode (void **state)
         gc_layout_t layout;
         fuzz_layout (data [0], &layout);
         gc_err_t err;
-        if (gc_payload_decompress_add (data + 1, size - 1, &layout, into, &err))
+        gc_lgc_codec_t *codec = gc_payload_codec (data + 1, size - 1, &layout, &err);
+        if (!codec && err.code)
             fail_msg ("%s: %s", e->d_name, err.msg);
+        if (gc_payload_decompress_add_with (data + 1, size - 1, &layout, codec, into, &err))
+            fail_msg ("%s: %s", e->d_name, err.msg);
+        gc_lgc_codec_destroy (&codec);
         seeds++;
     }
     closedir (d);

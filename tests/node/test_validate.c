@@ -1,8 +1,9 @@
 /*  Local validation (node/gc_validate): a neighbour whose model does much
     worse on the held-out samples loses its weight to the peer's own model, honest ones keep
     theirs; one only somewhat worse than the inputs' median loses it to the relative test
-    (REL = 1; the default, REL = 0, keeps it); the held-out split and the schedule are deterministic; bad specs
-    name gossip/validate. */
+    (REL = 1, the default; REL = 0 keeps it) unless the peer's own labels are as skewed, and
+    comes back only at full weight; the held-out split and the schedule are deterministic;
+    bad specs name gossip/validate. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -168,46 +169,205 @@ s_held_accuracy (s_fix_t *f, const float *params)
     return (double) correct / (double) f->held.n;
 }
 
+//  A neighbour that falls 15-40 % short of the own model on the held-out
+//  samples: the own model moved toward the label flipper until it does.
+static float *
+s_mild (s_fix_t *f)
+{
+    float *mild = gc_falloc (f->n);
+    double a_own = s_held_accuracy (f, f->own), deficit = 0;
+    for (int step = 1; step <= 20 && deficit < 0.15; step++) {
+        float t = 0.05f * (float) step;
+        for (size_t i = 0; i < f->n; i++)
+            mild [i] = f->own [i] + t * (f->bad [i] - f->own [i]);
+        deficit = (a_own - s_held_accuracy (f, mild)) / a_own;
+    }
+    assert_true (deficit >= 0.15 && deficit <= 0.4);
+    return mild;
+}
+
+//  The four neighbours' factors after 12 validations of inputs x (own and
+//  four neighbours) under spec, with the peer's labels (NULL: none given).
+static void
+s_factors (s_fix_t *f, const char *spec, const gc_dataset_t *labels, const float *const *x,
+           const int *slot, double factor [4])
+{
+    gc_validate_cfg_t cfg;
+    assert_int_equal (gc_validate_parse (spec, "guard", &cfg, NULL), 0);
+    gc_validate_t *v = gc_validate_new (&cfg, &f->held, 4, 9);
+    assert_non_null (v);
+    gc_validate_set_labels (v, labels);
+    for (int call = 0; call < 12; call++) {
+        double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+        assert_true (gc_validate_weigh (v, f->model, x, slot, w, 5));
+    }
+    for (size_t s = 0; s < 4; s++)
+        factor [s] = gc_validate_factor (v, s);
+    gc_validate_destroy (&v);
+}
+
 //  The relative test (the malicious ring's case: own, two honest, two
 //  attackers): neighbours whose models fall short of the others by 15-40 %
 //  on the held-out samples, far inside the absolute LO = 0.5, lose their
-//  weight with the test on and keep it with REL = 0; the honest keep theirs.
+//  weight with the test on (the default) and keep it with REL = 0; the honest keep theirs.
 static void
 test_relative_deficit (void **state)
 {
     (void) state;
     s_fix_t f;
     s_fix_init (&f);
-    float *mild = gc_falloc (f.n);
-    double a_own = s_held_accuracy (&f, f.own), deficit = 0;
-    for (int step = 1; step <= 20 && deficit < 0.15; step++) {
-        float t = 0.05f * (float) step;         /* from own toward the label flipper */
-        for (size_t i = 0; i < f.n; i++)
-            mild [i] = f.own [i] + t * (f.bad [i] - f.own [i]);
-        deficit = (a_own - s_held_accuracy (&f, mild)) / a_own;
-    }
-    assert_true (deficit >= 0.15 && deficit <= 0.4);
+    float *mild = s_mild (&f);
     const float *x [5] = { f.own, f.honest, f.honest, mild, mild };
     int slot [5] = { -1, 0, 1, 2, 3 };
     double factor [2][4];
-    for (int rel = 0; rel < 2; rel++) {
-        gc_validate_cfg_t cfg;
-        assert_int_equal (gc_validate_parse (rel ? "64:1:0.5:0.9:1" : "64:1", "guard", &cfg, NULL), 0);
-        assert_true (cfg.relative == (rel == 1));
-        gc_validate_t *v = gc_validate_new (&cfg, &f.held, 4, 9);
-        assert_non_null (v);
-        for (int call = 0; call < 12; call++) {
-            double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
-            assert_true (gc_validate_weigh (v, f.model, x, slot, w, 5));
-        }
-        for (size_t s = 0; s < 4; s++)
-            factor [rel][s] = gc_validate_factor (v, s);
-        gc_validate_destroy (&v);
-    }
+    for (int rel = 0; rel < 2; rel++)
+        s_factors (&f, rel ? "64:1" : "64:1:0.5:0.9:0", NULL, x, slot, factor [rel]);
     for (size_t s = 0; s < 4; s++)
         assert_true (factor [0][s] == 1.0);             /* the absolute test alone */
     assert_true (factor [1][0] == 1.0 && factor [1][1] == 1.0);
     assert_true (factor [1][2] == 0.0 && factor [1][3] == 0.0);
+    gc_mem_free (mild);
+    s_fix_fini (&f);
+}
+
+//  The label skew: the total variation distance of a shard's label mix from
+//  the uniform one (worked by hand: all of one class of four is 3/4 away,
+//  two classes of four half each 1/2, 3:1 over two classes 1/4).
+static void
+test_skew_cases (void **state)
+{
+    (void) state;
+    static const struct {
+        const char *labels;     /* one digit a sample */
+        int         classes;
+        double      skew;
+    } cases [] = {
+        { "0123012301230123", 4, 0.0  },
+        { "0000",             4, 0.75 },
+        { "00110011",         4, 0.5  },
+        { "0001",             2, 0.25 },
+        { "0101",             2, 0.0  },
+        { "0000",             1, 0.0  },        /* one class: nothing to be skewed from */
+        { "",                 4, 0.0  },        /* no samples */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        size_t n = strlen (cases [i].labels);
+        uint8_t y [32];
+        for (size_t j = 0; j < n; j++)
+            y [j] = (uint8_t) (cases [i].labels [j] - '0');
+        double got = gc_validate_skew (y, n, cases [i].classes);
+        if (fabs (got - cases [i].skew) > 1e-12)
+            fail_msg ("skew of '%s' over %d classes: %g, expected %g", cases [i].labels,
+                      cases [i].classes, got, cases [i].skew);
+    }
+}
+
+//  The relative test's margin, worked by hand from its definition
+//  max(2·sqrt(2·max(d, 1/B)·max(1/n, b/(2-b)) / B) / max(a, 1/B), skew),
+//  b = 1/30: which of its two terms sets it, how it narrows over the first
+//  validations and then stays (b/(2-b) = 1/59), and its floors.
+static void
+test_margin_cases (void **state)
+{
+    (void) state;
+    static const struct {
+        double   a;
+        size_t   b;
+        double   disagree, skew;
+        uint64_t n;
+        double   margin;
+    } cases [] = {
+        { 0.8,  64, 0.05, 0,   100, 0.012865 },   /* the standard error sets it */
+        { 0.8,  64, 0.05, 0,    59, 0.012865 },   /* 1/59 = b/(2-b): already the long-run width */
+        { 0.8,  64, 0.05, 0,     4, 0.049411 },   /* wider over the first validations */
+        { 0.8,  64, 0.05, 0,     1, 0.098821 },
+        { 0.8,  64, 0.05, 0,     0, 0.098821 },   /* none yet: as after one */
+        { 0.8,  64, 0,    0,   100, 0.007192 },   /* agreeing models: one sample in B */
+        { 0.9, 256, 0.2,  0,    10, 0.027778 },
+        { 0.8,  64, 0.05, 0.4, 100, 0.4      },   /* a skewed shard's label mix */
+        { 0.8,  64, 0.05, 0.01, 100, 0.012865 },  /* an iid shard's: the noise sets it */
+        { 0,    64, 0.05, 0,   100, 0.658710 },   /* no accuracy: one sample in B */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        double got = gc_validate_margin (cases [i].a, cases [i].b, cases [i].disagree, cases [i].skew,
+                                         cases [i].n);
+        if (fabs (got - cases [i].margin) > 1e-6)
+            fail_msg ("margin case %zu: %.6f, expected %.6f", i, got, cases [i].margin);
+    }
+    //  the noisier the honest pairs, the wider; never narrower than the skew
+    assert_true (gc_validate_margin (0.8, 64, 0.2, 0, 100) > gc_validate_margin (0.8, 64, 0.1, 0, 100));
+    assert_true (gc_validate_margin (0.8, 64, 0.2, 0.6, 100) == 0.6);
+}
+
+//  A neighbour the relative test cut comes back only at full weight once it
+//  is as good as the others again: its factor goes from 0 straight to 1, never
+//  up the ramp (an attacker that keeps its shortfall just past the margin
+//  gets nothing), and it does come back.
+static void
+test_cut_returns_whole (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    float *mild = s_mild (&f);
+    gc_validate_cfg_t cfg;
+    assert_int_equal (gc_validate_parse ("64:1:0.5:0.9:1", "guard", &cfg, NULL), 0);
+    gc_validate_t *v = gc_validate_new (&cfg, &f.held, 4, 9);
+    assert_non_null (v);
+    const float *x [5] = { f.own, f.honest, f.honest, mild, mild };
+    int slot [5] = { -1, 0, 1, 2, 3 };
+    for (int call = 0; call < 12; call++) {
+        double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+        gc_validate_weigh (v, f.model, x, slot, w, 5);
+    }
+    assert_true (gc_validate_factor (v, 2) == 0.0);
+    x [3] = f.honest;                   /* neighbour 2 mends its ways, 3 does not */
+    int back = -1;
+    for (int call = 0; call < 400 && back < 0; call++) {
+        double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
+        gc_validate_weigh (v, f.model, x, slot, w, 5);
+        double g = gc_validate_factor (v, 2);
+        assert_true (g == 0.0 || g == 1.0);
+        if (g == 1.0)
+            back = call;
+    }
+    assert_true (back > 0);
+    assert_true (gc_validate_factor (v, 3) == 0.0);
+    gc_validate_destroy (&v);
+    gc_mem_free (mild);
+    s_fix_fini (&f);
+}
+
+//  A peer whose labels are skewed keeps neighbours that fall as far short as
+//  the mix is skewed (an honest neighbour with other classes does), which the
+//  same peer with balanced labels cuts; the attackers' share of the inputs
+//  cannot widen the margin (it comes from the peer's own labels).
+static void
+test_skew_keeps_heterogeneous (void **state)
+{
+    (void) state;
+    s_fix_t f;
+    s_fix_init (&f);
+    float *mild = s_mild (&f);
+    //  labels: balanced, and all but a few of class 0 (skew near 3/4)
+    uint8_t y_flat [400], y_skew [400];
+    for (size_t i = 0; i < 400; i++) {
+        y_flat [i] = (uint8_t) (i % 4);
+        y_skew [i] = (uint8_t) (i % 40 ? 0 : 1 + i % 3);
+    }
+    gc_dataset_t flat = { .n = 400, .n_classes = 4, .y = y_flat };
+    gc_dataset_t skew = { .n = 400, .n_classes = 4, .y = y_skew };
+    assert_true (gc_validate_skew (y_skew, 400, 4) > 0.7);
+    const float *x [5] = { f.own, f.honest, f.honest, mild, mild };
+    int slot [5] = { -1, 0, 1, 2, 3 };
+    gc_dataset_t *labels [2] = { &flat, &skew };
+    double factor [2][4];
+    for (int l = 0; l < 2; l++)
+        s_factors (&f, "64:1:0.5:0.9:1", labels [l], x, slot, factor [l]);
+    assert_true (factor [0][0] == 1.0 && factor [0][1] == 1.0);
+    assert_true (factor [0][2] == 0.0 && factor [0][3] == 0.0);
+    for (size_t s = 0; s < 4; s++)
+        assert_true (factor [1][s] == 1.0);
     gc_mem_free (mild);
     s_fix_fini (&f);
 }
@@ -254,6 +414,7 @@ test_specs (void **state)
     assert_int_equal (gc_validate_parse ("auto", "guard", &cfg, NULL), 0);
     assert_int_equal (cfg.samples, GC_VALIDATE_DEFAULT_SAMPLES);
     assert_int_equal (cfg.every, GC_VALIDATE_DEFAULT_EVERY);
+    assert_true (cfg.relative);             /* the relative test is the default's */
     assert_int_equal (gc_validate_parse (NULL, "guard:2:200:0.15:0.3", &cfg, NULL), 0);
     assert_int_equal (cfg.samples, GC_VALIDATE_DEFAULT_SAMPLES);
     //  auto is off with other rules, off and 0 always
@@ -272,6 +433,11 @@ test_specs (void **state)
     assert_true (cfg.lo == 0.5 && cfg.hi == GC_VALIDATE_DEFAULT_HI);
     assert_int_equal (gc_validate_parse ("128:4:0.9", "mean", &cfg, NULL), 0);
     assert_true (cfg.lo == 0.9 && cfg.hi == 0.9);
+    //  REL: the relative test on or off
+    assert_int_equal (gc_validate_parse ("64:1:0.5:0.9:1", "guard", &cfg, NULL), 0);
+    assert_true (cfg.relative);
+    assert_int_equal (gc_validate_parse ("64:1:0.5:0.9:0", "guard", &cfg, NULL), 0);
+    assert_true (!cfg.relative);
     const char *bad [] = { "on", "7", "64:0", "64:x", "64:10:0.5:0.1", "64:10:-1", "64:10:2",
                            "1:2:3:4:5", "64:10:0.5:0.9:2", "64:10:0.5:0.9:1:0", "64:", "" };
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
@@ -334,6 +500,10 @@ main (void)
         cmocka_unit_test (test_split),
         cmocka_unit_test (test_bad_neighbour_loses_weight),
         cmocka_unit_test (test_relative_deficit),
+        cmocka_unit_test (test_skew_cases),
+        cmocka_unit_test (test_margin_cases),
+        cmocka_unit_test (test_skew_keeps_heterogeneous),
+        cmocka_unit_test (test_cut_returns_whole),
         cmocka_unit_test (test_deterministic_schedule),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_engine_deterministic),

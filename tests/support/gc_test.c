@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gc_rng.h"
+
 char *
 gc_test_tmpdir (const char *tag)
 {
@@ -108,4 +110,15 @@ gc_test_expect (const char *cmdline, int code, const char *needle)
         fail_msg ("`%s`: exit %d (wanted %d), output:\n%s\n(wanted '%s')", cmdline, rc, code,
                   out ? out : "", needle);
     return out;
+}
+
+float *
+gc_test_normal (size_t n, uint64_t seed)
+{
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, 0);
+    float *x = malloc ((n ? n : 1) * sizeof *x);
+    assert_non_null (x);
+    gc_rng_fill_normal (&rng, x, n, 0.0f, 1.0f);
+    return x;
 }

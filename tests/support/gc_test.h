@@ -11,6 +11,8 @@
 /*  A fresh, empty directory under $TMPDIR for this test; removed (with its
     contents) by gc_test_rmtree. Returns a static buffer's copy (caller frees). */
 char *gc_test_tmpdir (const char *tag);
+/*  n N(0, 1) floats drawn from seed (stream 0); the caller frees. */
+float *gc_test_normal (size_t n, uint64_t seed);
 void  gc_test_rmtree (const char *path);
 /*  Write bytes to path; fails the test on error. */
 void  gc_test_write_file (const char *path, const void *data, size_t size);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gc_cnn.h"
+#include "gc_conv.h"
 #include "gc_mem.h"
 #include "gc_model.h"
 #include "gc_rng.h"
@@ -114,6 +115,11 @@ test_gradients (void **state)
         "1x5x5/f6,relu,drop50,f3",              /* dropout after a linear layer */
         "2x5x5/drop20,c3,f3",                   /* dropout of the input */
         "2x8x8/c4,gn2,relu,drop10,r4g2,f3",     /* dropout into a block (read twice) */
+        "2x7x7/c4,gn2,relu,mp2,f3",             /* pooled ReLU after GroupNorm, odd side */
+        "2x9x9/c3k5s1p2,relu,mp2s3,f3",         /* pooled ReLU, windows with gaps */
+        "2x8x8/c3,relu,mp3s2,f3",               /* overlapping pooling: the ReLU's own pass */
+        "2x8x8/c3,relu,mp2,relu,f3",            /* a ReLU on the pooled output as well */
+        "3x4x4/c4,gn2,relu,c4,f3",              /* 4x4 planes: the masked lowering */
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
         s_check_gradient (specs [i], 0.0f);
@@ -178,6 +184,66 @@ test_chunks_and_determinism (void **state)
     gc_mem_free (x);
     gc_cnn_destroy (&a);
     gc_cnn_destroy (&b);
+}
+
+//  The masked lowering of small "same" stride-1 planes gives the bytes of
+//  the run-by-run one (keep NULL) and of the definition, for every chunk of
+//  a batch (the planes at the tensor's ends take the other path); so does
+//  the masked gather (col2im).
+static void
+test_lowering (void **state)
+{
+    (void) state;
+    static const struct { size_t c, h, w, k; } shapes [] = {
+        { 3, 4, 4, 3 }, { 2, 7, 7, 3 }, { 2, 5, 6, 5 }, { 1, 8, 8, 3 }, { 2, 14, 14, 5 },
+    };
+    enum { B = 5 };
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes [0]; t++) {
+        gc_cnn_op_t op = { .kind = GC_CNN_CONV, .c = shapes [t].c, .h = shapes [t].h,
+                           .w = shapes [t].w, .oc = 1, .oh = shapes [t].h, .ow = shapes [t].w,
+                           .k = shapes [t].k, .stride = 1, .pad = shapes [t].k / 2 };
+        size_t hw = op.h * op.w, rows = op.c * op.k * op.k;
+        float *x = gc_falloc (op.c * B * hw), *a = gc_falloc (rows * B * hw);
+        float *b = gc_falloc (rows * B * hw), *keep = gc_falloc (op.k * op.k * hw);
+        float *dx = gc_falloc (op.c * B * hw), *dx2 = gc_falloc (op.c * B * hw);
+        gc_rng_t rng;
+        gc_rng_init (&rng, 3, t);
+        s_fill (&rng, x, op.c * B * hw, 1.0f);
+        for (size_t n0 = 0; n0 < B; n0++)
+            for (size_t m = 1; n0 + m <= B; m++) {
+                gc_conv_im2col (&op, x, B, n0, m, a, keep);
+                gc_conv_im2col (&op, x, B, n0, m, b, NULL);
+                assert_memory_equal (a, b, rows * m * hw * sizeof (float));
+                for (size_t r = 0; r < rows; r++)
+                    for (size_t n = 0; n < m; n++)
+                        for (size_t p = 0; p < hw; p++) {
+                            long ci = (long) (r / (op.k * op.k)), ki = (long) (r / op.k % op.k);
+                            long kj = (long) (r % op.k), pad = (long) op.pad;
+                            long iy = (long) (p / op.w) + ki - pad, ix = (long) (p % op.w) + kj - pad;
+                            bool in = iy >= 0 && iy < (long) op.h && ix >= 0 && ix < (long) op.w;
+                            float want = in ? x [((size_t) ci * B + n0 + n) * hw
+                                                 + (size_t) (iy * (long) op.w + ix)] : 0.0f;
+                            assert_true (a [(r * m + n) * hw + p] == want);
+                        }
+                //  and back: the masked gather gives the run-by-run one's
+                //  bytes, written and added to
+                for (int add = 0; add < 2; add++) {
+                    s_fill (&rng, a, rows * m * hw, 1.0f);
+                    memcpy (b, a, rows * m * hw * sizeof (float));
+                    s_fill (&rng, dx, op.c * B * hw, 1.0f);
+                    memcpy (dx2, dx, op.c * B * hw * sizeof (float));
+                    gc_conv_col2im (&op, a, B, n0, m, dx, add, keep);
+                    gc_conv_col2im (&op, b, B, n0, m, dx2, add, NULL);
+                    assert_memory_equal (dx, dx2, op.c * B * hw * sizeof (float));
+                }
+            }
+        gc_mem_free (x);
+        gc_mem_free (a);
+        gc_mem_free (b);
+        gc_mem_free (keep);
+        gc_mem_free (dx);
+        gc_mem_free (dx2);
+    }
 }
 
 //  Dropout: the identity when evaluating (the network without it, same
@@ -351,6 +417,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_gradients),
         cmocka_unit_test (test_chunks_and_determinism),
+        cmocka_unit_test (test_lowering),
         cmocka_unit_test (test_dropout),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_layout),
