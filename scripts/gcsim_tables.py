@@ -211,7 +211,7 @@ T1_VARIANTS = {
     "1c": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": T1_ROUNDS, "schedule": None,
            "splits": ["iid"], "defence_splits": ["dirichlet:0.5"], "defence_split_seeds": [1],
            "rows": "cnn", "honest": None, "model": "cnn:lenet", "test_samples": 2000,
-           "aggregators": ["mean", "cwtm:1", "gm", "scclip", "nnm+cwtm:1", "guard"],
+           "aggregators": ["mean", "cwtm:1", "gm", "nnm+cwtm:1", "scclip", "guard"],
            "seeds": [1]},
 }
 #   table 1c's rows: the attacks that hurt some rule of table 1 (realistic and omniscient)
