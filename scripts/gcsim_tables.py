@@ -207,7 +207,18 @@ T1_VARIANTS = {
     #   honest minority: 5 honest peers, each with 2 Byzantine neighbours of 4
     "1r": {"topology": "edges:" + ring_edges(), "byzantine": ",".join(str(i) for i in range(5, 16)),
            "rounds": 300, "schedule": "constant", "splits": ["iid"], "rows": "ring", "honest": 5},
+    #   table 1 with the LeNet-style CNN (issue 18): its setting, fewer rules and rows, one seed
+    "1c": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": T1_ROUNDS, "schedule": None,
+           "splits": ["iid"], "defence_splits": ["dirichlet:0.5"], "defence_split_seeds": [1],
+           "rows": "cnn", "honest": None, "model": "cnn:lenet", "test_samples": 2000,
+           "aggregators": ["mean", "cwtm:1", "gm", "nnm+cwtm:1", "scclip", "guard"],
+           "seeds": [1]},
 }
+#   table 1c's rows: the attacks that hurt some rule of table 1 (realistic and omniscient)
+CNN_ROWS = [("none", "", False), ("sign flip", "signflip", False), ("ALIE z=1", "alie:1", False),
+            ("IPM ε=0.5", "ipm:0.5", False), ("dissensus", "dissensus", False),
+            ("label flip", "labelflip", False), ("ALIE z=1 (omniscient)", "alie:1", True),
+            ("dissensus (omniscient)", "dissensus", True)]
 RING_ROWS = [("none", "", False), ("ALIE z=1", "alie:1", True), ("ALIE z=10", "alie:10", True),
              ("IPM ε=0.1", "ipm:0.1", True), ("IPM ε=0.5", "ipm:0.5", True), ("dissensus", "dissensus", True),
              ("sign flip", "signflip", True), ("sign flip −0.1·μ", "signflip:0.1", True),
@@ -220,6 +231,8 @@ def t1_rows(variant):
     v = T1_VARIANTS[variant]
     if v["rows"] == "ring":
         rows = RING_ROWS
+    elif v["rows"] == "cnn":
+        rows = CNN_ROWS
     else:
         rows = [(label, attack, False) for label, attack in ATTACKS
                 if v["rows"] == "all" or attack not in OMNISCIENT]
@@ -230,6 +243,10 @@ def t1_rows(variant):
 def t1_scenario(split, aggregator, attack, omniscient, skip_crypto=True, variant="1"):
     v = T1_VARIANTS[variant]
     train = {"split": split, "rounds": v["rounds"], "local_steps": 1, "batch": 32}
+    if v.get("model"):
+        train["model"] = v["model"]
+    if v.get("test_samples"):
+        train["test_samples"] = v["test_samples"]
     if v["schedule"]:
         train["schedule"] = v["schedule"]
     sections = {
@@ -277,9 +294,11 @@ def t1_text(variant):
     else:
         graph = ["16 peers on a 4x4 torus; peers 0, 1, 10, 11 Byzantine (every honest peer has exactly one Byzantine",
                  "neighbour out of four).",
-                 "Cell: honest peers' final test accuracy, mean / min, on the 10 000 test images."]
+                 "Cell: honest peers' final test accuracy, mean / min, on the "
+                 + (f"first {v['test_samples']} test images." if v.get("test_samples") else "10 000 test images.")]
+    model = f"the CNN `{v['model']}`" if v.get("model") else "MLP 784-256-128-10"
     return graph + [
-        f"Fashion-MNIST, MLP 784-256-128-10, batch 32, one local step per round, {v['rounds']} rounds with {sched},",
+        f"Fashion-MNIST, {model}, batch 32, one local step per round, {v['rounds']} rounds with {sched},",
         "dense gossip (`compress none`, `ec none`), `wait sync`, simulator without signatures (`skip_crypto`,",
         "no protocol attack here), one seed (the scenario's). *omniscient*: the attackers compute their attack from",
         "every honest model (the simulator grants it) instead of what they receive from their neighbours.",
@@ -292,7 +311,12 @@ def t1_seeds(variant, split):
     """The seeds the default defence runs with in a split of a variant."""
     v = T1_VARIANTS[variant]
     return v.get("defence_split_seeds", DEFENCE_SEEDS) if split in v.get("defence_splits", []) \
-        else DEFENCE_SEEDS
+        else v.get("seeds", DEFENCE_SEEDS)
+
+
+def t1_rules(variant):
+    """The rules (columns) of a variant."""
+    return T1_VARIANTS[variant].get("aggregators", AGGREGATORS)
 
 
 def t1_seed_key(split, attack, omn, seed, aggregator=DEFENCE):
@@ -342,8 +366,19 @@ def t1_summary(variant, res, split):
 def table1(args, variant="1"):
     runner = Runner(variant, args.jobs, args.threads, args.force, getattr(args, "partial", False))
     v = T1_VARIANTS[variant]
-    aggregators = args.rules.split(",") if getattr(args, "rules", None) else AGGREGATORS
+    all_rules = t1_rules(variant)
+    aggregators = args.rules.split(",") if getattr(args, "rules", None) else all_rules
     runs = {}
+    #   the default defence first: its cells are the goal's (the table waits for all of them)
+    for split in v["splits"]:
+        for aggregator in sorted(aggregators, key=lambda a: a != DEFENCE):
+            for _, attack, omn in t1_rows(variant):
+                runs[t1_key(split, aggregator, attack, omn)] = \
+                    (t1_scenario(split, aggregator, attack, omn, variant=variant), [])
+                if aggregator == DEFENCE or (aggregator == "mean" and not attack):
+                    for seed in t1_seeds(variant, split)[1:]:
+                        runs[t1_seed_key(split, attack, omn, seed, aggregator)] = \
+                            (t1_scenario(split, aggregator, attack, omn, variant=variant), ["--seed", str(seed)])
     for split in v.get("defence_splits", []):
         for aggregator in [a for a in aggregators if a in (DEFENCE, "mean")]:
             for _, attack, omn in t1_rows(variant):
@@ -353,17 +388,7 @@ def table1(args, variant="1"):
                     runs[t1_seed_key(split, attack, omn, seed, aggregator)] = \
                         (t1_scenario(split, aggregator, attack, omn, variant=variant),
                          ["--seed", str(seed)] if seed != DEFENCE_SEEDS[0] else [])
-    #   the default defence first: its cells are the goal's (the table waits for all of them)
-    for split in v["splits"]:
-        for aggregator in sorted(aggregators, key=lambda a: a != DEFENCE):
-            for _, attack, omn in t1_rows(variant):
-                runs[t1_key(split, aggregator, attack, omn)] = \
-                    (t1_scenario(split, aggregator, attack, omn, variant=variant), [])
-                if aggregator == DEFENCE or (aggregator == "mean" and not attack):
-                    for seed in DEFENCE_SEEDS[1:]:
-                        runs[t1_seed_key(split, attack, omn, seed, aggregator)] = \
-                            (t1_scenario(split, aggregator, attack, omn, variant=variant), ["--seed", str(seed)])
-    if aggregators != AGGREGATORS and DEFENCE in aggregators:
+    if aggregators != all_rules and DEFENCE in aggregators:
         #   the default defence alone: its summaries also need `mean` without attack, same seeds
         for split in v["splits"] + v.get("defence_splits", []):
             for seed in t1_seeds(variant, split):
@@ -371,7 +396,7 @@ def table1(args, variant="1"):
                                 (t1_scenario(split, "mean", "", False, variant=variant),
                                  ["--seed", str(seed)] if seed != DEFENCE_SEEDS[0] else []))
     res = runner.run_all(runs)
-    if aggregators != AGGREGATORS:
+    if aggregators != all_rules:
         print(f"ran {len(runs)} simulations of table {variant} for {', '.join(aggregators)}: "
               "the table is written by a run with every rule", file=sys.stderr)
         if DEFENCE in aggregators:
@@ -381,11 +406,11 @@ def table1(args, variant="1"):
     for split in v["splits"]:
         title = "iid" if split == "iid" else "Dirichlet α = 0.5"
         body.append(f"**{title}**\n")
-        body.append("| attack | " + " | ".join(f"`{a}`" for a in AGGREGATORS) + " |")
-        body.append("| --- |" + " --- |" * len(AGGREGATORS))
+        body.append("| attack | " + " | ".join(f"`{a}`" for a in all_rules) + " |")
+        body.append("| --- |" + " --- |" * len(all_rules))
         for label, attack, omn in t1_rows(variant):
             cells = []
-            for aggregator in AGGREGATORS:
+            for aggregator in all_rules:
                 r = res[t1_key(split, aggregator, attack, omn)]
                 h = r["report"]["honest"] if r else None
                 if not r:
@@ -1034,7 +1059,7 @@ def snapshot_binary(table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["1", "1l", "1r", "2", "2p", "2l", "3", "4", "5", "speed", "all"])
+    parser.add_argument("table", choices=["1", "1l", "1r", "1c", "2", "2p", "2l", "3", "4", "5", "speed", "all"])
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
@@ -1051,7 +1076,7 @@ def main():
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
     copy = snapshot_binary(args.table)
-    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "2": table2, "2p": table2p, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
+    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "2": table2, "2p": table2p, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
         for name in (["1", "1l", "1r", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)
