@@ -4,7 +4,7 @@
     scripts/results.sh TABLE [--jobs J] [--threads T] [--force]
 
 TABLE is 1 (aggregators x attacks; 1l: three times as long, constant learning
-rate; 1r: the honest-minority malicious ring), 2 (compression), 2p (ratio
+rate; 1r: the honest-minority malicious ring; 1c: with the LeNet-style CNN), 2 (compression), 2p (ratio
 policies), 2l (learned gradient compression), 3 (stragglers), 4
 (scale), 5 (agreement with gcnet), speed (table 1's speed rows) or all.
 Each run is a gcsim scenario written to runs/results/tN/KEY/scenario.zpl
