@@ -150,11 +150,19 @@ s_check_dense (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layo
     return s_check_values (s, si, layout, s->values, s->count, s->fmt, "value", err);
 }
 
-//  The nnz LEB128 varints of s->index (index_len bytes): each minimal and
-//  within 32 bits, strictly increasing, below count, the block used exactly.
+//  The nnz LEB128 varints of the ib bytes at s->body + at (sparse-varint's
+//  and lgc's index block): each minimal and within 32 bits, strictly
+//  increasing, below count, the block used exactly. Sets index, index_len.
 static int
-s_check_index_block (const s_section_t *s, size_t si, const gc_layout_t *layout, gc_err_t *err)
+s_check_index_block (s_section_t *s, size_t at, uint32_t ib, size_t si, const gc_layout_t *layout,
+                     gc_err_t *err)
 {
+    //  Each index takes at least one byte, at most five.
+    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
+        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
+                      ib, s->nnz);
+    s->index = s->body + at;
+    s->index_len = ib;
     const uint8_t *p = s->index, *end = s->index + s->index_len;
     uint64_t idx = 0;
     for (uint32_t j = 0; j < s->nnz; j++) {
@@ -204,13 +212,7 @@ s_check_varint (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *lay
     if ((uint64_t) s->body_len != want)
         return S_ERR (GC_E_PAYLOAD_LENGTH, "sparse body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
-    //  Each index takes at least one byte, at most five.
-    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
-        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
-                      ib, s->nnz);
-    s->index = s->body + 8;
-    s->index_len = ib;
-    if (s_check_index_block (s, si, layout, err))
+    if (s_check_index_block (s, 8, ib, si, layout, err))
         return -1;
     s->values = s->index + ib;
     return s_check_values (s, si, layout, s->values, s->nnz, s->fmt, "value", err);
@@ -418,16 +420,10 @@ s_check_lgc (s_parse_t *ps, s_section_t *s, size_t si, const gc_layout_t *layout
     if ((uint64_t) s->body_len != want)
         return S_ERR (GC_E_PAYLOAD_LENGTH, "lgc body is %zu bytes, its fields imply %llu",
                       s->body_len, (unsigned long long) want);
-    if (ib < s->nnz || (uint64_t) ib > 5 * (uint64_t) s->nnz)
-        return S_ERR (GC_E_PAYLOAD_VARINT, "index block of %u bytes cannot hold %u varints",
-                      ib, s->nnz);
-    s->index = s->body + 12;
-    s->index_len = ib;
-    if (s_check_index_block (s, si, layout, err))
+    if (s_check_index_block (s, 12, ib, si, layout, err))
         return -1;
     s->values = s->index + ib;                          /* the scales */
     s->codes = s->values + 2 * gc_lgc_chunks (s->nnz);
-    s->index_len = ib;
     unsigned tail = s->nnz & 7;
     const uint8_t *sign = s->codes + 2 * (size_t) s->m * gc_lgc_chunks (s->nnz);
     if (tail && (sign [signs - 1] >> tail))
