@@ -800,16 +800,17 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 //  coordinate is c (S - L_a), S the sum of all k inputs, L_a that of the
 //  inputs row a leaves out: a decreasing function of L_a. Rows that leave
 //  out the same inputs are equal; with m distinct left-out sets (groups
-//  g < m of w_g rows each; with f = 1, m is often 2 to 4 of 16) a window of
+//  g < m of w_g rows each; with f = 1, m is 5 of 16 on gcbench's inputs,
+//  2 when one attacker is everyone's farthest) a window of
 //  the sorted mixed rows is a window of the groups sorted by L_g
 //  descending, group g taking the w_g ranks after the groups with a larger
 //  L (ties: the lower g first). The window's mean is then
 //      c (S - (sum_g n_g L_g) / (hi - lo + 1)),
 //  n_g = how many of g's ranks fall in [lo, hi]: m (m - 1) / 2 compares per
-//  coordinate instead of forming kv rows and sorting them, all in double,
-//  products and sums in g order. It differs from sorting the rounded rows
-//  only in the last bits (no row is rounded to float before the mean),
-//  and is the same at every level (plain loops, no contraction). A block
+//  coordinate instead of forming kv rows and sorting them; S, L and the
+//  sum in double, in index and group order. It differs from sorting the
+//  rounded rows only in the last bits (no row is rounded to float before
+//  the mean), and is the same at every level (below). A block
 //  whose left-out inputs are far larger than the kept ones (the complement
 //  test of s_mix_block) or the partial last block takes the row path.
 #define S_GMAX 6
