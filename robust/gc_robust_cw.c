@@ -793,9 +793,344 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
     return 0;
 }
 
+//  --- Windows over NNM's rows, by groups ------------------------------------
+
+//  When every mixed row is a complement row with one coefficient c > 0 and
+//  the same number f of left-out inputs (NNM's rows), row a's value at a
+//  coordinate is c (S - L_a), S the sum of all k inputs, L_a that of the
+//  inputs row a leaves out: a decreasing function of L_a. Rows that leave
+//  out the same inputs are equal; with m distinct left-out sets (groups
+//  g < m of w_g rows each; with f = 1, m is 5 of 16 on gcbench's inputs,
+//  2 when one attacker is everyone's farthest) a window of
+//  the sorted mixed rows is a window of the groups sorted by L_g
+//  descending, group g taking the w_g ranks after the groups with a larger
+//  L (ties: the lower g first). The window's mean is then
+//      c (S - (sum_g n_g L_g) / (hi - lo + 1)),
+//  n_g = how many of g's ranks fall in [lo, hi]: m (m - 1) / 2 compares per
+//  coordinate instead of forming kv rows and sorting them; S, L and the
+//  sum in double, in index and group order. It differs from sorting the
+//  rounded rows only in the last bits (no row is rounded to float before
+//  the mean), and is the same at every level (below). A block
+//  whose left-out inputs are far larger than the kept ones (the complement
+//  test of s_mix_block) or the partial last block takes the row path.
+#define S_GMAX 6
+#define S_GC   8
+
+//  The per-lane double operations of s_group_block, as vectors where the
+//  level has them (each one IEEE operation per lane, so every width gives
+//  the same bits): GCC left the plain loops scalar and branchy.
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+#   define S_GV 4
+typedef __m256d s_gv;
+#   define S_GV_LOADF(p)     _mm256_cvtps_pd (_mm_loadu_ps (p))
+#   define S_GV_STOREF(p, v) _mm_storeu_ps (p, _mm256_cvtpd_ps (v))
+#   define S_GV_SET1(x)      _mm256_set1_pd (x)
+#   define S_GV_LOADF_D(p)   _mm256_loadu_pd (p)
+#   define S_GV_ADD(a, b)    _mm256_add_pd (a, b)
+#   define S_GV_SUB(a, b)    _mm256_sub_pd (a, b)
+#   define S_GV_MUL(a, b)    _mm256_mul_pd (a, b)
+#   define S_GV_MIN(a, b)    _mm256_min_pd (a, b)
+#   define S_GV_MAX(a, b)    _mm256_max_pd (a, b)
+#   define S_GV_GE_AND(a, b, w) _mm256_and_pd (_mm256_cmp_pd (a, b, _CMP_GE_OQ), w)
+#   define S_GV_GT_AND(a, b, w) _mm256_and_pd (_mm256_cmp_pd (a, b, _CMP_GT_OQ), w)
+#elif defined (__SSE2__)
+#   define S_GV 2
+typedef __m128d s_gv;
+#   define S_GV_LOADF(p)     _mm_cvtps_pd (_mm_castsi128_ps (_mm_loadl_epi64 ((const __m128i *) (const void *) (p))))
+#   define S_GV_STOREF(p, v) _mm_storel_epi64 ((__m128i *) (void *) (p), _mm_castps_si128 (_mm_cvtpd_ps (v)))
+#   define S_GV_SET1(x)      _mm_set1_pd (x)
+#   define S_GV_LOADF_D(p)   _mm_loadu_pd (p)
+#   define S_GV_ADD(a, b)    _mm_add_pd (a, b)
+#   define S_GV_SUB(a, b)    _mm_sub_pd (a, b)
+#   define S_GV_MUL(a, b)    _mm_mul_pd (a, b)
+#   define S_GV_MIN(a, b)    _mm_min_pd (a, b)
+#   define S_GV_MAX(a, b)    _mm_max_pd (a, b)
+#   define S_GV_GE_AND(a, b, w) _mm_and_pd (_mm_cmpge_pd (a, b), w)
+#   define S_GV_GT_AND(a, b, w) _mm_and_pd (_mm_cmpgt_pd (a, b), w)
+#else
+#   define S_GV 1
+typedef double s_gv;
+#   define S_GV_LOADF(p)     ((double) *(p))
+#   define S_GV_STOREF(p, v) (*(p) = (float) (v))
+#   define S_GV_SET1(x)      (x)
+#   define S_GV_LOADF_D(p)   (*(p))
+#   define S_GV_ADD(a, b)    ((a) + (b))
+#   define S_GV_SUB(a, b)    ((a) - (b))
+#   define S_GV_MUL(a, b)    ((a) * (b))
+#   define S_GV_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#   define S_GV_MAX(a, b)    ((a) > (b) ? (a) : (b))
+#   define S_GV_GE_AND(a, b, w) ((a) >= (b) ? (w) : 0.0)
+#   define S_GV_GT_AND(a, b, w) ((a) > (b) ? (w) : 0.0)
+#endif
+#define S_GN (S_GC / S_GV)
+
+//  The same for the ranks, in float: counts of rows, small integers, so
+//  every sum of them is exact.
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+#   define S_FV 8
+typedef __m256 s_fv;
+typedef __m256 s_fmask;
+#   define S_FV_LOAD(p)      _mm256_loadu_ps (p)
+#   define S_FV_STORE(p, v)  _mm256_storeu_ps (p, v)
+#   define S_FV_SET1(x)      _mm256_set1_ps (x)
+#   define S_FV_ADD(a, b)    _mm256_add_ps (a, b)
+#   define S_FV_SUB(a, b)    _mm256_sub_ps (a, b)
+#   define S_FV_MIN(a, b)    _mm256_min_ps (a, b)
+#   define S_FV_MAX(a, b)    _mm256_max_ps (a, b)
+#   define S_FV_GE(a, b)     _mm256_cmp_ps (a, b, _CMP_GE_OQ)
+#   define S_FV_AND(m, w)    _mm256_and_ps (m, w)
+#   define S_FV_ANDNOT(m, w) _mm256_andnot_ps (m, w)
+#elif defined (__SSE2__)
+#   define S_FV 4
+typedef __m128 s_fv;
+typedef __m128 s_fmask;
+#   define S_FV_LOAD(p)      _mm_loadu_ps (p)
+#   define S_FV_STORE(p, v)  _mm_storeu_ps (p, v)
+#   define S_FV_SET1(x)      _mm_set1_ps (x)
+#   define S_FV_ADD(a, b)    _mm_add_ps (a, b)
+#   define S_FV_SUB(a, b)    _mm_sub_ps (a, b)
+#   define S_FV_MIN(a, b)    _mm_min_ps (a, b)
+#   define S_FV_MAX(a, b)    _mm_max_ps (a, b)
+#   define S_FV_GE(a, b)     _mm_cmpge_ps (a, b)
+#   define S_FV_AND(m, w)    _mm_and_ps (m, w)
+#   define S_FV_ANDNOT(m, w) _mm_andnot_ps (m, w)
+#else
+#   define S_FV 1
+typedef float s_fv;
+typedef bool s_fmask;
+#   define S_FV_LOAD(p)      (*(p))
+#   define S_FV_STORE(p, v)  (*(p) = (v))
+#   define S_FV_SET1(x)      (x)
+#   define S_FV_ADD(a, b)    ((a) + (b))
+#   define S_FV_SUB(a, b)    ((a) - (b))
+#   define S_FV_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#   define S_FV_MAX(a, b)    ((a) > (b) ? (a) : (b))
+#   define S_FV_GE(a, b)     ((a) >= (b))
+#   define S_FV_AND(m, w)    ((m) ? (w) : 0.0f)
+#   define S_FV_ANDNOT(m, w) ((m) ? 0.0f : (w))
+#endif
+#define S_FN (S_GC / S_FV)
+
+typedef struct {
+    size_t m, f, nz;            /* groups, left-out inputs per row, kept ones */
+    double c;                   /* the rows' coefficient */
+    double w [S_GMAX];          /* rows per group */
+    const size_t *plan [S_GMAX];    /* a row of the group: its s_mix_plan list */
+} s_groups_t;
+
+//  Whether the kv rows form at most S_GMAX groups as above (dup: s_mix_dups).
+static bool
+s_groups_make (const double *mixc, const size_t *plan, const size_t *nz, const size_t *dup,
+               size_t kv, size_t k, s_groups_t *gr)
+{
+    gr->m = 0;
+    gr->nz = nz [0];
+    gr->f = k - nz [0];
+    gr->c = mixc [0];
+    if (!(gr->c > 0) || gr->f == 0)
+        return false;
+    for (size_t a = 0; a < kv; a++) {
+        if (mixc [a] != gr->c || nz [a] != gr->nz)
+            return false;
+        if (dup [a] == a) {
+            if (gr->m == S_GMAX)
+                return false;
+            gr->plan [gr->m] = plan + a * k;
+            gr->w [gr->m++] = 0;
+        }
+    }
+    //  Each row to its group (groups are numbered in order of first rows).
+    for (size_t a = 0; a < kv; a++)
+        for (size_t g = 0; g < gr->m; g++)
+            if (gr->plan [g] == plan + dup [a] * k) {
+                gr->w [g] += 1;
+                break;
+            }
+    return true;
+}
+
+//  The chunks of one block (s_group_block) when every row leaves out one
+//  input (f = 1, L_g an input's value): ranks and counts in float, each
+//  pair of groups compared once, then T in double.
+static inline __attribute__ ((always_inline)) void
+s_group_chunks1 (const s_groups_t *gr, const float *const *in, size_t c0, size_t lo,
+                 size_t hi, const double *sum, float *out, size_t m)
+{
+    const float *src [S_GMAX];
+    s_fv fw [S_GMAX];
+    _Pragma ("GCC unroll 8")
+    for (size_t g = 0; g < m; g++) {
+        src [g] = in [gr->plan [g][gr->nz]] + c0;
+        fw [g] = S_FV_SET1 ((float) gr->w [g]);
+    }
+    const s_fv flo = S_FV_SET1 ((float) lo), fhi = S_FV_SET1 ((float) hi + 1.0f),
+               fzero = S_FV_SET1 (0.0f);
+    const s_gv vc = S_GV_SET1 (gr->c), vinv = S_GV_SET1 (1.0 / (double) (hi - lo + 1)),
+               zero = S_GV_SET1 (0.0);
+    for (size_t t0 = 0; t0 < TB; t0 += S_GC) {
+        float cnt [S_GMAX][S_GC];
+        _Pragma ("GCC unroll 8")
+        for (size_t q = 0; q < S_FN; q++) {
+            s_fv lv [S_GMAX], rank [S_GMAX];
+            _Pragma ("GCC unroll 8")
+            for (size_t g = 0; g < m; g++) {
+                lv [g] = S_FV_LOAD (src [g] + t0 + q * S_FV);
+                rank [g] = fzero;
+            }
+            //  Group h's rows come before g's (h < g) when L_h >= L_g.
+            _Pragma ("GCC unroll 8")
+            for (size_t g = 1; g < m; g++)
+                _Pragma ("GCC unroll 8")
+                for (size_t h = 0; h < g; h++) {
+                    s_fmask before = S_FV_GE (lv [h], lv [g]);
+                    rank [g] = S_FV_ADD (rank [g], S_FV_AND (before, fw [h]));
+                    rank [h] = S_FV_ADD (rank [h], S_FV_ANDNOT (before, fw [g]));
+                }
+            _Pragma ("GCC unroll 8")
+            for (size_t g = 0; g < m; g++) {
+                s_fv top = S_FV_MIN (S_FV_ADD (rank [g], fw [g]), fhi);
+                s_fv bot = S_FV_MAX (rank [g], flo);
+                S_FV_STORE (cnt [g] + q * S_FV, S_FV_MAX (S_FV_SUB (top, bot), fzero));
+            }
+        }
+        _Pragma ("GCC unroll 8")
+        for (size_t q = 0; q < S_GN; q++) {
+            s_gv t = zero;
+            _Pragma ("GCC unroll 8")
+            for (size_t g = 0; g < m; g++)
+                t = S_GV_ADD (t, S_GV_MUL (S_GV_LOADF (cnt [g] + q * S_GV),
+                                           S_GV_LOADF (src [g] + t0 + q * S_GV)));
+            s_gv sq = S_GV_LOADF_D (sum + t0 + q * S_GV);
+            S_GV_STOREF (out + c0 + t0 + q * S_GV, S_GV_MUL (vc, S_GV_SUB (sq, S_GV_MUL (t, vinv))));
+        }
+    }
+}
+
+//  The chunks of one block (s_group_block), m groups: inlined for each m,
+//  so that the loops over groups unroll and the values stay in registers.
+static inline __attribute__ ((always_inline)) void
+s_group_chunks (const s_groups_t *gr, const float *const *in, size_t c0, size_t lo,
+                size_t hi, const double *sum, float *out, size_t m)
+{
+    size_t f = gr->f, nz = gr->nz;
+    double c = gr->c, inv = 1.0 / (double) (hi - lo + 1), dlo = (double) lo,
+           dhi = (double) hi + 1;
+    const s_gv vc = S_GV_SET1 (c), vinv = S_GV_SET1 (inv), vlo = S_GV_SET1 (dlo),
+               vhi = S_GV_SET1 (dhi), zero = S_GV_SET1 (0.0);
+    s_gv vw [S_GMAX];
+    _Pragma ("GCC unroll 8")
+    for (size_t g = 0; g < m; g++)
+        vw [g] = S_GV_SET1 (gr->w [g]);
+    for (size_t t0 = 0; t0 < TB; t0 += S_GC) {
+        s_gv lv [S_GMAX][S_GN], t [S_GN];
+        _Pragma ("GCC unroll 8")
+        for (size_t g = 0; g < m; g++) {
+            const size_t *left = gr->plan [g] + nz;
+            _Pragma ("GCC unroll 8")
+            for (size_t q = 0; q < S_GN; q++)
+                lv [g][q] = S_GV_LOADF (in [left [0]] + c0 + t0 + q * S_GV);
+            for (size_t e = 1; e < f; e++)
+                _Pragma ("GCC unroll 8")
+                for (size_t q = 0; q < S_GN; q++)
+                    lv [g][q] = S_GV_ADD (lv [g][q], S_GV_LOADF (in [left [e]] + c0 + t0 + q * S_GV));
+        }
+        _Pragma ("GCC unroll 8")
+        for (size_t q = 0; q < S_GN; q++)
+            t [q] = zero;
+        _Pragma ("GCC unroll 8")
+        for (size_t g = 0; g < m; g++)
+            _Pragma ("GCC unroll 8")
+            for (size_t q = 0; q < S_GN; q++) {
+                //  The rows ranked before group g's: a larger L, or an
+                //  equal L in a lower group.
+                s_gv rank = zero;
+                _Pragma ("GCC unroll 8")
+                for (size_t h = 0; h < g; h++)
+                    rank = S_GV_ADD (rank, S_GV_GE_AND (lv [h][q], lv [g][q], vw [h]));
+                _Pragma ("GCC unroll 8")
+                for (size_t h = g + 1; h < m; h++)
+                    rank = S_GV_ADD (rank, S_GV_GT_AND (lv [h][q], lv [g][q], vw [h]));
+                s_gv top = S_GV_MIN (S_GV_ADD (rank, vw [g]), vhi);
+                s_gv bot = S_GV_MAX (rank, vlo);
+                s_gv n = S_GV_MAX (S_GV_SUB (top, bot), zero);
+                t [q] = S_GV_ADD (t [q], S_GV_MUL (n, lv [g][q]));
+            }
+        //  No check of the result: a mean of finite floats, formed in
+        //  double, rounds to a finite float.
+        _Pragma ("GCC unroll 8")
+        for (size_t q = 0; q < S_GN; q++) {
+            s_gv sq = S_GV_LOADF_D (sum + t0 + q * S_GV);
+            S_GV_STOREF (out + c0 + t0 + q * S_GV,
+                         S_GV_MUL (vc, S_GV_SUB (sq, S_GV_MUL (t [q], vinv))));
+        }
+    }
+}
+
+//  One whole block (TB coordinates at c0) by groups into out + c0. Returns
+//  1 on a NaN or Inf, 0 with *row_path set when the block must take the row
+//  path instead (nothing written then).
+static int
+s_group_block (const s_groups_t *gr, const float *const *in, size_t k, size_t c0,
+               size_t lo, size_t hi, uint32_t *rowmax, float *out, bool *row_path)
+{
+    double sum [TB];
+    for (size_t j = 0; j < k; j++) {
+        const float *restrict x = in [j] + c0;
+        uint32_t big = 0;
+        gc_kprefetch_run (x, TB);
+        if (j == 0)
+            for (size_t c = 0; c < TB; c++) {
+                uint32_t u = s_absbits (x [c]);
+                sum [c] = (double) x [c];
+                big = u > big ? u : big;
+            }
+        else
+            for (size_t c = 0; c < TB; c++) {
+                uint32_t u = s_absbits (x [c]);
+                sum [c] += (double) x [c];
+                big = u > big ? u : big;
+            }
+        rowmax [j] = big;
+    }
+    uint32_t emin = UINT32_MAX, emax = 0;
+    for (size_t j = 0; j < k; j++) {
+        if (rowmax [j] >= GC_ROBUST_NONFINITE_BITS)
+            return 1;
+        uint32_t e = rowmax [j] >> 23;
+        emin = e < emin ? e : emin;
+        emax = e > emax ? e : emax;
+    }
+    *row_path = false;
+    if (emax > emin + S_COMPLEMENT_EXP)
+        for (size_t g = 0; g < gr->m; g++)
+            if (s_complement_unsafe (rowmax, gr->plan [g], gr->nz, k)) {
+                *row_path = true;
+                return 0;
+            }
+    if (gr->f == 1)
+        switch (gr->m) {
+            case 1: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 1); break;
+            case 2: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 2); break;
+            case 3: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 3); break;
+            case 4: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 4); break;
+            case 5: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 5); break;
+            default: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 6); break;
+        }
+    else
+    switch (gr->m) {
+        case 1: s_group_chunks (gr, in, c0, lo, hi, sum, out, 1); break;
+        case 2: s_group_chunks (gr, in, c0, lo, hi, sum, out, 2); break;
+        case 3: s_group_chunks (gr, in, c0, lo, hi, sum, out, 3); break;
+        case 4: s_group_chunks (gr, in, c0, lo, hi, sum, out, 4); break;
+        case 5: s_group_chunks (gr, in, c0, lo, hi, sum, out, 5); break;
+        default: s_group_chunks (gr, in, c0, lo, hi, sum, out, 6); break;
+    }
+    return 0;
+}
+
 //  The window kernel on the mixed rows, block by block in L1: the mixed
 //  vectors are never written to memory (the same values as s_k_mix, then
-//  s_k_cw_window, would give).
+//  s_k_cw_window, would give), or by groups (above) where the rows allow.
 static int
 s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
                 const double *mix, size_t kv, size_t lo, size_t hi, float *out)
@@ -806,6 +1141,9 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
     for (size_t a = 0; a < kv; a++)
         mrows [a] = ws->vbuf + a * TB;
     s_mix_plan (mix, kv, k, ws->mixc, ws->mixlist, ws->mixnz);
+    s_groups_t gr;
+    s_mix_dups (mix, kv, k, ws->idx2);
+    bool grouped = s_groups_make (ws->mixc, ws->mixlist, ws->mixnz, ws->idx2, kv, k, &gr);
     const gc_robust_net_t *net = NULL;
     const size_t *dup = NULL;
 #ifdef S_HAVE_REG
@@ -814,14 +1152,20 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
     //  same inputs are the farthest from several, e.g. an attacker's) are
     //  formed once and read through one pointer. The tile sorts in place.
     if (fn) {
-        s_mix_dups (mix, kv, k, ws->idx);
         for (size_t a = 0; a < kv; a++)
-            mrows [a] = mrows [ws->idx [a]];
-        dup = ws->idx;
+            mrows [a] = mrows [ws->idx2 [a]];
+        dup = ws->idx2;
     }
 #endif
     for (size_t c0 = 0; c0 < d; c0 += TB) {
         size_t n = d - c0 < TB ? d - c0 : TB;
+        if (grouped && n == TB) {
+            bool row_path;
+            if (s_group_block (&gr, in, k, c0, lo, hi, ws->lanes, out, &row_path))
+                return 1;
+            if (!row_path)
+                continue;
+        }
         if (s_mix_tile (ws, in, k, mix, dup, kv, c0, n, mrows, 0))
             return 1;
 #ifdef S_HAVE_REG
