@@ -479,9 +479,19 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
         for (size_t n0 = 0; n0 < batch; n0 += step) {
             size_t m = batch - n0 < step ? batch - n0 : step;
             gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
+            //  without a ReLU the product is added to the bias written
+            //  first, where sgemm would have written zeros (its beta pass),
+            //  and the bias costs no pass of its own; with one, a pass is
+            //  needed anyway, and it adds the bias (the bytes as before)
+            if (!relu)
+                for (size_t c = 0; c < op->oc; c++)
+                    for (size_t j = 0; j < m * P; j++)
+                        out [c * N + n0 * P + j] = b [c];
             s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col,
-                    m * P, 0.0f, out + n0 * P, N);
+                    m * P, relu ? 0.0f : 1.0f, out + n0 * P, N);
         }
+        if (!relu)
+            return;
     }
     for (size_t c = 0; c < op->oc; c++)
         s_bias (out + c * N, N, b [c], relu);
