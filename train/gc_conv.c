@@ -93,6 +93,8 @@ s_lower_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, const 
     reads. perf: the run-by-run copy and its zero runs were 20 % of a
     resnet8-gn step, most of it calls and short runs. */
 #define S_MASKED_MAX 256
+//  taps whose tables the gather keeps at once (on the stack: 9 taps of up to 64 outputs)
+#define S_TABLE_TAPS 9
 
 static void
 s_keep_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
@@ -116,6 +118,33 @@ s_lower_masked (const float *src, const float *keep, size_t P, float *d)
     }
 }
 
+/*  Other lowerings (strides, no padding) of planes up to S_MASKED_MAX
+    outputs: a table per tap of where each output reads in its input plane
+    (at, clamped to 0 where it reads the padding) and whether it does (in),
+    then one branch-free loop per plane. The row-by-row loop spent its time
+    on rows of 4 to 7 floats (the strided convolutions of resnet8-gn). */
+static void
+s_tap_table (const gc_cnn_op_t *op, long ki, long kj, int32_t *at, float *in)
+{
+    long s = (long) op->stride, pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
+    for (long oy = 0; oy < (long) op->oh; oy++)
+        for (long ox = 0; ox < (long) op->ow; ox++) {
+            long iy = oy * s - pad + ki, ix = ox * s - pad + kj, p = oy * (long) op->ow + ox;
+            bool inside = iy >= 0 && iy < h && ix >= 0 && ix < w;
+            at [p] = inside ? (int32_t) (iy * w + ix) : 0;
+            in [p] = inside ? 1.0f : 0.0f;
+        }
+}
+
+static void
+s_lower_table (const float *src, const int32_t *at, const float *in, size_t P, float *d)
+{
+    for (size_t p = 0; p < P; p++) {
+        float v = src [at [p]];
+        d [p] = in [p] != 0.0f ? v : 0.0f;
+    }
+}
+
 void
 gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                 float *col, float *keep)
@@ -130,17 +159,23 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, 
     //  how far a tap's offset reaches (k = 2 pad + 1): a plane whose window
     //  would leave the tensor takes the run-by-run path
     size_t reach = op->pad * op->w + op->pad;
+    bool table = !(s == 1 && op->ow == op->w) && P <= S_MASKED_MAX && keep;
+    int32_t at [S_MASKED_MAX];
     for (long ki = 0; ki < k; ki++)
         for (long kj = 0; kj < k; kj++) {
             long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
             s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
             if (same)
                 s_keep_mask (op, ki, kj, keep);
+            if (table)
+                s_tap_table (op, ki, kj, at, keep);
             for (size_t ci = 0; ci < op->c; ci++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 for (size_t n = 0; n < m; n++) {
                     size_t q = ci * batch + n0 + n;     /* the plane in the tensor */
-                    if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
+                    if (table)
+                        s_lower_table (x + q * hw, at, keep, P, dst + n * P);
+                    else if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
                         s_lower_masked (x + (long) (q * hw) + off, keep, P, dst + n * P);
                     else
                         s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
@@ -213,6 +248,16 @@ gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, siz
     if (masked)
         for (long t = 0; t < k * k; t++)
             s_gather_mask (op, t / k, t % k, keep + (size_t) t * P);
+    //  other lowerings of small planes: each tap's table (s_tap_table),
+    //  k k P of them; a tap reads each input float at most once, so its
+    //  floats scatter without conflicts, in the row loop's order
+    bool table = !same && P <= S_MASKED_MAX && keep && (size_t) (k * k) <= S_TABLE_TAPS;
+    int32_t at [S_TABLE_TAPS * S_MASKED_MAX / 4];
+    if (table && (size_t) (k * k) * P > sizeof at / sizeof at [0])
+        table = false;
+    if (table)
+        for (long t = 0; t < k * k; t++)
+            s_tap_table (op, t / k, t % k, at + (size_t) t * P, keep + (size_t) t * P);
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
@@ -224,6 +269,17 @@ gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, siz
             //  the lowered rows of this plane, the first and last tap's, and
             //  what a read across them reaches must lie inside dcol
             size_t first = ci * (size_t) (k * k) * N + n * P, last = first + (size_t) (k * k - 1) * N;
+            if (table) {
+                for (long t = 0; t < k * k; t++) {
+                    const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
+                    const int32_t *a = at + (size_t) t * P;
+                    const float *in = keep + (size_t) t * P;
+                    for (size_t p = 0; p < P; p++)
+                        if (in [p] != 0.0f)
+                            dst [a [p]] += d [p];
+                }
+                continue;
+            }
             if (masked && first >= reach && last + P + reach <= op->c * (size_t) (k * k) * N) {
                 for (long t = 0; t < k * k; t++) {
                     long off = (t / k - pad) * w + t % k - pad;

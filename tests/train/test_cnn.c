@@ -120,6 +120,8 @@ test_gradients (void **state)
         "2x8x8/c3,relu,mp3s2,f3",               /* overlapping pooling: the ReLU's own pass */
         "2x8x8/c3,relu,mp2,relu,f3",            /* a ReLU on the pooled output as well */
         "3x4x4/c4,gn2,relu,c4,f3",              /* 4x4 planes: the masked lowering */
+        "2x6x5/c6,c4k5s1p2,relu,f3",            /* dX as the flipped kernel's convolution, k 5 */
+        "2x5x5/c4,relu,c6,f3",                  /* more out than in channels: gathered */
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
         s_check_gradient (specs [i], 0.0f);
