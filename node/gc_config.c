@@ -118,6 +118,8 @@ static const s_key_t s_keys [] = {
          "signs different messages for different neighbours under one seq is caught and excluded "
          "(docs/PROTOCOL.md section 9); needs signatures (not sim/skip_crypto)"),
     S_K ("gossip/gamma", S_DOUBLE, gamma, "1", 0, 1, "mixing step"),
+    S_K ("gossip/keep_unsent", S_DOUBLE, keep_unsent, "0", 0, 1,
+         "liec only, λ in [0, 1]: the mix is centred on x − λ·g, g the own training progress no payload has carried yet, so the mix no longer undoes it (docs/ALGORITHMS.md, Error compensation modes); 0: on x, as before"),
     S_K ("gossip/wait", S_STR, wait, "adaptive", 0, 0, "wait policy"),
     S_K ("gossip/timeout_ms", S_LONG, timeout_ms, "2000", 1, 3600000,
          "longest wait for neighbours in one round"),

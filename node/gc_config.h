@@ -80,6 +80,7 @@ typedef struct {
     long      fallback;
     long      witness;
     double    gamma;
+    double    keep_unsent;
     char     *wait;
     long      timeout_ms;
     long      staleness;

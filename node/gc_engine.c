@@ -248,6 +248,8 @@ s_build_gossip (gc_engine_t *self, gc_err_t *err)
         return gc_err_prefix (err, "gossip/policy: ");
     gc_gauge_set (&self->ctr.send_budget, gc_policy_budget (self->gossip.policy));
     self->learn.centre_pub = !strcmp (cfg->ec, "ef");
+    if (gc_unsent_new (self, err))
+        return -1;
     self->gossip.robust = gc_robust_new (cfg->aggregator, err);
     if (!self->gossip.robust)
         return gc_err_prefix (err, "gossip/aggregator: ");
@@ -367,6 +369,7 @@ gc_engine_destroy (gc_engine_t **self_p)
     gc_compressor_destroy (&self->gossip.kf_comp);
     gc_buf_free (&self->gossip.payload);
     gc_buf_free (&self->gossip.kf_payload);
+    gc_unsent_destroy (self);
     gc_engine_learn_t *l = &self->learn;
     float *bufs [] = { l->x, l->prev, l->pub, l->update, l->sent, l->agg };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
@@ -681,7 +684,9 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     gc_gauge_set (&self->ctr.last_wait_s, waited);
     gc_gauge_add (&self->ctr.total_wait_s, waited);
     double t0 = gc_now_s ();
-    const float *centre = self->learn.centre_pub ? self->learn.pub : self->learn.x;
+    //  update is free until the next publish: the centre's scratch
+    const float *centre = self->learn.centre_pub ? self->learn.pub
+                        : gc_unsent_centre (self, self->learn.update);
     size_t k = s_gather (self, centre);
     //  a neighbour whose model does worse on our held-out samples loses
     //  weight to our own model, whatever the rule then does with it
@@ -743,6 +748,7 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     }
     else
         gc_counter_add (&self->ctr.mix_skipped, 1);
+    gc_unsent_mixed (self);
     gc_gauge_add (&self->ctr.t_aggregate, gc_now_s () - t0);
     self->round++;
     gc_replica_catch_up (self);
@@ -868,6 +874,7 @@ gc_engine_restore (gc_engine_t *self, uint64_t round, uint64_t seq, const float 
     if (seq > self->seq)
         self->seq = seq;
     self->learn.fresh_state = true;
+    gc_unsent_forget (self);
     gc_replica_invalidate_all (self);
     GC_ENGINE_LEAVE (self->trainer_busy);
 }
@@ -889,6 +896,7 @@ gc_engine_bind_params (gc_engine_t *self, float *params, bool adopt)
         gc_vec_copy (l->prev, l->x, l->n);
         gc_vec_copy (l->pub, l->x, l->n);
         l->fresh_state = true;
+        gc_unsent_forget (self);
         gc_replica_invalidate_all (self);
     }
     GC_ENGINE_LEAVE (self->trainer_busy);

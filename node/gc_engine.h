@@ -71,6 +71,8 @@ typedef struct {
     bool                 witness;           /* pass accepted headers on (WITNESS), compare those received */
     const char          *wait;              /* sync | quorum:Q | adaptive */
     double               gamma;             /* mixing step */
+    double               keep_unsent;       /* λ: liec mixes around x - λ g, g the own training
+                                               progress not yet sent (docs/ALGORITHMS.md); 0: off */
     uint32_t             staleness;         /* S: replicas older than S rounds are left out */
     uint32_t             keyframe_every;    /* K: periodic keyframes, 0 = on request only */
     bool                 keyframe_fp16;     /* keyframes in fp16 instead of fp32 */

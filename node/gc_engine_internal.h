@@ -151,6 +151,11 @@ typedef struct {
     bool          scratch_borrowed; /* update, sent, agg belong to the caller */
     bool          x_borrowed;       /* [C] x is an embedder's buffer (gc_engine_bind_params) */
     bool          centre_pub;       /* [C] ef: mix around pub (CHOCO), else around x */
+    //  keep_unsent (gc_unsent.c): g, the own training progress not sent yet;
+    //  between a mix and the next publish it holds g - x (the training in
+    //  between adds to x, the publish adds x back). NULL: off.
+    float        *unsent;
+    bool          unsent_is_g;      /* unsent holds g (a delta was published since the mix) */
     bool          fresh_state;      /* x jumped: announce a new state by keyframe */
     //  local validation (gc_validate.h): the shard cut into held-out samples
     //  and the rest trained on; validate NULL: off
@@ -361,5 +366,19 @@ uint32_t gc_engine_peer_of (gc_engine_t *self, const uint8_t id [8]);
 
 //  gc_role_honest.c: the honest publish, also used by the replay role
 int    gc_role_publish_delta (gc_engine_t *self, gc_err_t *err);
+
+//  keep_unsent (gc_unsent.c): the own unsent training progress g, left out
+//  of the mixing centre. All no-ops when off (learn.unsent NULL).
+int    gc_unsent_new (gc_engine_t *self, gc_err_t *err);
+void   gc_unsent_destroy (gc_engine_t *self);
+//  x jumped (restore, adopted parameters): g = 0 from it on.
+void   gc_unsent_forget (gc_engine_t *self);
+//  After a delta's EC step (learn.sent holds its decoded q); everything:
+//  an exact round or a lossless compressor, g = 0.
+void   gc_unsent_published (gc_engine_t *self, bool everything);
+//  The mixing centre x - λ g (in scratch), or x.
+const float *gc_unsent_centre (gc_engine_t *self, float *scratch);
+//  After the mix changed x.
+void   gc_unsent_mixed (gc_engine_t *self);
 
 #endif

@@ -26,6 +26,7 @@ gc_role_publish_delta (gc_engine_t *self, gc_err_t *err)
             self->learn.pub [i] += 0.0f + self->learn.update [i];
     else
         gc_vec_axpy (self->learn.pub, 1.0f, self->learn.sent, self->learn.n);
+    gc_unsent_published (self, exact || through);
     gc_gauge_add (&self->ctr.t_compress, gc_now_s () - t0);
     gc_gauge_set (&self->ctr.send_budget, gc_policy_budget (self->gossip.policy));
     if (gc_ec_skipped (self->gossip.ec))

@@ -47,6 +47,7 @@ gc_setup_engine (const gc_config_t *cfg, const gc_setup_parts_t *parts, gc_engin
     ec->witness = cfg->witness != 0;
     ec->wait = cfg->wait;
     ec->gamma = cfg->gamma;
+    ec->keep_unsent = cfg->keep_unsent;
     ec->staleness = (uint32_t) cfg->staleness;
     ec->keyframe_every = (uint32_t) cfg->keyframe_every;
     ec->keyframe_fp16 = cfg->keyframe_fp16;

@@ -633,8 +633,12 @@ T2P_TARGET = 0.84
 T2P_SEEDS = [1, 2]
 T2P_HET_SEEDS = [1]             # the machine's time: one seed for the heterogeneous links
 T2P_SCHEDULES = [("cosine", "cosine"), ("constant", "constant")]
+#   gossip/keep_unsent of every liec row (docs/ALGORITHMS.md, "Error compensation modes"); a row's
+#   ec may name another as "liec:100@K" (the reference rows without it: @0)
+T2P_KEEP = 0.7
 #   (label, compressor, ec, policy)
 T2P_ROWS = [("dense fp32", "none", "none", "fixed"),
+            ("top-k 1 %, fixed, keep_unsent 0 (as before)", "topk:0.01", "liec:100@0", "fixed"),
             ("top-k 1 %, fixed", "topk:0.01", "liec:100", "fixed"),
             ("top-k 0.5 %, fixed", "topk:0.005", "liec:100", "fixed"),
             ("top-k 2 %, fixed", "topk:0.02", "liec:100", "fixed"),
@@ -669,7 +673,11 @@ def t2p_to_target(res, target, column):
 
 
 def t2p_scenario(comp, ec, policy, schedule, seed, aggregator="mean", groups=None, sim=None):
+    ec, _, keep = ec.partition("@")
+    keep = float(keep) if keep else T2P_KEEP
     gossip = {"compress": comp, "ec": ec, "aggregator": aggregator, "wait": "sync", "policy": policy}
+    if ec.startswith("liec") and keep:
+        gossip["keep_unsent"] = keep
     sections = base_sections(T2_ROUNDS, 5, gossip)
     sections["node"]["seed"] = seed
     sections["train"]["schedule"] = schedule
@@ -727,7 +735,8 @@ def table2p(args):
     res = runner.run_all(runs)
     t = T2P_TARGET
     body = [f"Table 2's setting (16 honest peers, 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, `mean`,",
-            "`wait sync`, 2000 test images every 5 rounds), EC liec:100 for the compressed rows, with a ratio",
+            f"`wait sync`, 2000 test images every 5 rounds), EC liec:100 with `gossip/keep_unsent = {T2P_KEEP}` for the",
+            "compressed rows (but the one marked keep_unsent 0), with a ratio",
             "policy (`gossip/policy`, docs/ALGORITHMS.md \"Ratio policies\") deciding each round's budget.",
             f"Each cell is the mean over seeds {', '.join(map(str, T2P_SEEDS))}: *final* honest mean accuracy / *MB to {t}*,",
             f"megabytes each peer sent until the honest mean first reached {t} ((n/2): only n seeds reached it;",
@@ -766,10 +775,11 @@ def table2p(args):
 T2L_ROWS = [("dense fp32", "none", "none"),
             ("top-k 1 %", "topk:0.01", "liec:100"),
             ("lgc top-k 1 %, M = 8", "lgc:0.01:8:warmup=15", "liec:100"),
+            ("lgc top-k 1 %, M = 8, keep_unsent 0 (as before)", "lgc:0.01:8:warmup=15", "liec:100@0"),
             ("lgc top-k 1 %, M = 4", "lgc:0.01:4:warmup=15", "liec:100"),
             #   the ablation: the same wire with the codec never trained (its random start)
             ("lgc top-k 1 %, M = 8, untrained (warmup=0)", "lgc:0.01:8:warmup=0", "liec:100")]
-T2L_BYZ_ROWS = [r for r in T2L_ROWS if r[1] in ("topk:0.01", "lgc:0.01:8:warmup=15")]
+T2L_BYZ_ROWS = [r for r in T2L_ROWS if r[1] in ("topk:0.01", "lgc:0.01:8:warmup=15") and "@" not in r[2]]
 #   the attackers' own lgc: after phase one a hostile decoder (weights +-1e4) and every scale at 65504
 T2L_POISON = "lgc:0.01:8:warmup=15:poison=10000"
 
@@ -796,7 +806,8 @@ def table2l(args):
     res = runner.run_all(runs)
     t = T2P_TARGET
     body = [f"Table 2b's setting (16 honest peers, 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, `mean`,",
-            "`wait sync`, 2000 test images every 5 rounds; EC liec:100 for the compressed rows), LGC beside",
+            f"`wait sync`, 2000 test images every 5 rounds; EC liec:100 with `gossip/keep_unsent = {T2P_KEEP}` for the",
+            "compressed rows but the one marked keep_unsent 0), LGC beside",
             f"dense and top-k 1 %. Each cell is the mean over seeds {', '.join(map(str, T2P_SEEDS))}: *final* honest mean accuracy /",
             f"*MB to {t}* (megabytes each peer sent until the honest mean first reached {t}; (n/2): only n",
             "seeds reached it; – none) / *MB total* per peer. `lgc:0.01:M:warmup=15`: plain top-k payloads",
