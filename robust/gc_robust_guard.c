@@ -354,8 +354,9 @@ s_signs (size_t d)
 static double
 s_share_gain (double share)
 {
-    return share >= S_SHARE ? 1.0 : share > S_SHARE / S_SHARE_GAIN_MAX ? S_SHARE / share
-                                                                      : S_SHARE_GAIN_MAX;
+    //  (a share of 2/3 summed from normalised weights may round just below)
+    return share >= S_SHARE * (1 - 1e-9) ? 1.0
+         : share > S_SHARE / S_SHARE_GAIN_MAX ? S_SHARE / share : S_SHARE_GAIN_MAX;
 }
 
 //  ||a - b|| over two sketches.
