@@ -55,6 +55,11 @@
 //  below S_COS_LO (the cosine averaged like the sign balance).
 #define S_COS_LO -0.15
 #define S_COS_HI 0.05
+//  The neighbours' share of the weight below which the radius grows
+//  (s_share_gain), and the most it grows (a peer with one neighbour of
+//  weight 1/1024 would otherwise follow it without any bound).
+#define S_SHARE (2.0 / 3.0)
+#define S_SHARE_GAIN_MAX 8.0
 
 typedef struct {
     uint64_t key;
@@ -337,6 +342,23 @@ s_signs (size_t d)
     return sign;
 }
 
+//  The radius's gain for a peer whose neighbours hold the share `share` of
+//  the (normalised) weight: 1 from S_SHARE up, S_SHARE / share below. Why:
+//  a neighbour of weight w moves the peer by at most w tau per round, so a
+//  peer with few neighbours (a leaf of the malicious ring holds 0.8 of its
+//  own weight with Metropolis weights) would follow them by less than its
+//  own SGD step and drift away from the graph (traced: leaves at 4 radii
+//  from their neighbour, the no-attack ring 0.7 points below `mean`). At
+//  S_SHARE and above (every peer of the 4x4 torus, the ring's honest peers,
+//  also with both attackers cut) the radius is C x the own step as before.
+static double
+s_share_gain (double share)
+{
+    //  (a share of 2/3 summed from normalised weights may round just below)
+    return share >= S_SHARE * (1 - 1e-9) ? 1.0
+         : share > S_SHARE / S_SHARE_GAIN_MAX ? S_SHARE / share : S_SHARE_GAIN_MAX;
+}
+
 //  ||a - b|| over two sketches.
 static double
 s_sketch_distance (const float *a, const float *b)
@@ -380,7 +402,13 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         if (isfinite (s))
             self->step_avg = (1.0 - b) * self->step_avg + b * s;
     }
-    double tau = self->cfg.c * self->step_avg;
+    //  The neighbours' share of the weight (own left out): below S_SHARE the
+    //  radius grows by S_SHARE / share, so that the neighbours together can
+    //  still pull the peer by C x S_SHARE own steps per round.
+    double share = 0;
+    for (size_t j = 0; j < n; j++)
+        share += x [j] != own ? w [j] : 0.0;
+    double tau = self->cfg.c * self->step_avg * s_share_gain (share);
     if (!(tau > 0))
         tau = s_median_distance (sc->d2, n, ws->vec_b);
     //  A median too far to square in float says nothing about direction.

@@ -299,12 +299,56 @@ test_huge_input_has_no_weight (void **state)
     gc_robust_destroy (&r);
 }
 
+//  The radius grows when the neighbours hold less than 2/3 of the weight:
+//  tau = C x own step x (2/3) / share, at most 8 times (a leaf of the
+//  malicious ring, one neighbour of Metropolis weight 0.2, would otherwise
+//  follow it by less than its own step); from a share of 2/3 up it is
+//  C x the own step.
+static double
+s_tau_with_share (double share)
+{
+    gc_robust_t *r = s_rule ("guard:2:10:1:1");       /* history off */
+    float own [D] = { 0 }, a [D] = { 0 }, b [D] = { 0 }, out [D];
+    a [0] = 100;
+    b [1] = 100;
+    double w [3] = { 1 - share, share / 2, share / 2 };
+    const float *in [3] = { own, a, b };
+    assert_int_equal (gc_robust_aggregate (r, in, w, 3, D, 0, out, NULL), 0);
+    float own2 [D];
+    memcpy (own2, out, sizeof own2);
+    own2 [2] += 0.25f;  /* the own step: 0.25 */
+    const float *in2 [3] = { own2, a, b };
+    assert_int_equal (gc_robust_aggregate (r, in2, w, 3, D, 0, out, NULL), 0);
+    double tau = gc_robust_info (r)->tau;
+    //  both neighbours are far: each moves the peer by its weight x tau
+    for (size_t i = 0; i < D; i++) {
+        double expect = own2 [i];
+        for (size_t j = 1; j < 3; j++)
+            expect += w [j] * tau * (in2 [j] [i] - own2 [i]) / s_dist (in2 [j], own2);
+        assert_true (fabs (out [i] - expect) < 1e-4);
+    }
+    gc_robust_destroy (&r);
+    return tau;
+}
+
+static void
+test_radius_follows_share (void **state)
+{
+    (void) state;
+    assert_true (fabs (s_tau_with_share (0.8) - 0.5) < 1e-6);
+    assert_true (fabs (s_tau_with_share (2.0 / 3) - 0.5) < 1e-6);
+    assert_true (fabs (s_tau_with_share (0.2) - 0.5 * (2.0 / 3) / 0.2) < 1e-5);
+    assert_true (fabs (s_tau_with_share (0.4) - 0.5 * (2.0 / 3) / 0.4) < 1e-5);
+    assert_true (fabs (s_tau_with_share (0.01) - 0.5 * 8) < 1e-5);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_spec),
         cmocka_unit_test (test_radius),
+        cmocka_unit_test (test_radius_follows_share),
         cmocka_unit_test (test_history_silences_a_constant_push),
         cmocka_unit_test (test_history_follows_keys),
         cmocka_unit_test (test_direction_needs_a_majority),
