@@ -1117,14 +1117,14 @@ s_group_block (const s_groups_t *gr, const float *const *in, size_t k, size_t c0
             default: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 6); break;
         }
     else
-    switch (gr->m) {
-        case 1: s_group_chunks (gr, in, c0, lo, hi, sum, out, 1); break;
-        case 2: s_group_chunks (gr, in, c0, lo, hi, sum, out, 2); break;
-        case 3: s_group_chunks (gr, in, c0, lo, hi, sum, out, 3); break;
-        case 4: s_group_chunks (gr, in, c0, lo, hi, sum, out, 4); break;
-        case 5: s_group_chunks (gr, in, c0, lo, hi, sum, out, 5); break;
-        default: s_group_chunks (gr, in, c0, lo, hi, sum, out, 6); break;
-    }
+        switch (gr->m) {
+            case 1: s_group_chunks (gr, in, c0, lo, hi, sum, out, 1); break;
+            case 2: s_group_chunks (gr, in, c0, lo, hi, sum, out, 2); break;
+            case 3: s_group_chunks (gr, in, c0, lo, hi, sum, out, 3); break;
+            case 4: s_group_chunks (gr, in, c0, lo, hi, sum, out, 4); break;
+            case 5: s_group_chunks (gr, in, c0, lo, hi, sum, out, 5); break;
+            default: s_group_chunks (gr, in, c0, lo, hi, sum, out, 6); break;
+        }
     return 0;
 }
 
