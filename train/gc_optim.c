@@ -116,7 +116,7 @@ gc_optim_destroy (gc_optim_t **self_p)
 //  sgemm: u is in L2, but w was last read by the forward, a step's worth of
 //  data (more than a 2 MB L2) earlier, and comes from L3. The L2 streamer
 //  stops at every 4 kB page; asking for w 512 bytes ahead keeps the stream
-//  going across them (docs/RESULTS.md, branch i17mlp: 1-2 % of the step).
+//  going across them (docs/RESULTS.md, branch i17mlp: about 0.7 % of the step).
 #define S_LINE_FLOATS 16
 #define S_AHEAD_BYTES 512
 
