@@ -63,6 +63,16 @@ gc_sampler_destroy (gc_sampler_t **self_p)
     *self_p = NULL;
 }
 
+#define S_HEAD_BYTES 512
+
+static void
+s_prefetch_head (const float *row, size_t bytes)
+{
+    const char *p = (const char *) row;
+    for (size_t o = 0; o < S_HEAD_BYTES && o < bytes; o += 64)
+        __builtin_prefetch (p + o, 0, 3);
+}
+
 void
 gc_sampler_next (gc_sampler_t *self, const float **x, const uint8_t **y)
 {
@@ -72,9 +82,16 @@ gc_sampler_next (gc_sampler_t *self, const float **x, const uint8_t **y)
         self->pos = 0;
         self->epoch++;
     }
+    size_t bytes = d->dim * sizeof (float);
     for (size_t r = 0; r < self->batch; r++) {
         uint32_t i = self->perm [self->pos + r];
-        memcpy (self->x + r * d->dim, d->x + (size_t) i * d->dim, d->dim * sizeof (float));
+        //  The rows lie at random places: the hardware prefetchers find
+        //  each one only after its first misses. Asking for the head of the
+        //  next row while this one is copied overlaps those misses
+        //  (docs/RESULTS.md, branch i17mlp).
+        if (r + 1 < self->batch)
+            s_prefetch_head (d->x + (size_t) self->perm [self->pos + r + 1] * d->dim, bytes);
+        memcpy (self->x + r * d->dim, d->x + (size_t) i * d->dim, bytes);
         self->y [r] = d->y [i];
     }
     self->pos += self->batch;
