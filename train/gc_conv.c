@@ -93,8 +93,6 @@ s_lower_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, const 
     reads. perf: the run-by-run copy and its zero runs were 20 % of a
     resnet8-gn step, most of it calls and short runs. */
 #define S_MASKED_MAX 256
-//  taps whose tables the gather keeps at once (on the stack: 9 taps of up to 64 outputs)
-#define S_TABLE_TAPS 9
 
 static void
 s_keep_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
@@ -136,18 +134,45 @@ s_tap_table (const gc_cnn_op_t *op, long ki, long kj, int32_t *at, float *in)
         }
 }
 
+//  Two loops: the gather cannot vectorise and, with the select in it, was a
+//  branch per float; the select alone vectorises.
 static void
 s_lower_table (const float *src, const int32_t *at, const float *in, size_t P, float *d)
 {
+    for (size_t p = 0; p < P; p++)
+        d [p] = src [at [p]];
     for (size_t p = 0; p < P; p++) {
-        float v = src [at [p]];
+        float v = d [p];
         d [p] = in [p] != 0.0f ? v : 0.0f;
+    }
+}
+
+//  Whether a convolution's lowering and gather read the tap masks and tables.
+static bool
+s_masked (const gc_cnn_op_t *op)
+{
+    return op->oh * op->ow <= S_MASKED_MAX;
+}
+
+void
+gc_conv_taps (const gc_cnn_op_t *op, float *keep, int32_t *at)
+{
+    if (!s_masked (op))
+        return;
+    size_t P = op->oh * op->ow;
+    bool same = op->stride == 1 && op->ow == op->w;
+    for (long t = 0; t < (long) (op->k * op->k); t++) {
+        long ki = t / (long) op->k, kj = t % (long) op->k;
+        if (same)
+            s_keep_mask (op, ki, kj, keep + (size_t) t * P);
+        else
+            s_tap_table (op, ki, kj, at + (size_t) t * P, keep + (size_t) t * P);
     }
 }
 
 void
 gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
-                float *col, float *keep)
+                float *col, const float *keep, const int32_t *at)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
@@ -155,28 +180,24 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, 
     //  convolution of both presets) the run-by-run copy was faster, its runs
     //  long enough for memcpy; on 14x14 the masked one, by 10 % of the
     //  convolution (lenet 5x5, resnet8-gn 3x3)
-    bool same = s == 1 && op->ow == op->w && P <= S_MASKED_MAX && keep;
+    bool same = s == 1 && op->ow == op->w && s_masked (op) && keep;
     //  how far a tap's offset reaches (k = 2 pad + 1): a plane whose window
     //  would leave the tensor takes the run-by-run path
     size_t reach = op->pad * op->w + op->pad;
-    bool table = !(s == 1 && op->ow == op->w) && P <= S_MASKED_MAX && keep;
-    int32_t at [S_MASKED_MAX];
+    bool table = !(s == 1 && op->ow == op->w) && s_masked (op) && keep;
     for (long ki = 0; ki < k; ki++)
         for (long kj = 0; kj < k; kj++) {
             long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
             s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
-            if (same)
-                s_keep_mask (op, ki, kj, keep);
-            if (table)
-                s_tap_table (op, ki, kj, at, keep);
+            size_t t = (size_t) (ki * k + kj);
             for (size_t ci = 0; ci < op->c; ci++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 for (size_t n = 0; n < m; n++) {
                     size_t q = ci * batch + n0 + n;     /* the plane in the tensor */
                     if (table)
-                        s_lower_table (x + q * hw, at, keep, P, dst + n * P);
+                        s_lower_table (x + q * hw, at + t * P, keep + t * P, P, dst + n * P);
                     else if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
-                        s_lower_masked (x + (long) (q * hw) + off, keep, P, dst + n * P);
+                        s_lower_masked (x + (long) (q * hw) + off, keep + t * P, P, dst + n * P);
                     else
                         s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
                 }
@@ -205,22 +226,6 @@ s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float
         to [i] += d [a + i];
 }
 
-/*  The masked gather's mask of tap (ki, kj) in input coordinates: whether
-    input (iy, ix) is read by that tap of some output, i.e. receives from
-    the lowered float at (iy, ix) minus the tap's offset. */
-static void
-s_gather_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
-{
-    long pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
-    for (long iy = 0; iy < h; iy++) {
-        long oy = iy - ki + pad;
-        for (long ix = 0; ix < w; ix++) {
-            long ox = ix - kj + pad;
-            keep [iy * w + ix] = oy >= 0 && oy < h && ox >= 0 && ox < w ? 1.0f : 0.0f;
-        }
-    }
-}
-
 //  dst += the lowered plane d of one tap, read at dst's own positions
 //  shifted back by the tap's offset (across the plane's edge where the mask
 //  drops it): one branch-free loop, as the masked lowering.
@@ -235,29 +240,21 @@ s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
 
 void
 gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                float *dx, bool add, float *keep)
+                float *dx, bool add, const float *keep, const int32_t *at)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
     bool same = s == 1 && ow == w;
-    //  the masks of all taps (k k P floats), for planes that can read across
-    //  their edges (not the tensor's first or last)
-    bool masked = same && P <= S_MASKED_MAX && keep;
+    //  the taps' masks, for planes that can read across their edges (not
+    //  the tensor's first or last): tap t gathers where the lowering's tap
+    //  k k - 1 - t reads (its offset negated, k = 2 pad + 1)
+    bool masked = same && s_masked (op) && keep;
     size_t reach = op->pad * op->w + op->pad;
-    if (masked)
-        for (long t = 0; t < k * k; t++)
-            s_gather_mask (op, t / k, t % k, keep + (size_t) t * P);
-    //  other lowerings of small planes: each tap's table (s_tap_table),
-    //  k k P of them; a tap reads each input float at most once, so its
-    //  floats scatter without conflicts, in the row loop's order
-    bool table = !same && P <= S_MASKED_MAX && keep && (size_t) (k * k) <= S_TABLE_TAPS;
-    int32_t at [S_TABLE_TAPS * S_MASKED_MAX / 4];
-    if (table && (size_t) (k * k) * P > sizeof at / sizeof at [0])
-        table = false;
-    if (table)
-        for (long t = 0; t < k * k; t++)
-            s_tap_table (op, t / k, t % k, at + (size_t) t * P, keep + (size_t) t * P);
+    //  other lowerings of small planes: each tap's table (s_tap_table); a
+    //  tap reads each input float at most once, so its floats scatter
+    //  without conflicts, in the row loop's order
+    bool table = !same && s_masked (op) && keep;
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
@@ -284,7 +281,7 @@ gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, siz
                 for (long t = 0; t < k * k; t++) {
                     long off = (t / k - pad) * w + t % k - pad;
                     const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
-                    s_gather_masked (d - off, keep + (size_t) t * P, P, dst);
+                    s_gather_masked (d - off, keep + (size_t) (k * k - 1 - t) * P, P, dst);
                 }
                 continue;
             }
@@ -489,6 +486,16 @@ gc_conv_sum (const float *x, size_t n)
     registers of the baseline (SSE2) build. */
 #define S_GN_LANES 8
 
+/*  The lane loops are for the straight-line (SLP) vectoriser, one vector
+    op per lane block; GCC's loop vectoriser took the S_GN_LANES floats of
+    an iteration as an interleaved group and spent most of the time in
+    shuffles (perf: GroupNorm backward 19 % of a resnet8-gn step on a Xeon). */
+#if defined (__GNUC__) && !defined (__clang__)
+#   define S_LANE_LOOPS __attribute__ ((optimize ("no-tree-loop-vectorize")))
+#else
+#   define S_LANE_LOOPS
+#endif
+
 //  Sum over lanes and tail, in double.
 static double
 s_lanes_total (const float *lane, double tail)
@@ -500,7 +507,7 @@ s_lanes_total (const float *lane, double tail)
 
 //  Sum of x (square: of (x - mean)^2) over the cg planes of hw floats at x,
 //  `stride` floats apart.
-static double
+static S_LANE_LOOPS double
 s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bool square)
 {
     float lane [S_GN_LANES] = { 0 };
@@ -556,7 +563,7 @@ gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
     dg, db per channel (dgamma, dbeta: lanes that run on over the batch, in
     lg, lb: S_GN_LANES floats a channel) and, over the group, s1 = sum of
     gamma dy and s2 = sum of gamma rstd dy (x - mu), returned in double. */
-static void
+static S_LANE_LOOPS void
 s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size_t hw,
                  const float *gamma, float mu, float rstd, float *lg, float *lb,
                  double *tg, double *tb, double *s1, double *s2)

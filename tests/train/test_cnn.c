@@ -207,14 +207,16 @@ test_lowering (void **state)
         size_t hw = op.h * op.w, rows = op.c * op.k * op.k;
         float *x = gc_falloc (op.c * B * hw), *a = gc_falloc (rows * B * hw);
         float *b = gc_falloc (rows * B * hw), *keep = gc_falloc (op.k * op.k * hw);
+        int32_t *at = gc_aligned_alloc (op.k * op.k * hw * sizeof (int32_t));
+        gc_conv_taps (&op, keep, at);
         float *dx = gc_falloc (op.c * B * hw), *dx2 = gc_falloc (op.c * B * hw);
         gc_rng_t rng;
         gc_rng_init (&rng, 3, t);
         s_fill (&rng, x, op.c * B * hw, 1.0f);
         for (size_t n0 = 0; n0 < B; n0++)
             for (size_t m = 1; n0 + m <= B; m++) {
-                gc_conv_im2col (&op, x, B, n0, m, a, keep);
-                gc_conv_im2col (&op, x, B, n0, m, b, NULL);
+                gc_conv_im2col (&op, x, B, n0, m, a, keep, at);
+                gc_conv_im2col (&op, x, B, n0, m, b, NULL, NULL);
                 assert_memory_equal (a, b, rows * m * hw * sizeof (float));
                 for (size_t r = 0; r < rows; r++)
                     for (size_t n = 0; n < m; n++)
@@ -234,8 +236,8 @@ test_lowering (void **state)
                     memcpy (b, a, rows * m * hw * sizeof (float));
                     s_fill (&rng, dx, op.c * B * hw, 1.0f);
                     memcpy (dx2, dx, op.c * B * hw * sizeof (float));
-                    gc_conv_col2im (&op, a, B, n0, m, dx, add, keep);
-                    gc_conv_col2im (&op, b, B, n0, m, dx2, add, NULL);
+                    gc_conv_col2im (&op, a, B, n0, m, dx, add, keep, at);
+                    gc_conv_col2im (&op, b, B, n0, m, dx2, add, NULL, NULL);
                     assert_memory_equal (dx, dx2, op.c * B * hw * sizeof (float));
                 }
             }
@@ -243,6 +245,7 @@ test_lowering (void **state)
         gc_mem_free (a);
         gc_mem_free (b);
         gc_mem_free (keep);
+        gc_mem_free (at);
         gc_mem_free (dx);
         gc_mem_free (dx2);
     }
