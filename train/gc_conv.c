@@ -1,4 +1,11 @@
+/*  The loops of gc_cnn around sgemm, compiled once per kernel level
+    (gc_klevel.h); gc_conv_kern.c picks one. Plain C for the vectoriser,
+    with no contraction into fused multiply-adds and no reassociation, so
+    that every level gives the same bits (each float goes through the same
+    operations in the same order, only more of them at once). */
 #include "gc_conv.h"
+#include "gc_conv_kern.h"
+#include "gc_klevel.h"
 
 #include <math.h>
 #include <string.h>
@@ -154,8 +161,8 @@ s_masked (const gc_cnn_op_t *op)
     return op->oh * op->ow <= S_MASKED_MAX;
 }
 
-void
-gc_conv_taps (const gc_cnn_op_t *op, float *keep, int32_t *at)
+static void
+s_taps (const gc_cnn_op_t *op, float *keep, int32_t *at)
 {
     if (!s_masked (op))
         return;
@@ -170,8 +177,8 @@ gc_conv_taps (const gc_cnn_op_t *op, float *keep, int32_t *at)
     }
 }
 
-void
-gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+static void
+s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                 float *col, const float *keep, const int32_t *at)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
@@ -238,8 +245,8 @@ s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
     }
 }
 
-void
-gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
+static void
+s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
                 float *dx, bool add, const float *keep, const int32_t *at)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
@@ -380,8 +387,8 @@ s_maxpool2_split (const gc_cnn_op_t *op, const float *src, float *dst, int32_t *
     }
 }
 
-void
-gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
+static void
+s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
                          int32_t *arg)
 {
     size_t k = op->k, s = op->stride, hw = op->h * op->w, P = op->oh * op->ow;
@@ -411,8 +418,8 @@ gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
     }
 }
 
-void
-gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
+static void
+s_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
                           const float *y, size_t batch, float *dx, bool add)
 {
     size_t hw = op->h * op->w, P = op->oh * op->ow;
@@ -460,8 +467,8 @@ s_window (const gc_cnn_op_t *op, size_t *k, size_t *s)
     }
 }
 
-void
-gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y)
+static void
+s_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y)
 {
     size_t k, s, hw = op->h * op->w, P = op->oh * op->ow;
     s_window (op, &k, &s);
@@ -486,8 +493,8 @@ gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
     }
 }
 
-void
-gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, float *dx,
+static void
+s_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, float *dx,
                           bool add)
 {
     size_t k, s, hw = op->h * op->w, P = op->oh * op->ow;
@@ -515,8 +522,8 @@ gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, 
 
 //  The sum of n floats in 16 lanes, which the compiler vectorises (a single
 //  float or double accumulator it cannot reorder); the lanes are added in double.
-double
-gc_conv_sum (const float *x, size_t n)
+static double
+s_sum (const float *x, size_t n)
 {
     float lane [16] = { 0 };
     size_t i = 0;
@@ -583,8 +590,8 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
     return s_lanes_total (lane, tail);
 }
 
-void
-gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
+static void
+s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                     const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
@@ -612,6 +619,12 @@ gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                         ys [i] = xs [i] * a + b;
             }
         }
+}
+
+static size_t
+s_gn_scratch (const gc_cnn_op_t *op)
+{
+    return op->c * (2 * S_GN_LANES + 4);    /* 2 C doubles = 4 C floats */
 }
 
 /*  The sums of GroupNorm's backward over one group of one sample, in lanes:
@@ -656,8 +669,8 @@ s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size
     *s2 = s_lanes_total (l2, t2);
 }
 
-void
-gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
+static void
+s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                      const float *stats, size_t batch, const float *gamma,
                      float *dgamma, float *dbeta, float *dx, bool add, float *scratch)
 {
@@ -666,7 +679,7 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
     //  then their tails (C doubles each)
     float *lg = scratch, *lb = lg + C * S_GN_LANES;
     double *tg = (double *) (lb + C * S_GN_LANES), *tb = tg + C;
-    memset (scratch, 0, gc_conv_gn_scratch (op) * sizeof (float));
+    memset (scratch, 0, s_gn_scratch (op) * sizeof (float));
     for (size_t n = 0; n < batch; n++)
         for (size_t g = 0; g < G; g++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
@@ -700,8 +713,10 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
     }
 }
 
-size_t
-gc_conv_gn_scratch (const gc_cnn_op_t *op)
-{
-    return op->c * (2 * S_GN_LANES + 4);    /* 2 C doubles = 4 C floats */
-}
+const gc_conv_kern_t GC_KSYM (gc_conv_kern) = {
+    .taps = s_taps, .im2col = s_im2col, .col2im = s_col2im,
+    .maxpool_forward = s_maxpool_forward, .maxpool_backward = s_maxpool_backward,
+    .avgpool_forward = s_avgpool_forward, .avgpool_backward = s_avgpool_backward,
+    .sum = s_sum, .gn_forward = s_gn_forward, .gn_backward = s_gn_backward,
+    .gn_scratch = s_gn_scratch,
+};
