@@ -595,8 +595,10 @@ s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                     const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
-    for (size_t n = 0; n < batch; n++)
-        for (size_t g = 0; g < G; g++) {
+    //  group by group, sample by sample: a channel's planes of consecutive
+    //  samples are adjacent, so each of the group's streams runs on
+    for (size_t g = 0; g < G; g++)
+        for (size_t n = 0; n < batch; n++) {
             const float *x0 = x + (g * cg * batch + n) * hw;
             double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);
@@ -680,8 +682,10 @@ s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
     float *lg = scratch, *lb = lg + C * S_GN_LANES;
     double *tg = (double *) (lb + C * S_GN_LANES), *tb = tg + C;
     memset (scratch, 0, s_gn_scratch (op) * sizeof (float));
-    for (size_t n = 0; n < batch; n++)
-        for (size_t g = 0; g < G; g++) {
+    //  in the forward pass's order (a channel's sums then still run over
+    //  the samples in order: the same bits as sample by sample)
+    for (size_t g = 0; g < G; g++)
+        for (size_t n = 0; n < batch; n++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
             size_t c0 = g * cg, base0 = (c0 * batch + n) * hw;
             double s1, s2;
