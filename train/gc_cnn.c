@@ -45,7 +45,7 @@ typedef struct {
 typedef struct {
     s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
              stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], mask [GC_CNN_MAX_OPS], col, xin,
-             drows, keep, wflip;
+             drows, keep, tap, wflip;
 } s_workspace_t;
 
 struct gc_cnn_t {
@@ -58,7 +58,8 @@ struct gc_cnn_t {
     float   *rows [GC_CNN_MAX_OPS];     /* linear layer: its channel-major input as rows */
     float   *mask [GC_CNN_MAX_OPS];     /* dropout: 0 or the kept values' scale, per value */
     float   *col;                       /* one lowered chunk */
-    float   *keep;                      /* the lowering's masks of the taps (planes) */
+    float   *keep;                      /* the lowering's masks of the taps (gc_conv_taps) */
+    int32_t *tap;                       /* and its read tables */
     float   *wflip;                     /* a kernel transposed and flipped (s_conv_dx) */
     float   *xin;                       /* the input, channel-major (more than one channel) */
     float   *drows;                     /* a linear layer's input gradient as rows */
@@ -233,6 +234,7 @@ s_workspace_free (void *arg)
     gc_mem_free (ws->xin.p);
     gc_mem_free (ws->drows.p);
     gc_mem_free (ws->keep.p);
+    gc_mem_free (ws->tap.p);
     gc_mem_free (ws->wflip.p);
     free (ws);
 }
@@ -368,6 +370,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
     }
     self->col = s_grow (&ws->col, col * sizeof (float));
     self->keep = s_grow (&ws->keep, keep * sizeof (float));
+    self->tap = s_grow (&ws->tap, keep * sizeof (int32_t));
     self->wflip = train ? s_grow (&ws->wflip, wflip * sizeof (float)) : NULL;
     self->drows = train ? s_grow (&ws->drows, drows * sizeof (float)) : NULL;
     self->xin = net->input.channels > 1
@@ -476,9 +479,10 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
         s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, N, ckk, w, ckk, in, N, 0.0f, out, N);
     else {
         size_t step = s_chunk (op, batch);
+        gc_conv_taps (op, self->keep, self->tap);
         for (size_t n0 = 0; n0 < batch; n0 += step) {
             size_t m = batch - n0 < step ? batch - n0 : step;
-            gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
+            gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep, self->tap);
             //  without a ReLU the product is added to the bias written
             //  first, where sgemm would have written zeros (its beta pass),
             //  and the bias costs no pass of its own; with one, a pass is
@@ -489,9 +493,14 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
                         out [c * N + n0 * P + j] = b [c];
             s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col,
                     m * P, relu ? 0.0f : 1.0f, out + n0 * P, N);
+            //  the chunk's bias and ReLU while its product is still in L2
+            //  (a pass over the whole output afterwards read it back from
+            //  memory: lenet's first output is 3.2 MB at batch 64)
+            if (relu)
+                for (size_t c = 0; c < op->oc; c++)
+                    s_bias (out + c * N + n0 * P, m * P, b [c], true);
         }
-        if (!relu)
-            return;
+        return;
     }
     for (size_t c = 0; c < op->oc; c++)
         s_bias (out + c * N, N, b [c], relu);
@@ -653,9 +662,10 @@ s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *d
                 dst [kk - 1 - i] = src [i];
         }
     size_t step = s_chunk (&t, batch);
+    gc_conv_taps (&t, self->keep, self->tap);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
-        gc_conv_im2col (&t, dy, batch, n0, m, self->col, self->keep);
+        gc_conv_im2col (&t, dy, batch, n0, m, self->col, self->keep, self->tap);
         s_gemm (self, CblasNoTrans, CblasNoTrans, t.oc, m * P, tkk, self->wflip, tkk,
                 self->col, m * P, add ? 1.0f : 0.0f, dx + n0 * P, N);
     }
@@ -688,16 +698,17 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     }
     size_t step = s_chunk (op, batch);
     bool same = s_same (op);
+    gc_conv_taps (op, self->keep, self->tap);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
-        gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep);
+        gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep, self->tap);
         s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, dy + n0 * P, N,
                 self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
         if (!need_dx || same)
             continue;
         s_gemm (self, CblasTrans, CblasNoTrans, ckk, m * P, op->oc, w, ckk, dy + n0 * P, N,
                 0.0f, self->col, m * P);
-        gc_conv_col2im (op, self->col, batch, n0, m, dx, add, self->keep);
+        gc_conv_col2im (op, self->col, batch, n0, m, dx, add, self->keep, self->tap);
     }
     if (need_dx && same)
         s_conv_dx (self, op, w, dy, batch, dx, add);

@@ -1,4 +1,11 @@
+/*  The loops of gc_cnn around sgemm, compiled once per kernel level
+    (gc_klevel.h); gc_conv_kern.c picks one. Plain C for the vectoriser,
+    with no contraction into fused multiply-adds and no reassociation, so
+    that every level gives the same bits (each float goes through the same
+    operations in the same order, only more of them at once). */
 #include "gc_conv.h"
+#include "gc_conv_kern.h"
+#include "gc_klevel.h"
 
 #include <math.h>
 #include <string.h>
@@ -93,8 +100,6 @@ s_lower_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, const 
     reads. perf: the run-by-run copy and its zero runs were 20 % of a
     resnet8-gn step, most of it calls and short runs. */
 #define S_MASKED_MAX 256
-//  taps whose tables the gather keeps at once (on the stack: 9 taps of up to 64 outputs)
-#define S_TABLE_TAPS 9
 
 static void
 s_keep_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
@@ -136,18 +141,45 @@ s_tap_table (const gc_cnn_op_t *op, long ki, long kj, int32_t *at, float *in)
         }
 }
 
+//  Two loops: the gather cannot vectorise and, with the select in it, was a
+//  branch per float; the select alone vectorises.
 static void
 s_lower_table (const float *src, const int32_t *at, const float *in, size_t P, float *d)
 {
+    for (size_t p = 0; p < P; p++)
+        d [p] = src [at [p]];
     for (size_t p = 0; p < P; p++) {
-        float v = src [at [p]];
+        float v = d [p];
         d [p] = in [p] != 0.0f ? v : 0.0f;
     }
 }
 
-void
-gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
-                float *col, float *keep)
+//  Whether a convolution's lowering and gather read the tap masks and tables.
+static bool
+s_masked (const gc_cnn_op_t *op)
+{
+    return op->oh * op->ow <= S_MASKED_MAX;
+}
+
+static void
+s_taps (const gc_cnn_op_t *op, float *keep, int32_t *at)
+{
+    if (!s_masked (op))
+        return;
+    size_t P = op->oh * op->ow;
+    bool same = op->stride == 1 && op->ow == op->w;
+    for (long t = 0; t < (long) (op->k * op->k); t++) {
+        long ki = t / (long) op->k, kj = t % (long) op->k;
+        if (same)
+            s_keep_mask (op, ki, kj, keep + (size_t) t * P);
+        else
+            s_tap_table (op, ki, kj, at + (size_t) t * P, keep + (size_t) t * P);
+    }
+}
+
+static void
+s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                float *col, const float *keep, const int32_t *at)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
@@ -155,28 +187,24 @@ gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, 
     //  convolution of both presets) the run-by-run copy was faster, its runs
     //  long enough for memcpy; on 14x14 the masked one, by 10 % of the
     //  convolution (lenet 5x5, resnet8-gn 3x3)
-    bool same = s == 1 && op->ow == op->w && P <= S_MASKED_MAX && keep;
+    bool same = s == 1 && op->ow == op->w && s_masked (op) && keep;
     //  how far a tap's offset reaches (k = 2 pad + 1): a plane whose window
     //  would leave the tensor takes the run-by-run path
     size_t reach = op->pad * op->w + op->pad;
-    bool table = !(s == 1 && op->ow == op->w) && P <= S_MASKED_MAX && keep;
-    int32_t at [S_MASKED_MAX];
+    bool table = !(s == 1 && op->ow == op->w) && s_masked (op) && keep;
     for (long ki = 0; ki < k; ki++)
         for (long kj = 0; kj < k; kj++) {
             long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
             s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
-            if (same)
-                s_keep_mask (op, ki, kj, keep);
-            if (table)
-                s_tap_table (op, ki, kj, at, keep);
+            size_t t = (size_t) (ki * k + kj);
             for (size_t ci = 0; ci < op->c; ci++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 for (size_t n = 0; n < m; n++) {
                     size_t q = ci * batch + n0 + n;     /* the plane in the tensor */
                     if (table)
-                        s_lower_table (x + q * hw, at, keep, P, dst + n * P);
+                        s_lower_table (x + q * hw, at + t * P, keep + t * P, P, dst + n * P);
                     else if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
-                        s_lower_masked (x + (long) (q * hw) + off, keep, P, dst + n * P);
+                        s_lower_masked (x + (long) (q * hw) + off, keep + t * P, P, dst + n * P);
                     else
                         s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
                 }
@@ -205,22 +233,6 @@ s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float
         to [i] += d [a + i];
 }
 
-/*  The masked gather's mask of tap (ki, kj) in input coordinates: whether
-    input (iy, ix) is read by that tap of some output, i.e. receives from
-    the lowered float at (iy, ix) minus the tap's offset. */
-static void
-s_gather_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
-{
-    long pad = (long) op->pad, h = (long) op->h, w = (long) op->w;
-    for (long iy = 0; iy < h; iy++) {
-        long oy = iy - ki + pad;
-        for (long ix = 0; ix < w; ix++) {
-            long ox = ix - kj + pad;
-            keep [iy * w + ix] = oy >= 0 && oy < h && ox >= 0 && ox < w ? 1.0f : 0.0f;
-        }
-    }
-}
-
 //  dst += the lowered plane d of one tap, read at dst's own positions
 //  shifted back by the tap's offset (across the plane's edge where the mask
 //  drops it): one branch-free loop, as the masked lowering.
@@ -233,31 +245,23 @@ s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
     }
 }
 
-void
-gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                float *dx, bool add, float *keep)
+static void
+s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
+                float *dx, bool add, const float *keep, const int32_t *at)
 {
     long k = (long) op->k, s = (long) op->stride, pad = (long) op->pad;
     long h = (long) op->h, w = (long) op->w, oh = (long) op->oh, ow = (long) op->ow;
     size_t P = op->oh * op->ow, hw = op->h * op->w, N = m * P;
     bool same = s == 1 && ow == w;
-    //  the masks of all taps (k k P floats), for planes that can read across
-    //  their edges (not the tensor's first or last)
-    bool masked = same && P <= S_MASKED_MAX && keep;
+    //  the taps' masks, for planes that can read across their edges (not
+    //  the tensor's first or last): tap t gathers where the lowering's tap
+    //  k k - 1 - t reads (its offset negated, k = 2 pad + 1)
+    bool masked = same && s_masked (op) && keep;
     size_t reach = op->pad * op->w + op->pad;
-    if (masked)
-        for (long t = 0; t < k * k; t++)
-            s_gather_mask (op, t / k, t % k, keep + (size_t) t * P);
-    //  other lowerings of small planes: each tap's table (s_tap_table),
-    //  k k P of them; a tap reads each input float at most once, so its
-    //  floats scatter without conflicts, in the row loop's order
-    bool table = !same && P <= S_MASKED_MAX && keep && (size_t) (k * k) <= S_TABLE_TAPS;
-    int32_t at [S_TABLE_TAPS * S_MASKED_MAX / 4];
-    if (table && (size_t) (k * k) * P > sizeof at / sizeof at [0])
-        table = false;
-    if (table)
-        for (long t = 0; t < k * k; t++)
-            s_tap_table (op, t / k, t % k, at + (size_t) t * P, keep + (size_t) t * P);
+    //  other lowerings of small planes: each tap's table (s_tap_table); a
+    //  tap reads each input float at most once, so its floats scatter
+    //  without conflicts, in the row loop's order
+    bool table = !same && s_masked (op) && keep;
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
@@ -284,7 +288,7 @@ gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, siz
                 for (long t = 0; t < k * k; t++) {
                     long off = (t / k - pad) * w + t % k - pad;
                     const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
-                    s_gather_masked (d - off, keep + (size_t) t * P, P, dst);
+                    s_gather_masked (d - off, keep + (size_t) (k * k - 1 - t) * P, P, dst);
                 }
                 continue;
             }
@@ -342,8 +346,49 @@ s_maxpool2_plane (const gc_cnn_op_t *op, const float *src, float *dst, int32_t *
     }
 }
 
-void
-gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
+/*  The same windows on planes of even height and width, in two passes that
+    vectorise: the maximum of each horizontal pair over the plane as one run
+    (a pair never straddles a row), then of the two pairs of a window. The
+    first maximum still wins (the pair of the upper row is its first half),
+    so values and positions are those of s_maxpool2_plane for finite inputs.
+    The one loop over windows was strided loads and a scalar tail on rows of
+    7 and 14 windows (perf: 5 % of a lenet step on a Xeon). */
+#define S_POOL2_PAIRS 2048
+
+static bool
+s_pool2_split (const gc_cnn_op_t *op)
+{
+    return op->h % 2 == 0 && op->w % 2 == 0 && op->h * op->w / 2 <= S_POOL2_PAIRS;
+}
+
+static void
+s_maxpool2_split (const gc_cnn_op_t *op, const float *src, float *dst, int32_t *a)
+{
+    size_t pairs = op->h * op->w / 2, ow = op->ow;
+    float hv [S_POOL2_PAIRS];
+    int32_t hi [S_POOL2_PAIRS];
+    for (size_t j = 0; j < pairs; j++) {
+        float l = src [2 * j], r = src [2 * j + 1];
+        bool right = r > l;
+        hv [j] = right ? r : l;
+        hi [j] = (int32_t) (2 * j) + (right ? 1 : 0);
+    }
+    for (size_t oy = 0; oy < op->oh; oy++) {
+        const float *top = hv + 2 * oy * ow, *bot = top + ow;
+        const int32_t *ti = hi + 2 * oy * ow, *bi = ti + ow;
+        for (size_t ox = 0; ox < ow; ox++) {
+            //  the position's select as bit masks, which GCC vectorises
+            //  where it did not vectorise the select
+            float u = top [ox], v = bot [ox];
+            int32_t iu = ti [ox], iv = bi [ox], down = -(int32_t) (v > u);
+            dst [oy * ow + ox] = v > u ? v : u;
+            a [oy * ow + ox] = iu ^ ((iu ^ iv) & down);
+        }
+    }
+}
+
+static void
+s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
                          int32_t *arg)
 {
     size_t k = op->k, s = op->stride, hw = op->h * op->w, P = op->oh * op->ow;
@@ -352,7 +397,10 @@ gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
         float *dst = y + plane * P;
         int32_t *a = arg + plane * P;
         if (k == 2 && s == 2) {
-            s_maxpool2_plane (op, src, dst, a);
+            if (s_pool2_split (op))
+                s_maxpool2_split (op, src, dst, a);
+            else
+                s_maxpool2_plane (op, src, dst, a);
             continue;
         }
         for (size_t oy = 0; oy < op->oh; oy++)
@@ -370,8 +418,8 @@ gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
     }
 }
 
-void
-gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
+static void
+s_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
                           const float *y, size_t batch, float *dx, bool add)
 {
     size_t hw = op->h * op->w, P = op->oh * op->ow;
@@ -384,9 +432,20 @@ gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t 
         if (!add)
             memset (d, 0, hw * sizeof (float));
         if (y) {
+            //  the ReLU's mask as a loop of its own, which vectorises: in the
+            //  scatter it was a branch on the sign of each activation,
+            //  mispredicted as often as not (perf: most of this function)
             const float *v = y + plane * P;
-            for (size_t p = 0; p < P; p++)
-                d [a [p]] += v [p] > 0.0f ? g [p] : 0.0f;
+            float t [64];
+            for (size_t p0 = 0; p0 < P; p0 += 64) {
+                size_t n = P - p0 < 64 ? P - p0 : 64;
+                for (size_t j = 0; j < n; j++) {
+                    float gj = g [p0 + j];
+                    t [j] = v [p0 + j] > 0.0f ? gj : 0.0f;
+                }
+                for (size_t j = 0; j < n; j++)
+                    d [a [p0 + j]] += t [j];
+            }
         }
         else
             for (size_t p = 0; p < P; p++)
@@ -408,8 +467,8 @@ s_window (const gc_cnn_op_t *op, size_t *k, size_t *s)
     }
 }
 
-void
-gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y)
+static void
+s_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y)
 {
     size_t k, s, hw = op->h * op->w, P = op->oh * op->ow;
     s_window (op, &k, &s);
@@ -434,8 +493,8 @@ gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, fl
     }
 }
 
-void
-gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, float *dx,
+static void
+s_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, float *dx,
                           bool add)
 {
     size_t k, s, hw = op->h * op->w, P = op->oh * op->ow;
@@ -463,8 +522,8 @@ gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, 
 
 //  The sum of n floats in 16 lanes, which the compiler vectorises (a single
 //  float or double accumulator it cannot reorder); the lanes are added in double.
-double
-gc_conv_sum (const float *x, size_t n)
+static double
+s_sum (const float *x, size_t n)
 {
     float lane [16] = { 0 };
     size_t i = 0;
@@ -489,6 +548,16 @@ gc_conv_sum (const float *x, size_t n)
     registers of the baseline (SSE2) build. */
 #define S_GN_LANES 8
 
+/*  The lane loops are for the straight-line (SLP) vectoriser, one vector
+    op per lane block; GCC's loop vectoriser took the S_GN_LANES floats of
+    an iteration as an interleaved group and spent most of the time in
+    shuffles (perf: GroupNorm backward 19 % of a resnet8-gn step on a Xeon). */
+#if defined (__GNUC__) && !defined (__clang__)
+#   define S_LANE_LOOPS __attribute__ ((optimize ("no-tree-loop-vectorize")))
+#else
+#   define S_LANE_LOOPS
+#endif
+
 //  Sum over lanes and tail, in double.
 static double
 s_lanes_total (const float *lane, double tail)
@@ -500,7 +569,7 @@ s_lanes_total (const float *lane, double tail)
 
 //  Sum of x (square: of (x - mean)^2) over the cg planes of hw floats at x,
 //  `stride` floats apart.
-static double
+static S_LANE_LOOPS double
 s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bool square)
 {
     float lane [S_GN_LANES] = { 0 };
@@ -521,13 +590,15 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
     return s_lanes_total (lane, tail);
 }
 
-void
-gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
+static void
+s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
                     const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
-    for (size_t n = 0; n < batch; n++)
-        for (size_t g = 0; g < G; g++) {
+    //  group by group, sample by sample: a channel's planes of consecutive
+    //  samples are adjacent, so each of the group's streams runs on
+    for (size_t g = 0; g < G; g++)
+        for (size_t n = 0; n < batch; n++) {
             const float *x0 = x + (g * cg * batch + n) * hw;
             double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);
@@ -552,11 +623,17 @@ gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
         }
 }
 
+static size_t
+s_gn_scratch (const gc_cnn_op_t *op)
+{
+    return op->c * (2 * S_GN_LANES + 4);    /* 2 C doubles = 4 C floats */
+}
+
 /*  The sums of GroupNorm's backward over one group of one sample, in lanes:
     dg, db per channel (dgamma, dbeta: lanes that run on over the batch, in
     lg, lb: S_GN_LANES floats a channel) and, over the group, s1 = sum of
     gamma dy and s2 = sum of gamma rstd dy (x - mu), returned in double. */
-static void
+static S_LANE_LOOPS void
 s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size_t hw,
                  const float *gamma, float mu, float rstd, float *lg, float *lb,
                  double *tg, double *tb, double *s1, double *s2)
@@ -594,8 +671,8 @@ s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size
     *s2 = s_lanes_total (l2, t2);
 }
 
-void
-gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
+static void
+s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                      const float *stats, size_t batch, const float *gamma,
                      float *dgamma, float *dbeta, float *dx, bool add, float *scratch)
 {
@@ -604,9 +681,11 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
     //  then their tails (C doubles each)
     float *lg = scratch, *lb = lg + C * S_GN_LANES;
     double *tg = (double *) (lb + C * S_GN_LANES), *tb = tg + C;
-    memset (scratch, 0, gc_conv_gn_scratch (op) * sizeof (float));
-    for (size_t n = 0; n < batch; n++)
-        for (size_t g = 0; g < G; g++) {
+    memset (scratch, 0, s_gn_scratch (op) * sizeof (float));
+    //  in the forward pass's order (a channel's sums then still run over
+    //  the samples in order: the same bits as sample by sample)
+    for (size_t g = 0; g < G; g++)
+        for (size_t n = 0; n < batch; n++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
             size_t c0 = g * cg, base0 = (c0 * batch + n) * hw;
             double s1, s2;
@@ -638,8 +717,10 @@ gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
     }
 }
 
-size_t
-gc_conv_gn_scratch (const gc_cnn_op_t *op)
-{
-    return op->c * (2 * S_GN_LANES + 4);    /* 2 C doubles = 4 C floats */
-}
+const gc_conv_kern_t GC_KSYM (gc_conv_kern) = {
+    .taps = s_taps, .im2col = s_im2col, .col2im = s_col2im,
+    .maxpool_forward = s_maxpool_forward, .maxpool_backward = s_maxpool_backward,
+    .avgpool_forward = s_avgpool_forward, .avgpool_backward = s_avgpool_backward,
+    .sum = s_sum, .gn_forward = s_gn_forward, .gn_backward = s_gn_backward,
+    .gn_scratch = s_gn_scratch,
+};

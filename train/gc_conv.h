@@ -19,15 +19,21 @@
 
 #include "gc_cnn_net.h"
 
-/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples); keep:
-    scratch of P floats (NULL: the run-by-run path alone, as for strides). */
+/*  The masks (keep, k k P floats) and read tables (at, k k P) of a
+    convolution's taps, for the lowering and gather of small planes: they
+    depend on the geometry alone, so a pass makes them once for all its
+    chunks (made per chunk, they were a quarter of lenet's lowering, whose
+    16 -> 32 convolution lowers one sample at a time). */
+void gc_conv_taps (const gc_cnn_op_t *op, float *keep, int32_t *at);
+/*  col (c k k x m P) from samples [n0, n0 + m) of x (batch samples); keep,
+    at: from gc_conv_taps for op's geometry (NULL: the run-by-run path alone). */
 void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
-                     float *col, float *keep);
+                     float *col, const float *keep, const int32_t *at);
 /*  dx (samples [n0, n0 + m)) = or += col2im (dcol); dcol is scratch (its
-    floats that fall in the padding are zeroed on the way); keep: scratch of
-    k k P floats (NULL: the run-by-run path alone). */
+    floats that fall in the padding are zeroed on the way); keep, at: as for
+    gc_conv_im2col. */
 void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
-                     float *dx, bool add, float *keep);
+                     float *dx, bool add, const float *keep, const int32_t *at);
 
 /*  Max pooling keeps the position of each maximum (within its plane) in
     arg, which backward routes the gradient through. */

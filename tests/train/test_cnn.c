@@ -1,7 +1,7 @@
 /*  gc_cnn: every layer's gradient against finite differences (strides,
     padding, pooling, GroupNorm, the residual join with and without a
     projection), chunked lowering against one sample at a time, determinism,
-    the spec grammar and its errors. */
+    the same bytes at every kernel level, the spec grammar and its errors. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -10,6 +10,7 @@
 
 #include "gc_cnn.h"
 #include "gc_conv.h"
+#include "gc_cpu.h"
 #include "gc_mem.h"
 #include "gc_model.h"
 #include "gc_rng.h"
@@ -207,14 +208,16 @@ test_lowering (void **state)
         size_t hw = op.h * op.w, rows = op.c * op.k * op.k;
         float *x = gc_falloc (op.c * B * hw), *a = gc_falloc (rows * B * hw);
         float *b = gc_falloc (rows * B * hw), *keep = gc_falloc (op.k * op.k * hw);
+        int32_t *at = gc_aligned_alloc (op.k * op.k * hw * sizeof (int32_t));
+        gc_conv_taps (&op, keep, at);
         float *dx = gc_falloc (op.c * B * hw), *dx2 = gc_falloc (op.c * B * hw);
         gc_rng_t rng;
         gc_rng_init (&rng, 3, t);
         s_fill (&rng, x, op.c * B * hw, 1.0f);
         for (size_t n0 = 0; n0 < B; n0++)
             for (size_t m = 1; n0 + m <= B; m++) {
-                gc_conv_im2col (&op, x, B, n0, m, a, keep);
-                gc_conv_im2col (&op, x, B, n0, m, b, NULL);
+                gc_conv_im2col (&op, x, B, n0, m, a, keep, at);
+                gc_conv_im2col (&op, x, B, n0, m, b, NULL, NULL);
                 assert_memory_equal (a, b, rows * m * hw * sizeof (float));
                 for (size_t r = 0; r < rows; r++)
                     for (size_t n = 0; n < m; n++)
@@ -234,8 +237,8 @@ test_lowering (void **state)
                     memcpy (b, a, rows * m * hw * sizeof (float));
                     s_fill (&rng, dx, op.c * B * hw, 1.0f);
                     memcpy (dx2, dx, op.c * B * hw * sizeof (float));
-                    gc_conv_col2im (&op, a, B, n0, m, dx, add, keep);
-                    gc_conv_col2im (&op, b, B, n0, m, dx2, add, NULL);
+                    gc_conv_col2im (&op, a, B, n0, m, dx, add, keep, at);
+                    gc_conv_col2im (&op, b, B, n0, m, dx2, add, NULL, NULL);
                     assert_memory_equal (dx, dx2, op.c * B * hw * sizeof (float));
                 }
             }
@@ -243,6 +246,7 @@ test_lowering (void **state)
         gc_mem_free (a);
         gc_mem_free (b);
         gc_mem_free (keep);
+        gc_mem_free (at);
         gc_mem_free (dx);
         gc_mem_free (dx2);
     }
@@ -384,6 +388,53 @@ test_specs (void **state)
     }
 }
 
+//  gc_conv.c runs at every kernel level the CPU has: the loss and the
+//  gradient must be the same bytes at each (docs/ALGORITHMS.md), on the
+//  presets and on nets with the paths the presets do not take.
+static void
+test_levels (void **state)
+{
+    (void) state;
+    static const char *specs [] = {
+        "lenet", "resnet8-gn", "2x9x9/c3k5s1p2,relu,mp2s3,f3", "2x7x7/c3,mp3s2,ap3s2,f3",
+        "1x9x9/c2k4s3p0,gn2,relu,f3", "2x7x7/c4,gn2,relu,mp2,r6s2g2,gap,f3",
+    };
+    enum { B = 6 };
+    gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
+    for (size_t t = 0; t < sizeof specs / sizeof specs [0]; t++) {
+        gc_cnn_t *cnn = gc_cnn_new (specs [t], NULL);
+        assert_non_null (cnn);
+        size_t n = gc_cnn_layout (cnn)->n_params, dim = s_input_dim (cnn);
+        float *params = gc_falloc (n), *x = gc_falloc (B * dim);
+        float *ref = gc_falloc (n), *grad = gc_falloc (n);
+        uint8_t y [B];
+        gc_rng_t rng;
+        gc_rng_init (&rng, 11, t);
+        gc_cnn_init_params (cnn, params, 5);
+        s_fill (&rng, x, B * dim, 1.0f);
+        for (size_t i = 0; i < B; i++)
+            y [i] = (uint8_t) gc_rng_below (&rng, (uint64_t) gc_cnn_net (cnn)->classes);
+        double want = 0;
+        for (int level = GC_CPU_GENERIC; level <= (int) top; level++) {
+            assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+            double loss = gc_cnn_loss_grad (cnn, params, x, y, B, level ? grad : ref, 1.0f,
+                                            0.0f, NULL);
+            if (level == GC_CPU_GENERIC)
+                want = loss;
+            else {
+                assert_memory_equal (&loss, &want, sizeof loss);
+                assert_memory_equal (grad, ref, n * sizeof (float));
+            }
+        }
+        gc_mem_free (params);
+        gc_mem_free (x);
+        gc_mem_free (ref);
+        gc_mem_free (grad);
+        gc_cnn_destroy (&cnn);
+    }
+    assert_int_equal (gc_cpu_set_level (start), 0);
+}
+
 //  The layer table: kernels are out x (in k k) matrices, GroupNorm and
 //  biases are vectors, names say which layer.
 static void
@@ -420,6 +471,7 @@ main (void)
         cmocka_unit_test (test_gradients),
         cmocka_unit_test (test_chunks_and_determinism),
         cmocka_unit_test (test_lowering),
+        cmocka_unit_test (test_levels),
         cmocka_unit_test (test_dropout),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_layout),

@@ -1,0 +1,94 @@
+/*  gc_conv.h at the level gc_cpu_level names: one table lookup and an
+    indirect call per pass over a tensor, none per float. */
+#include "gc_conv_kern.h"
+#include "gc_cpu.h"
+
+static const gc_conv_kern_t *const s_levels [GC_CPU_N_LEVELS] = {
+    [GC_CPU_GENERIC] = &gc_conv_kern_generic,
+#if GC_X86_LEVELS
+    [GC_CPU_AVX2]    = &gc_conv_kern_avx2,
+    [GC_CPU_AVX512]  = &gc_conv_kern_avx512,
+#endif
+};
+
+static const gc_conv_kern_t *
+s_kern (void)
+{
+    const gc_conv_kern_t *k = s_levels [gc_cpu_level ()];
+    //  a level without kernels in this build (not x86) runs generic
+    return k ? k : &gc_conv_kern_generic;
+}
+
+void
+gc_conv_taps (const gc_cnn_op_t *op, float *keep, int32_t *at)
+{
+    s_kern ()->taps (op, keep, at);
+}
+
+void
+gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                float *col, const float *keep, const int32_t *at)
+{
+    s_kern ()->im2col (op, x, batch, n0, m, col, keep, at);
+}
+
+void
+gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
+                float *dx, bool add, const float *keep, const int32_t *at)
+{
+    s_kern ()->col2im (op, dcol, batch, n0, m, dx, add, keep, at);
+}
+
+void
+gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
+                         int32_t *arg)
+{
+    s_kern ()->maxpool_forward (op, x, batch, y, arg);
+}
+
+void
+gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
+                          const float *y, size_t batch, float *dx, bool add)
+{
+    s_kern ()->maxpool_backward (op, dy, arg, y, batch, dx, add);
+}
+
+void
+gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y)
+{
+    s_kern ()->avgpool_forward (op, x, batch, y);
+}
+
+void
+gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch, float *dx,
+                          bool add)
+{
+    s_kern ()->avgpool_backward (op, dy, batch, dx, add);
+}
+
+double
+gc_conv_sum (const float *x, size_t n)
+{
+    return s_kern ()->sum (x, n);
+}
+
+void
+gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, const float *gamma,
+                    const float *beta, bool relu, float *y, float *stats)
+{
+    s_kern ()->gn_forward (op, x, batch, gamma, beta, relu, y, stats);
+}
+
+void
+gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
+                     const float *stats, size_t batch, const float *gamma, float *dgamma,
+                     float *dbeta, float *dx, bool add, float *scratch)
+{
+    s_kern ()->gn_backward (op, x, dy, stats, batch, gamma, dgamma, dbeta, dx, add, scratch);
+}
+
+size_t
+gc_conv_gn_scratch (const gc_cnn_op_t *op)
+{
+    return s_kern ()->gn_scratch (op);
+}

@@ -1,0 +1,38 @@
+/*  gc_conv_kern — the loops of gc_conv.h at one kernel level: gc_conv.c is
+    compiled once per level (generic, avx2, avx512) into one table each,
+    and gc_conv_kern.c calls the table of the level gc_cpu_level names. */
+#ifndef GC_CONV_KERN_H
+#define GC_CONV_KERN_H
+
+#include "gc_conv.h"
+
+typedef struct {
+    void   (*taps) (const gc_cnn_op_t *op, float *keep, int32_t *at);
+    void   (*im2col) (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                      size_t m, float *col, const float *keep, const int32_t *at);
+    void   (*col2im) (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
+                      float *dx, bool add, const float *keep, const int32_t *at);
+    void   (*maxpool_forward) (const gc_cnn_op_t *op, const float *x, size_t batch,
+                               float *y, int32_t *arg);
+    void   (*maxpool_backward) (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
+                                const float *y, size_t batch, float *dx, bool add);
+    void   (*avgpool_forward) (const gc_cnn_op_t *op, const float *x, size_t batch, float *y);
+    void   (*avgpool_backward) (const gc_cnn_op_t *op, const float *dy, size_t batch,
+                                float *dx, bool add);
+    double (*sum) (const float *x, size_t n);
+    void   (*gn_forward) (const gc_cnn_op_t *op, const float *x, size_t batch,
+                          const float *gamma, const float *beta, bool relu, float *y,
+                          float *stats);
+    void   (*gn_backward) (const gc_cnn_op_t *op, const float *x, const float *dy,
+                           const float *stats, size_t batch, const float *gamma,
+                           float *dgamma, float *dbeta, float *dx, bool add, float *scratch);
+    size_t (*gn_scratch) (const gc_cnn_op_t *op);
+} gc_conv_kern_t;
+
+extern const gc_conv_kern_t gc_conv_kern_generic;
+#if GC_X86_LEVELS
+extern const gc_conv_kern_t gc_conv_kern_avx2;
+extern const gc_conv_kern_t gc_conv_kern_avx512;
+#endif
+
+#endif
