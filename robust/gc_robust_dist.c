@@ -2,10 +2,14 @@
 
     ||x_i - x_j||^2 = G_ii + G_jj - 2 G_ij with G the Gram matrix of the
     inputs minus a centre z. Per block of `gblock` coordinates:
-    - each row y_i = x_i - z is scaled by a power of two so that its largest
-      entry lies in [0.5, 1): no float overflow whatever the inputs hold
-      (|x| up to FLT_MAX, where x - z itself can overflow: then that row is
-      formed in double), and the scale is exact;
+    - the block Gram is formed straight from the inputs, y = x - z formed
+      once in the diagonal register blocks; when a row's diagonal lanes show
+      that its largest |y| lies outside [2^-40, 2^40) (or NaN/Inf), the
+      block is formed again from a packed tile where such rows are scaled
+      by a power of two so that their largest entry lies in [0.5, 1): no
+      float overflow whatever the inputs hold (|x| up to FLT_MAX, where
+      x - z itself can overflow: then that row is formed in double), and
+      the scale is exact;
     - the k x k block Gram of the scaled tile is formed here, the same way
       at every level (s_block_gram: 16 float lanes per pair, products then
       adds, folded into double in lane order), so that the distances, and

@@ -1,8 +1,8 @@
 /*  robust/ kernel levels (generic, avx2, avx512) give the same bits: every
     rule over the same inputs, at every level this CPU has, compared with
     the generic level byte for byte (docs/ALGORITHMS.md promises it: the
-    distance sums fold 16 lanes in one fixed order at every level, and the
-    Gram products come from the same OpenBLAS in one process). Shapes cover
+    distance sums fold 16 lanes in one fixed order at every level, and so
+    does the block Gram, whether formed from the inputs or a packed tile). Shapes cover
     the register kernels, the tile interpreter (k > 24) and partial blocks. */
 #include "gc_test.h"
 
