@@ -188,32 +188,39 @@ s_lanes_sum (const float *lane)
 //  an off-diagonal block from two sets of tile rows. A column of blocks
 //  starts with its diagonal, so every y is formed once, in the one pass
 //  that reads the inputs.
-#if GC_KLEVEL >= GC_KLEVEL_AVX512
+#ifdef S_W
+//  S_W lanes per vector: 16 (zmm, one pass) or 8 (ymm, the low and the
+//  high 8 lanes apart, independent sums: 10 accumulators, 4 rows and z in
+//  16 registers).
 static void
 s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, size_t pf,
              float *lanes)
 {
-    __m512 acc [S_GR][S_GR];
-    for (int r = 0; r < S_GR; r++)
-        for (int q = r; q < S_GR; q++)
-            acc [r][q] = _mm512_setzero_ps ();
-    for (size_t c = 0; c < n16; c += 16) {
-        __m512 zv = _mm512_loadu_ps (z + c), y [S_GR];
-        for (int r = 0; r < S_GR; r++) {
-            if (pf)
-                __builtin_prefetch (x [r] + c + pf, 0, 2);
-            y [r] = _mm512_sub_ps (_mm512_loadu_ps (x [r] + c), zv);
-            _mm512_store_ps (t [r] + c, y [r]);
+    for (int h = 0; h < 16; h += S_W) {
+        s_vf acc [S_GR][S_GR];
+        for (int r = 0; r < S_GR; r++)
+            for (int q = r; q < S_GR; q++)
+                acc [r][q] = s_zero ();
+        for (size_t c = h; c < n16; c += 16) {
+            s_vf zv = s_loadu (z + c), y [S_GR];
+            for (int r = 0; r < S_GR; r++) {
+                if (pf && !h)
+                    __builtin_prefetch (x [r] + c + pf, 0, 2);
+                y [r] = s_sub (s_loadu (x [r] + c), zv);
+                s_store (t [r] + c, y [r]);
+            }
+            for (int r = 0; r < S_GR; r++)
+                for (int q = r; q < S_GR; q++)
+                    acc [r][q] = s_add (acc [r][q], s_mul (y [r], y [q]));
         }
         for (int r = 0; r < S_GR; r++)
             for (int q = r; q < S_GR; q++)
-                acc [r][q] = _mm512_add_ps (acc [r][q], _mm512_mul_ps (y [r], y [q]));
+                s_storeu (lanes + (r * S_GR + q) * 16 + h, acc [r][q]);
     }
-    for (int r = 0; r < S_GR; r++)
-        for (int q = r; q < S_GR; q++)
-            _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
 }
+#endif
 
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
 static void
 s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
 {
@@ -236,36 +243,8 @@ s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lan
             _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
 }
 #elif GC_KLEVEL == GC_KLEVEL_AVX2
-//  16 ymm registers: the low and the high 8 lanes apart (independent
-//  sums). The diagonal: 10 accumulators and 4 rows; off the diagonal, 4 x 2
-//  pairs at a time, 8 accumulators, 6 loads per step.
-static void
-s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, size_t pf,
-             float *lanes)
-{
-    for (int h = 0; h < 16; h += 8) {
-        __m256 acc [S_GR][S_GR];
-        for (int r = 0; r < S_GR; r++)
-            for (int q = r; q < S_GR; q++)
-                acc [r][q] = _mm256_setzero_ps ();
-        for (size_t c = h; c < n16; c += 16) {
-            __m256 zv = _mm256_loadu_ps (z + c), y [S_GR];
-            for (int r = 0; r < S_GR; r++) {
-                if (pf && !h)
-                    __builtin_prefetch (x [r] + c + pf, 0, 2);
-                y [r] = _mm256_sub_ps (_mm256_loadu_ps (x [r] + c), zv);
-                _mm256_store_ps (t [r] + c, y [r]);
-            }
-            for (int r = 0; r < S_GR; r++)
-                for (int q = r; q < S_GR; q++)
-                    acc [r][q] = _mm256_add_ps (acc [r][q], _mm256_mul_ps (y [r], y [q]));
-        }
-        for (int r = 0; r < S_GR; r++)
-            for (int q = r; q < S_GR; q++)
-                _mm256_storeu_ps (lanes + (r * S_GR + q) * 16 + h, acc [r][q]);
-    }
-}
-
+//  Off the diagonal in 16 ymm registers: 4 x 2 pairs at a time, each half
+//  of the lanes apart, 8 accumulators, 6 loads per step.
 static void
 s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
 {
