@@ -814,12 +814,28 @@ s_k_mix (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 //  whose left-out inputs are far larger than the kept ones (the complement
 //  test of s_mix_block) or the partial last block takes the row path.
 #define S_GMAX 6
-#define S_GC   8
 
 //  The per-lane double operations of s_group_block, as vectors where the
 //  level has them (each one IEEE operation per lane, so every width gives
-//  the same bits): GCC left the plain loops scalar and branchy.
-#if GC_KLEVEL >= GC_KLEVEL_AVX2
+//  the same bits): GCC left the plain loops scalar and branchy. Chunks of
+//  S_GC coordinates: one float vector of the level.
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+#   define S_GC 16
+#   define S_GV 8
+typedef __m512d s_gv;
+#   define S_GV_LOADF(p)     _mm512_cvtps_pd (_mm256_loadu_ps (p))
+#   define S_GV_STOREF(p, v) _mm256_storeu_ps (p, _mm512_cvtpd_ps (v))
+#   define S_GV_SET1(x)      _mm512_set1_pd (x)
+#   define S_GV_LOADF_D(p)   _mm512_loadu_pd (p)
+#   define S_GV_ADD(a, b)    _mm512_add_pd (a, b)
+#   define S_GV_SUB(a, b)    _mm512_sub_pd (a, b)
+#   define S_GV_MUL(a, b)    _mm512_mul_pd (a, b)
+#   define S_GV_MIN(a, b)    _mm512_min_pd (a, b)
+#   define S_GV_MAX(a, b)    _mm512_max_pd (a, b)
+#   define S_GV_GE_AND(a, b, w) _mm512_maskz_mov_pd (_mm512_cmp_pd_mask (a, b, _CMP_GE_OQ), w)
+#   define S_GV_GT_AND(a, b, w) _mm512_maskz_mov_pd (_mm512_cmp_pd_mask (a, b, _CMP_GT_OQ), w)
+#elif GC_KLEVEL >= GC_KLEVEL_AVX2
+#   define S_GC 8
 #   define S_GV 4
 typedef __m256d s_gv;
 #   define S_GV_LOADF(p)     _mm256_cvtps_pd (_mm_loadu_ps (p))
@@ -834,6 +850,7 @@ typedef __m256d s_gv;
 #   define S_GV_GE_AND(a, b, w) _mm256_and_pd (_mm256_cmp_pd (a, b, _CMP_GE_OQ), w)
 #   define S_GV_GT_AND(a, b, w) _mm256_and_pd (_mm256_cmp_pd (a, b, _CMP_GT_OQ), w)
 #elif defined (__SSE2__)
+#   define S_GC 8
 #   define S_GV 2
 typedef __m128d s_gv;
 #   define S_GV_LOADF(p)     _mm_cvtps_pd (_mm_castsi128_ps (_mm_loadl_epi64 ((const __m128i *) (const void *) (p))))
@@ -848,6 +865,7 @@ typedef __m128d s_gv;
 #   define S_GV_GE_AND(a, b, w) _mm_and_pd (_mm_cmpge_pd (a, b), w)
 #   define S_GV_GT_AND(a, b, w) _mm_and_pd (_mm_cmpgt_pd (a, b), w)
 #else
+#   define S_GC 8
 #   define S_GV 1
 typedef double s_gv;
 #   define S_GV_LOADF(p)     ((double) *(p))
@@ -866,7 +884,21 @@ typedef double s_gv;
 
 //  The same for the ranks, in float: counts of rows, small integers, so
 //  every sum of them is exact.
-#if GC_KLEVEL >= GC_KLEVEL_AVX2
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+#   define S_FV 16
+typedef __m512 s_fv;
+typedef __mmask16 s_fmask;
+#   define S_FV_LOAD(p)      _mm512_loadu_ps (p)
+#   define S_FV_STORE(p, v)  _mm512_storeu_ps (p, v)
+#   define S_FV_SET1(x)      _mm512_set1_ps (x)
+#   define S_FV_ADD(a, b)    _mm512_add_ps (a, b)
+#   define S_FV_SUB(a, b)    _mm512_sub_ps (a, b)
+#   define S_FV_MIN(a, b)    _mm512_min_ps (a, b)
+#   define S_FV_MAX(a, b)    _mm512_max_ps (a, b)
+#   define S_FV_GE(a, b)     _mm512_cmp_ps_mask (a, b, _CMP_GE_OQ)
+#   define S_FV_AND(m, w)    _mm512_maskz_mov_ps (m, w)
+#   define S_FV_ANDNOT(m, w) _mm512_maskz_mov_ps ((__mmask16) ~(m), w)
+#elif GC_KLEVEL >= GC_KLEVEL_AVX2
 #   define S_FV 8
 typedef __m256 s_fv;
 typedef __m256 s_fmask;

@@ -2,10 +2,14 @@
 
     ||x_i - x_j||^2 = G_ii + G_jj - 2 G_ij with G the Gram matrix of the
     inputs minus a centre z. Per block of `gblock` coordinates:
-    - each row y_i = x_i - z is scaled by a power of two so that its largest
-      entry lies in [0.5, 1): no float overflow whatever the inputs hold
-      (|x| up to FLT_MAX, where x - z itself can overflow: then that row is
-      formed in double), and the scale is exact;
+    - the block Gram is formed straight from the inputs, y = x - z formed
+      once in the diagonal register blocks; when a row's diagonal lanes show
+      that its largest |y| lies outside [2^-40, 2^40) (or NaN/Inf), the
+      block is formed again from a packed tile where such rows are scaled
+      by a power of two so that their largest entry lies in [0.5, 1): no
+      float overflow whatever the inputs hold (|x| up to FLT_MAX, where
+      x - z itself can overflow: then that row is formed in double), and
+      the scale is exact;
     - the k x k block Gram of the scaled tile is formed here, the same way
       at every level (s_block_gram: 16 float lanes per pair, products then
       adds, folded into double in lane order), so that the distances, and
@@ -21,6 +25,7 @@
     more pass recentres on the medoid.
     Compiled once per kernel level (gc_klevel.h). */
 #include "gc_mem.h"
+#include "gc_robust.h"
 #include "gc_robust_internal.h"
 #include "gc_robust_simd.h"
 
@@ -172,104 +177,224 @@ s_lanes_sum (const float *lane)
     return t;
 }
 
-//  The products of rows ib..ib+3 with rows jb..jb+3 of the tile (row stride
-//  gb, n16 coordinates, a multiple of 16), as 16 lanes per pair: lane l sums
-//  t_i[c] * t_j[c] over c = l mod 16 in coordinate order, a product then an
-//  add. lanes: 16 pairs x 16 floats, pair (r, s) at (r * S_GR + s) * 16.
+//  The block Gram in register blocks of S_GR x S_GR rows, as 16 float lanes
+//  per pair: lane l sums y_r[c] * y_q[c] over c = l mod 16 in coordinate
+//  order, a product then an add. lanes: S_GR x S_GR pairs x 16 floats, pair
+//  (r, q) at (r * S_GR + q) * 16.
+//  s_gram_diag forms a diagonal block (rows against themselves, the pairs
+//  r <= q): it reads its rows as x and z, writes y = x - z into the tile
+//  rows t (in place when x is the tile and z zeros) and asks for the same
+//  rows pf floats further on, the next block (0: none); s_gram_off forms
+//  an off-diagonal block from two sets of tile rows. A column of blocks
+//  starts with its diagonal, so every y is formed once, in the one pass
+//  that reads the inputs.
+#ifdef S_W
+//  S_W lanes per vector: 16 (zmm, one pass) or 8 (ymm, the low and the
+//  high 8 lanes apart, independent sums: 10 accumulators, 4 rows and z in
+//  16 registers).
 static void
-s_gram_lanes (const float *tile, size_t gb, size_t ib, size_t jb, size_t n16, float *lanes)
+s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, size_t pf,
+             float *lanes)
 {
-    const float *a0 = tile + ib * gb, *b0 = tile + jb * gb;
+    for (int h = 0; h < 16; h += S_W) {
+        s_vf acc [S_GR][S_GR];
+        for (int r = 0; r < S_GR; r++)
+            for (int q = r; q < S_GR; q++)
+                acc [r][q] = s_zero ();
+        for (size_t c = h; c < n16; c += 16) {
+            s_vf zv = s_loadu (z + c), y [S_GR];
+            for (int r = 0; r < S_GR; r++) {
+                if (pf && !h)
+                    __builtin_prefetch (x [r] + c + pf, 0, 2);
+                y [r] = s_sub (s_loadu (x [r] + c), zv);
+                s_store (t [r] + c, y [r]);
+            }
+            for (int r = 0; r < S_GR; r++)
+                for (int q = r; q < S_GR; q++)
+                    acc [r][q] = s_add (acc [r][q], s_mul (y [r], y [q]));
+        }
+        for (int r = 0; r < S_GR; r++)
+            for (int q = r; q < S_GR; q++)
+                s_storeu (lanes + (r * S_GR + q) * 16 + h, acc [r][q]);
+    }
+}
+#endif
+
 #if GC_KLEVEL >= GC_KLEVEL_AVX512
+static void
+s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
+{
     __m512 acc [S_GR][S_GR];
     for (int r = 0; r < S_GR; r++)
         for (int q = 0; q < S_GR; q++)
             acc [r][q] = _mm512_setzero_ps ();
     for (size_t c = 0; c < n16; c += 16) {
-        __m512 a [S_GR], b [S_GR];
+        __m512 av [S_GR], bv [S_GR];
         for (int r = 0; r < S_GR; r++) {
-            a [r] = _mm512_load_ps (a0 + r * gb + c);
-            b [r] = _mm512_load_ps (b0 + r * gb + c);
+            av [r] = _mm512_load_ps (a [r] + c);
+            bv [r] = _mm512_load_ps (b [r] + c);
         }
         for (int r = 0; r < S_GR; r++)
             for (int q = 0; q < S_GR; q++)
-                acc [r][q] = _mm512_add_ps (acc [r][q], _mm512_mul_ps (a [r], b [q]));
+                acc [r][q] = _mm512_add_ps (acc [r][q], _mm512_mul_ps (av [r], bv [q]));
     }
     for (int r = 0; r < S_GR; r++)
         for (int q = 0; q < S_GR; q++)
             _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
+}
 #elif GC_KLEVEL == GC_KLEVEL_AVX2
-    //  16 ymm registers: the low and the high 8 lanes apart (independent
-    //  sums), 4 x 2 pairs at a time: 8 accumulators, 6 loads per step.
+//  Off the diagonal in 16 ymm registers: 4 x 2 pairs at a time, each half
+//  of the lanes apart, 8 accumulators, 6 loads per step.
+static void
+s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
+{
     for (int h = 0; h < 16; h += 8)
         for (int q0 = 0; q0 < S_GR; q0 += 2) {
             __m256 acc [S_GR][2];
             for (int r = 0; r < S_GR; r++)
                 acc [r][0] = acc [r][1] = _mm256_setzero_ps ();
             for (size_t c = h; c < n16; c += 16) {
-                __m256 b0v = _mm256_load_ps (b0 + q0 * gb + c);
-                __m256 b1v = _mm256_load_ps (b0 + (q0 + 1) * gb + c);
+                __m256 b0v = _mm256_load_ps (b [q0] + c);
+                __m256 b1v = _mm256_load_ps (b [q0 + 1] + c);
                 for (int r = 0; r < S_GR; r++) {
-                    __m256 a = _mm256_load_ps (a0 + r * gb + c);
-                    acc [r][0] = _mm256_add_ps (acc [r][0], _mm256_mul_ps (a, b0v));
-                    acc [r][1] = _mm256_add_ps (acc [r][1], _mm256_mul_ps (a, b1v));
+                    __m256 av = _mm256_load_ps (a [r] + c);
+                    acc [r][0] = _mm256_add_ps (acc [r][0], _mm256_mul_ps (av, b0v));
+                    acc [r][1] = _mm256_add_ps (acc [r][1], _mm256_mul_ps (av, b1v));
                 }
             }
             for (int r = 0; r < S_GR; r++)
                 for (int q = 0; q < 2; q++)
                     _mm256_storeu_ps (lanes + (r * S_GR + q0 + q) * 16 + h, acc [r][q]);
         }
+}
 #else
+//  Plain C: s_gram_pass packs every block first at this level (x is the
+//  tile, z zeros), so the diagonal only forms its pairs.
+static void
+s_gram_pairs (const float *const *a, const float *const *b, size_t n16, float *lanes, int diag)
+{
     for (int r = 0; r < S_GR; r++)
-        for (int q = 0; q < S_GR; q++) {
-            const float *restrict x = a0 + r * gb, *restrict y = b0 + q * gb;
+        for (int q = diag ? r : 0; q < S_GR; q++) {
+            const float *restrict x = a [r], *restrict y = b [q];
             float acc [16] = { 0 };
             for (size_t c = 0; c < n16; c += 16)
                 for (int l = 0; l < 16; l++)
                     acc [l] += x [c + l] * y [c + l];
             memcpy (lanes + (r * S_GR + q) * 16, acc, sizeof acc);
         }
-#endif
 }
 
-//  gram[i * k + j] for i <= j < k: the block Gram of the first k rows of the
-//  tile (rows padded with zeros to a multiple of S_GR, columns to n16).
 static void
-s_block_gram (const float *tile, size_t gb, size_t k, size_t n16, double *gram)
+s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, size_t pf,
+             float *lanes)
+{
+    (void) z, (void) t, (void) pf;
+    s_gram_pairs (x, x, n16, lanes, 1);
+}
+
+static void
+s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
+{
+    s_gram_pairs (a, b, n16, lanes, 0);
+}
+#endif
+
+//  Whether row i's diagonal lanes show that its largest |x - z| lies in the
+//  range the packing leaves unscaled, [2^-40, 2^40) (so that using the row
+//  as it is gives the packing's bits): every lane (a float sum of the
+//  squares, never below any of them) below 2^80 bounds it from above, a
+//  lane of at least 2^-71 from below (at most 256 squares per lane, each
+//  below 2^-80 otherwise). The centre's own row is exactly zero when it is
+//  finite, which the packing leaves as zeros too. NaN and Inf fail.
+static int
+s_lanes_safe (const float *lane, int is_centre)
+{
+    int hi = 1, lo = 0, zero = 1;
+    for (int l = 0; l < 16; l++) {
+        hi &= lane [l] < 0x1p80f;
+        lo |= lane [l] >= 0x1p-71f;
+        zero &= lane [l] == 0;
+    }
+    return is_centre ? zero : hi & lo;
+}
+
+//  gram[i * k + j] for i <= j < k: the block Gram of x[0..kp) minus z
+//  (kp = k padded to a multiple of S_GR with rows equal to z: zeros), the
+//  y = x - z left in the tile rows t[0..kp). With is_centre (which row is z
+//  itself), returns -1 as soon as a row fails s_lanes_safe.
+static int
+s_block_gram (const float *const *x, const float *z, float *const *t, size_t k, size_t n16,
+              size_t pf, double *gram, const unsigned char *is_centre)
 {
     float lanes [S_GR * S_GR * 16];
-    for (size_t ib = 0; ib < k; ib += S_GR)
-        for (size_t jb = ib; jb < k; jb += S_GR) {
-            s_gram_lanes (tile, gb, ib, jb, n16, lanes);
-            for (size_t r = 0; r < S_GR && ib + r < k; r++)
+    for (size_t jb = 0; jb < k; jb += S_GR) {
+        s_gram_diag (x + jb, z, t + jb, n16, pf, lanes);
+        for (size_t r = 0; is_centre && r < S_GR && jb + r < k; r++)
+            if (!s_lanes_safe (lanes + (r * S_GR + r) * 16, is_centre [jb + r]))
+                return -1;
+        for (size_t r = 0; r < S_GR; r++)
+            for (size_t q = r; q < S_GR && jb + q < k; q++)
+                gram [(jb + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
+        for (size_t ib = 0; ib < jb; ib += S_GR) {
+            s_gram_off ((const float *const *) t + ib, (const float *const *) t + jb, n16, lanes);
+            for (size_t r = 0; r < S_GR; r++)
                 for (size_t q = 0; q < S_GR && jb + q < k; q++)
-                    if (ib + r <= jb + q)
-                        gram [(ib + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
+                    gram [(ib + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
         }
+    }
+    return 0;
 }
+
+//  Floats after the tile that stay zero: the centre of the packed tile's
+//  Gram (whose rows are already x - z) and its padding rows.
+#define S_ZROW 4096
 
 static int
 s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
              const float *centre, double *dist, double *norm2)
 {
-    size_t gb = s_gblock (k);
-    float *tile = ws->gtile;
+    size_t gb = s_gblock (k), kp = s_padded_rows (k);
+    float *tile = ws->gtile, *zrow = ws->gtile + ws->gtile_cap - S_ZROW;
     double *gram = ws->gram;
     double *unscale = ws->scale;
+    const float *xrow [GC_ROBUST_MAX_INPUTS + S_GR];
+    float *trow [GC_ROBUST_MAX_INPUTS + S_GR];
+    unsigned char is_centre [GC_ROBUST_MAX_INPUTS];
     memset (dist, 0, k * k * sizeof *dist);
     memset (norm2, 0, k * sizeof *norm2);
-    //  The padding rows (past k, to a whole register block) are never
-    //  written by the packing: zero them once, they add nothing to any lane.
-    memset (tile + k * gb, 0, (s_padded_rows (k) - k) * gb * sizeof *tile);
+    memset (zrow, 0, S_ZROW * sizeof *zrow);
+    for (size_t i = 0; i < kp; i++) {
+        trow [i] = tile + i * gb;
+        if (i < k)
+            is_centre [i] = in [i] == centre;
+    }
     for (size_t c0 = 0; c0 < d; c0 += gb) {
         size_t n = d - c0 < gb ? d - c0 : gb;
-        if (s_pack_block (ws, in, k, centre, c0, n, gb))
-            return 1;
-        //  A partial last block: zeros past n, to a whole 16-lane column.
-        size_t n16 = (n + 15) / 16 * 16;
-        for (size_t i = 0; n < n16 && i < k; i++)
-            memset (tile + i * gb + n, 0, (n16 - n) * sizeof *tile);
-        s_block_gram (tile, gb, k, n16, gram);
+        //  The block's Gram straight from the inputs, when every row turns
+        //  out to need no scaling (the usual case); else pack and scale.
+#ifdef S_W
+        int direct = n % 16 == 0;
+#else
+        //  Plain C would form x - z once per pair: packing first is cheaper.
+        int direct = 0;
+#endif
+        for (size_t i = 0; direct && i < kp; i++)
+            xrow [i] = (i < k ? in [i] : centre) + c0;
+        if (direct && !s_block_gram (xrow, centre + c0, trow, k, n, gb, gram, is_centre)) {
+            for (size_t i = 0; i < k; i++)
+                unscale [i] = 1.0;
+        }
+        else {
+            if (s_pack_block (ws, in, k, centre, c0, n, gb))
+                return 1;
+            //  Zeros past n, to a whole 16-lane column, and in the padding
+            //  rows (the packing writes neither).
+            size_t n16 = (n + 15) / 16 * 16;
+            for (size_t i = 0; n < n16 && i < k; i++)
+                memset (tile + i * gb + n, 0, (n16 - n) * sizeof *tile);
+            memset (tile + k * gb, 0, (kp - k) * gb * sizeof *tile);
+            s_block_gram ((const float *const *) trow, zrow, trow, k, n16, 0, gram, NULL);
+        }
         for (size_t i = 0; i < k; i++) {
             double ui = unscale [i], gii = ui * ui * gram [i * k + i];
             norm2 [i] += gii;
@@ -355,7 +480,7 @@ GC_KSYM (gc_robust_distances) (gc_robust_ws_t *ws, const float *const *in, size_
     //  floats (k = 9) below k = 605: reserve that much at once, so that a
     //  smaller k later never grows it.
     size_t need = s_padded_rows (k) * s_gblock (k);
-    need = need > 38784 ? need : 38784;
+    need = (need > 38784 ? need : 38784) + S_ZROW;
     if (need > ws->gtile_cap) {
         gc_mem_free (ws->gtile);
         ws->gtile_cap = 0;

@@ -31,6 +31,10 @@ typedef __m512i s_vi;
 #   define s_max(a, b)   _mm512_max_ps (a, b)
 #   define s_vi_zero()   _mm512_setzero_si512 ()
 #   define s_sub(a, b)   _mm512_sub_ps (a, b)
+#   define s_add(a, b)   _mm512_add_ps (a, b)
+#   define s_mul(a, b)   _mm512_mul_ps (a, b)
+#   define s_zero()      _mm512_setzero_ps ()
+#   define s_storeu(p, v) _mm512_storeu_ps (p, v)
 #   define s_vi_load(p)  _mm512_loadu_si512 (p)
 #   define s_vi_store(p, v) _mm512_storeu_si512 (p, v)
 #   define s_vi_absmax(acc, v) \
@@ -61,6 +65,10 @@ typedef __m256i s_vi;
 #   define s_max(a, b)   _mm256_max_ps (a, b)
 #   define s_vi_zero()   _mm256_setzero_si256 ()
 #   define s_sub(a, b)   _mm256_sub_ps (a, b)
+#   define s_add(a, b)   _mm256_add_ps (a, b)
+#   define s_mul(a, b)   _mm256_mul_ps (a, b)
+#   define s_zero()      _mm256_setzero_ps ()
+#   define s_storeu(p, v) _mm256_storeu_ps (p, v)
 #   define s_vi_load(p)  _mm256_loadu_si256 ((const __m256i *) (p))
 #   define s_vi_store(p, v) _mm256_storeu_si256 ((__m256i *) (p), v)
 #   define s_vi_absmax(acc, v) \

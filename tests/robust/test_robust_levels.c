@@ -1,8 +1,8 @@
 /*  robust/ kernel levels (generic, avx2, avx512) give the same bits: every
     rule over the same inputs, at every level this CPU has, compared with
     the generic level byte for byte (docs/ALGORITHMS.md promises it: the
-    distance sums fold 16 lanes in one fixed order at every level, and the
-    Gram products come from the same OpenBLAS in one process). Shapes cover
+    distance sums fold 16 lanes in one fixed order at every level, and so
+    does the block Gram, whether formed from the inputs or a packed tile). Shapes cover
     the register kernels, the tile interpreter (k > 24) and partial blocks. */
 #include "gc_test.h"
 
@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <float.h>
+#include <math.h>
+
 #include "gc_cpu.h"
 #include "gc_rng.h"
 #include "gc_robust.h"
+#include "gc_robust_internal.h"
 
 static const char *s_specs [] = {
     "mean", "cwmed", "cwtm:1", "cwtm:2", "krum:1", "mkrum:1:3", "bulyan:1", "gm",
@@ -103,6 +107,77 @@ test_levels_bit_identical (void **state)
     assert_int_equal (gc_cpu_set_level (start), 0);
 }
 
+//  The Gram pass forms a block straight from the inputs when its diagonal
+//  shows no row needing scaling, and packs (scales) it otherwise, which the
+//  generic level always does: rows that need scaling in some blocks only
+//  (a huge deviation, a tiny one, one equal to the centre but not it, one
+//  whose squares overflow float) must give the generic level's distances
+//  byte for byte, with the centre given as an input and as a copy of it;
+//  a NaN in one block is reported at every level.
+static void
+test_levels_distances_scaled_blocks (void **state)
+{
+    (void) state;
+    gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
+    static const struct {
+        size_t k, d;
+    } shapes [] = { { 16, 5136 }, { 16, 5000 }, { 9, 7000 } };
+    size_t compared = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes [0]; s++) {
+        size_t k = shapes [s].k, d = shapes [s].d, gb = k == 16 ? 1024 : 3232;
+        const float *in [16];
+        float *x = s_inputs (k, d, 11 + s, in), *copy = malloc (d * sizeof *copy);
+        for (size_t j = gb; j < 2 * gb && j < d; j++)
+            x [3 * d + j] = x [j] + 0x1p45f * (x [3 * d + j] - x [j]);
+        //  The first block taken relative to row 2, the centre (an input,
+        //  then a copy of it), and rows 6 and 7 tiny there (subnormal
+        //  products unless scaled) and equal elsewhere: their distance is
+        //  the first block's alone.
+        for (size_t j = 0; j < d; j++)
+            x [7 * d + j] = j < gb ? x [7 * d + j] : x [6 * d + j];
+        for (size_t i = 0; i < k; i++)
+            for (size_t j = 0; i != 2 && j < gb; j++)
+                x [i * d + j] = (i == 6 || i == 7 ? 0x1p-68f : 1.0f)
+                              * (x [i * d + j] - x [2 * d + j]);
+        memset (x + 2 * d, 0, gb * sizeof *x);
+        for (size_t j = 2 * gb; j < 3 * gb && j < d; j++)
+            x [(k - 1) * d + j] = x [2 * d + j];
+        x [4 * d + d - 3] = 0x1p70f;
+        memcpy (copy, x + 2 * d, d * sizeof *copy);
+        double ref [2][16 * 16], dist [16 * 16];
+        for (int level = GC_CPU_GENERIC; level <= (int) top; level++) {
+            assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+            for (int c = 0; c < 2; c++) {
+                gc_robust_ws_t ws = { 0 };
+                assert_int_equal (gc_robust_ws_reserve_k (&ws, k), 0);
+                int passes = 0;
+                double *dst = level == GC_CPU_GENERIC ? ref [c] : dist;
+                assert_int_equal (gc_robust_distances (&ws, in, k, d, c ? copy : in [2], dst,
+                                                       &passes), 0);
+                for (size_t i = 0; i < k * k; i++)
+                    assert_true (isfinite (dst [i]));
+                assert_true (dst [6 * k + 7] > 0 && dst [6 * k + 7] < 0x1p-120);
+                if (level != GC_CPU_GENERIC && memcmp (dist, ref [c], k * k * sizeof *dist))
+                    fail_msg ("k %zu d %zu centre %d: %s distances differ from generic",
+                              k, d, c, gc_cpu_name ((gc_cpu_level_t) level));
+                compared += level != GC_CPU_GENERIC;
+                //  A NaN in the third block, past the rows that scale.
+                float keep = x [5 * d + 2 * gb + 7];
+                x [5 * d + 2 * gb + 7] = NAN;
+                assert_int_equal (gc_robust_distances (&ws, in, k, d, in [2], dist, &passes), 1);
+                x [5 * d + 2 * gb + 7] = keep;
+                gc_robust_ws_free (&ws);
+            }
+        }
+        free (copy);
+        free (x);
+    }
+    if (top == GC_CPU_GENERIC)
+        skip ();
+    assert_true (compared > 0);
+    assert_int_equal (gc_cpu_set_level (start), 0);
+}
+
 static void
 test_level_names_and_limits (void **state)
 {
@@ -126,6 +201,7 @@ main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_levels_bit_identical),
+        cmocka_unit_test (test_levels_distances_scaled_blocks),
         cmocka_unit_test (test_level_names_and_limits),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
