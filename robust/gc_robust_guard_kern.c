@@ -245,11 +245,11 @@ s_axpy_diff (float *restrict o, float a, const float *restrict x, const float *r
 //  with o held in a register across them rather than stored and reloaded
 //  from L1 by each.
 static void
-s_axpy4_diff (float *restrict o, const float *a, const float *const *x, size_t c0,
+s_axpy4_diff (float *restrict o, const float *a, const float *const *x,
               const float *restrict own, size_t n)
 {
-    const float *restrict x0 = x [0] + c0, *restrict x1 = x [1] + c0;
-    const float *restrict x2 = x [2] + c0, *restrict x3 = x [3] + c0;
+    const float *restrict x0 = x [0], *restrict x1 = x [1];
+    const float *restrict x2 = x [2], *restrict x3 = x [3];
     float a0 = a [0], a1 = a [1], a2 = a [2], a3 = a [3];
     for (size_t c = 0; c < n; c++) {
         float v = o [c] + a0 * (x0 [c] - own [c]);
@@ -263,26 +263,28 @@ static void
 s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out, float *sout)
 {
     uint32_t sg [S_BLOCK];
-    //  the inputs that move the output, in input order
-    float ua [io->n ? io->n : 1];
-    const float *ux [io->n ? io->n : 1];
-    size_t m = 0;
-    for (size_t j = 0; j < io->n; j++)
-        if (a [j] != 0.0f) {
-            ua [m] = a [j];
-            ux [m++] = io->x [j];
-        }
     memset (sout, 0, S_BLOCK * sizeof *sout);
     for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
         size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
         const float *own = io->own + c0;
         float *o = out + c0;
         memset (o, 0, n * sizeof *o);
-        size_t j = 0;
-        for (; j + 4 <= m; j += 4)
-            s_axpy4_diff (o, ua + j, ux + j, c0, own, n);
-        for (; j < m; j++)
-            s_axpy_diff (o, ua [j], ux [j] + c0, own, n);
+        //  the inputs that move the output, four at a time in input order
+        float ga [4];
+        const float *gx [4];
+        size_t m = 0;
+        for (size_t j = 0; j < io->n; j++) {
+            if (a [j] == 0.0f)
+                continue;
+            ga [m] = a [j];
+            gx [m++] = io->x [j] + c0;
+            if (m == 4) {
+                s_axpy4_diff (o, ga, gx, own, n);
+                m = 0;
+            }
+        }
+        for (size_t i = 0; i < m; i++)
+            s_axpy_diff (o, ga [i], gx [i], own, n);
         s_signs (io->sign, c0, n, sg);
         for (size_t c = 0; c < n; c++) {
             o [c] += own [c];
