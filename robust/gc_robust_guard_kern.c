@@ -240,6 +240,25 @@ s_axpy_diff (float *restrict o, float a, const float *restrict x, const float *r
         o [c] += a * (x [c] - own [c]);
 }
 
+//  o = (((o + a0 (x0 - own)) + a1 (x1 - own)) + a2 (x2 - own)) + a3 (x3 - own):
+//  the same float operations in the same order as four s_axpy_diff calls,
+//  with o held in a register across them rather than stored and reloaded
+//  from L1 by each.
+static void
+s_axpy4_diff (float *restrict o, const float *a, const float *const *x,
+              const float *restrict own, size_t n)
+{
+    const float *restrict x0 = x [0], *restrict x1 = x [1];
+    const float *restrict x2 = x [2], *restrict x3 = x [3];
+    float a0 = a [0], a1 = a [1], a2 = a [2], a3 = a [3];
+    for (size_t c = 0; c < n; c++) {
+        float v = o [c] + a0 * (x0 [c] - own [c]);
+        v += a1 * (x1 [c] - own [c]);
+        v += a2 * (x2 [c] - own [c]);
+        o [c] = v + a3 * (x3 [c] - own [c]);
+    }
+}
+
 static void
 s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out, float *sout)
 {
@@ -250,9 +269,22 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
         const float *own = io->own + c0;
         float *o = out + c0;
         memset (o, 0, n * sizeof *o);
-        for (size_t j = 0; j < io->n; j++)
-            if (a [j] != 0.0f)
-                s_axpy_diff (o, a [j], io->x [j] + c0, own, n);
+        //  the inputs that move the output, four at a time in input order
+        float ga [4];
+        const float *gx [4];
+        size_t m = 0;
+        for (size_t j = 0; j < io->n; j++) {
+            if (a [j] == 0.0f)
+                continue;
+            ga [m] = a [j];
+            gx [m++] = io->x [j] + c0;
+            if (m == 4) {
+                s_axpy4_diff (o, ga, gx, own, n);
+                m = 0;
+            }
+        }
+        for (size_t i = 0; i < m; i++)
+            s_axpy_diff (o, ga [i], gx [i], own, n);
         s_signs (io->sign, c0, n, sg);
         for (size_t c = 0; c < n; c++) {
             o [c] += own [c];
