@@ -142,10 +142,23 @@ s_tap_table (const gc_cnn_op_t *op, long ki, long kj, int32_t *at, float *in)
 }
 
 //  Two loops: the gather cannot vectorise and, with the select in it, was a
-//  branch per float; the select alone vectorises.
+//  branch per float; the select alone vectorises. At avx512 one masked
+//  gather instruction per 16 floats does both: GCC's tuning for this
+//  compiler emulates gathers with scalar loads (perf: the scalar loop was a
+//  fifth of the lowering of a resnet8-gn step on a Xeon). The same floats.
 static void
 s_lower_table (const float *src, const int32_t *at, const float *in, size_t P, float *d)
 {
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    for (size_t p = 0; p < P; p += 16) {
+        __mmask16 live = P - p >= 16 ? (__mmask16) 0xffff : (__mmask16) ((1u << (P - p)) - 1);
+        __m512 zero = _mm512_setzero_ps ();
+        __mmask16 k = _mm512_mask_cmpneq_ps_mask (live, _mm512_maskz_loadu_ps (live, in + p), zero);
+        __m512i idx = _mm512_maskz_loadu_epi32 (live, at + p);
+        _mm512_mask_storeu_ps (d + p, live, _mm512_mask_i32gather_ps (zero, k, idx, src, 4));
+    }
+    return;
+#endif
     for (size_t p = 0; p < P; p++)
         d [p] = src [at [p]];
     for (size_t p = 0; p < P; p++) {
