@@ -17,7 +17,8 @@
       Their ratio rho (in [0, 1] by the triangle inequality) is a
       direction-consistency statistic that needs no scale: above rho_lo the
       neighbour's weight falls linearly to zero at rho_hi, and the weight
-      it loses stays with the peer's own model.
+      it loses stays with the peer's own model (with the opt-in `redist`,
+      it goes to the neighbours kept: s_redist).
     - Sign balance and direction catch what stays inside the honest spread:
       ALIE's mu - z sigma lies below the peer in most coordinates, and
       dissensus points away from the neighbours' median (constants below). */
@@ -359,6 +360,23 @@ s_share_gain (double share)
          : share > S_SHARE / S_SHARE_GAIN_MAX ? S_SHARE / share : S_SHARE_GAIN_MAX;
 }
 
+//  The factor on every neighbour's coefficient that gives the weight the
+//  tests cut to the neighbours kept, in proportion to what they keep, so
+//  that a peer which cuts an attacker still mixes as much with the others
+//  (the default keeps the cut weight on the own model: a peer cutting one
+//  of four mixes 3/5 with the rest instead of 3/4, and on heterogeneous
+//  data the honest models drift apart; docs/RESULTS.md 1l). Exactly 1 when
+//  nothing is cut (kept sums the same terms as share, in the same order).
+//  At most S_REDIST_MAX: should the tests cut honest neighbours and keep an
+//  attacker, its pull grows by that much at most, w_j x S_REDIST_MAX x tau.
+#define S_REDIST_MAX 2.0
+
+static double
+s_redist (double share, double kept)
+{
+    return kept * S_REDIST_MAX > share ? share / kept : S_REDIST_MAX;
+}
+
 //  ||a - b|| over two sketches.
 static double
 s_sketch_distance (const float *a, const float *b)
@@ -451,9 +469,15 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             flagged += cosv [j] < S_COS_HI ? w [j] : 0;
         }
     bool direction = flagged < 0.5 * all;
+    double *h = rho, kept = 0;      /* each rho is read only by its own weight */
     for (size_t j = 0; j < n; j++)
-        sc->a [j] = x [j] == own ? 0.0f
-                  : (float) (coef [j] * s_weight (self, rho [j], ref, direction, cosv [j], skew [j]));
+        if (x [j] != own) {
+            h [j] = s_weight (self, rho [j], ref, direction, cosv [j], skew [j]);
+            kept += w [j] * h [j];
+        }
+    double f = self->cfg.redist ? s_redist (share, kept) : 1.0;
+    for (size_t j = 0; j < n; j++)
+        sc->a [j] = x [j] == own ? 0.0f : (float) (coef [j] * h [j] * f);
     kern->apply (&io, d, sc->a, out, self->sout);
     memcpy (self->sprev, self->sout, sizeof self->sprev);
     self->have_prev = true;
@@ -468,14 +492,19 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 #define S_GUARD_H      200.0
 #define S_GUARD_LO     0.15
 #define S_GUARD_HI     0.3
+#define S_GUARD_REDIST "redist"
 
 static int
 s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *err)
 {
     int n = t->n;
+    //  The opt-in redistribution is a trailing word, so that every spec
+    //  without it keeps its meaning and its canonical name.
+    bool redist = n > 1 && !strcmp (t->tok [n - 1], S_GUARD_REDIST);
+    n -= redist;
     if (n > 5)
         return gc_robust_parse_count_error (r, text, err);
-    r->guard = (gc_robust_guard_cfg_t) { S_GUARD_C, S_GUARD_H, S_GUARD_LO, S_GUARD_HI };
+    r->guard = (gc_robust_guard_cfg_t) { S_GUARD_C, S_GUARD_H, S_GUARD_LO, S_GUARD_HI, redist };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -496,7 +525,8 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s", c, h, lo, hi);
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s", c, h, lo, hi,
+                 r->guard.redist ? ":" S_GUARD_REDIST : "");
 }
 
 static int
@@ -518,9 +548,10 @@ s_fini (void *state)
 }
 
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:redist]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign and direction history over H calls (stateful)",
+            "sign and direction history over H calls (stateful); redist: the weight cut goes to "
+            "the neighbours kept",
     .example = "guard:2:200:0.15:0.3", .malformed = "guard:2:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,

@@ -2,7 +2,8 @@
     of later calls, the history that silences a neighbour pushing the same
     way round after round but not one whose deviations change direction,
     the sign balance, the direction test and its majority condition,
-    histories that follow keys rather than positions, and the spec. */
+    histories that follow keys rather than positions, the opt-in
+    redistribution of the weight cut, and the spec. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -187,6 +188,8 @@ test_spec (void **state)
         { "guard:3:50:0.1", "guard:3:50:0.1:0.3" },
         { "guard:3:50:0.4", "guard:3:50:0.4:0.4" },
         { "guard:1:10:1:1", "guard:1:10:1:1" },
+        { "guard:redist", "guard:2:200:0.15:0.3:redist" },
+        { "guard:1:10:0.2:0.4:redist", "guard:1:10:0.2:0.4:redist" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -198,7 +201,8 @@ test_spec (void **state)
         gc_robust_destroy (&r);
     }
     static const char *bad [] = { "guard:0", "guard:x", "guard:1:0.5", "guard:1:10:2",
-                                  "guard:1:10:0.3:0.2", "guard:1:2:0.1:0.2:3", "nnm:1+guard:1:2:3:4:5", NULL };
+                                  "guard:1:10:0.3:0.2", "guard:1:2:0.1:0.2:3",
+                                  "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist", "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
         assert_null (gc_robust_new (bad [i], &err));
@@ -342,6 +346,62 @@ test_radius_follows_share (void **state)
     assert_true (fabs (s_tau_with_share (0.01) - 0.5 * 8) < 1e-5);
 }
 
+//  With redist the weight cut from a neighbour goes to the kept ones: a
+//  peer of weight 1/5 with four neighbours of 1/5 each cuts one (its sign
+//  balance, at once), so every kept coefficient grows by f = (4/5) / (3/5);
+//  two cut out of three neighbours would give 3 or more, capped at 2; none cut
+//  gives f = 1 and the same bits as the default, which keeps the cut
+//  weight on the own model.
+static void
+s_mix (const char *spec, size_t n_up, size_t n, float *out)
+{
+    gc_robust_t *r = s_rule (spec);
+    float x [5][D];
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    memset (x [0], 0, sizeof x [0]);
+    for (size_t j = 1; j < n; j++)
+        for (size_t i = 0; i < D; i++) {
+            float e = i % 2 ? -1.0f : 1.0f;     /* balanced signs, distance sqrt(D) */
+            x [j][i] = (float) j * 0.01f + (j > n - 1 - n_up ? 0.5f : e);
+        }
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, n, D, 0, out, NULL), 0);
+    gc_robust_destroy (&r);
+}
+
+static void
+test_redist (void **state)
+{
+    (void) state;
+    float keep [D], give [D];
+    //  one of four cut: the rest are honest-looking, the last all above the peer
+    s_mix ("guard:100:100", 1, 5, keep);
+    s_mix ("guard:100:100:redist", 1, 5, give);
+    for (size_t i = 0; i < D; i++) {
+        double f = (4.0 / 5) / (3.0 / 5);
+        if (fabs (give [i] - f * keep [i]) > 1e-6 || fabs (keep [i]) < 0.1)
+            fail_msg ("one cut, coordinate %zu: %g, expected %g x %g", i, (double) give [i],
+                      f, (double) keep [i]);
+    }
+    //  two of three cut: 3/4 over at most 1/4 is 3 or more, capped at 2
+    s_mix ("guard:100:100", 2, 4, keep);
+    s_mix ("guard:100:100:redist", 2, 4, give);
+    for (size_t i = 0; i < D; i++)
+        if (fabs (give [i] - 2 * keep [i]) > 1e-6 || fabs (keep [i]) < 0.1)
+            fail_msg ("two cut, coordinate %zu: %g, expected 2 x %g", i, (double) give [i],
+                      (double) keep [i]);
+    //  none cut: the same bits
+    s_mix ("guard:100:100", 0, 5, keep);
+    s_mix ("guard:100:100:redist", 0, 5, give);
+    assert_memory_equal (give, keep, sizeof keep);
+    //  the default spec is unchanged; redist only as the last word
+    gc_robust_t *r = s_rule ("guard:3:redist");
+    assert_string_equal (gc_robust_name (r), "guard:3:200:0.15:0.3:redist");
+    gc_robust_destroy (&r);
+    gc_err_t err = { 0 };
+    assert_null (gc_robust_new ("guard:redist:3", &err));
+    assert_int_equal (err.code, GC_E_SPEC);
+}
+
 int
 main (void)
 {
@@ -354,6 +414,7 @@ main (void)
         cmocka_unit_test (test_direction_needs_a_majority),
         cmocka_unit_test (test_sketch_at_large_d),
         cmocka_unit_test (test_huge_input_has_no_weight),
+        cmocka_unit_test (test_redist),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
