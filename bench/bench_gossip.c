@@ -10,10 +10,11 @@
     training. Waiting is 0 here (no network delay).
 
     Those figures are wall time, which swings with the other processes on a
-    shared machine, so the *_cpu_ms figures time peer 0's calls on the thread's CPU clock, each the median
-    over the rounds, and gossip_aggregate_over_train_cpu is the ratio of
-    those medians (the mix over the training): what another process takes
-    from the CPU is not counted, what it takes from the shared caches is. */
+    shared machine, so the *_cpu_ms figures time peer 0's calls on the
+    thread's CPU clock, each the median over the rounds, and
+    gossip_aggregate_over_train_cpu is the ratio of those medians (the mix
+    over the training): what another process takes from the CPU is not
+    counted, what it takes from the shared caches is. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
