@@ -29,6 +29,7 @@
 #include "gc_trust.h"
 
 #define S_PEERS 5
+#define S_ROUNDS_MAX 200      /* the full run's rounds; --quick runs 20 */
 
 /*  Peer 0's per-round CPU seconds, by the engine call that does the work. */
 typedef enum { S_TRAIN, S_PUBLISH, S_RECEIVE, S_MIX, S_PHASES } s_phase_t;
@@ -125,10 +126,8 @@ gc_bench_gossip (const gc_bench_opts_t *opts)
             return 1;
         }
     }
-    int rounds = opts->quick ? 20 : 200;
-    double *cpu [S_PHASES];
-    for (int p = 0; p < S_PHASES; p++)
-        cpu [p] = calloc ((size_t) rounds, sizeof (double));
+    int rounds = opts->quick ? 20 : S_ROUNDS_MAX;
+    double cpu [S_PHASES][S_ROUNDS_MAX] = { { 0 } };
     int64_t now = 0;
     for (int r = 0; r < rounds; r++) {
         now += 1000000;
@@ -186,7 +185,6 @@ gc_bench_gossip (const gc_bench_opts_t *opts)
     double med [S_PHASES];
     for (int p = 0; p < S_PHASES; p++) {
         med [p] = s_median (cpu [p], (size_t) rounds);
-        free (cpu [p]);
     }
     struct { const char *name; double seconds; } cpu_parts [] = {
         { "gossip_round_train_cpu_ms", med [S_TRAIN] },
