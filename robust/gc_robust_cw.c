@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gc_robust_simd.h"
+#include "gc_vec.h"
 
 #define TB GC_ROBUST_TB
 
@@ -187,9 +188,8 @@ static uint32_t
 s_scan_nonfinite (const float *const *in, size_t k, size_t d)
 {
     for (size_t i = 0; i < k; i++)
-        for (size_t j = 0; j < d; j++)
-            if (s_absbits (in [i][j]) >= GC_ROBUST_NONFINITE_BITS)
-                return GC_ROBUST_NONFINITE_BITS;
+        if (!gc_vec_all_finite (in [i], d))
+            return GC_ROBUST_NONFINITE_BITS;
     return 0;
 }
 
