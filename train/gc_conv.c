@@ -114,9 +114,36 @@ s_keep_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
     }
 }
 
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+//  16 floats by a plain load that GCC may not fold into a masked move
+//  after it (the empty asm takes the value in a register).
+static inline __m512
+s_plain_load (const float *p)
+{
+    __m512 v = _mm512_loadu_ps (p);
+    __asm__ ("" : "+v" (v));
+    return v;
+}
+#endif
+
+/*  At avx512 with plain loads and a select in registers: GCC made the
+    select a masked load of src, which waited on memory several times as
+    long as a plain one on an AMD EPYC Zen 5 (perf: most of the lowering);
+    the last vector overlaps the one before (the same values stored again),
+    so no load is masked. */
 static void
 s_lower_masked (const float *src, const float *keep, size_t P, float *d)
 {
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    if (P >= 16) {
+        for (size_t p = 0; p < P; p += 16) {
+            size_t at = P - p < 16 ? P - 16 : p;
+            __mmask16 k = _mm512_cmpneq_ps_mask (_mm512_loadu_ps (keep + at), _mm512_setzero_ps ());
+            _mm512_storeu_ps (d + at, _mm512_maskz_mov_ps (k, s_plain_load (src + at)));
+        }
+        return;
+    }
+#endif
     for (size_t p = 0; p < P; p++) {
         float v = src [p];
         d [p] = keep [p] != 0.0f ? v : 0.0f;
@@ -200,10 +227,23 @@ s_phase_tap (const gc_cnn_op_t *op, long t, size_t *phase, long *off)
     *off = (di - ry) / 2 * (long) op->ow + (dj - rx) / 2;
 }
 
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+//  The first n of 16 lanes.
+static inline __mmask16
+s_lanes (size_t n)
+{
+    return (__mmask16) ((1u << n) - 1);
+}
+
+//  Lane i of a row's permute: evens to lanes 0-7, odds to 8-15 (s_deal), and back.
+#define s_deal _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)
+#define s_undeal _mm512_setr_epi32 (0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)
+#endif
+
 //  Plane x (h x w) into its four phases, S_PHASE_LEN floats apart, each
 //  after its guard; the floats that are no input (an odd h or w) zero.
 static void
-s_phase_split (const gc_cnn_op_t *op, const float *x, float *ph)
+s_phase_split (const gc_cnn_op_t *op, const float *x, size_t room, float *ph)
 {
     size_t h = op->h, w = op->w, oh = op->oh, ow = op->ow, pairs = w / 2;
     for (size_t ry = 0; ry < 2; ry++) {
@@ -216,6 +256,25 @@ s_phase_split (const gc_cnn_op_t *op, const float *x, float *ph)
                 continue;
             }
             const float *row = x + iy * w;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+            //  a row of up to 16 floats: one load, one permute (evens to
+            //  the low half, odds to the high one), two stores of ow floats
+            //  (the odd one past w is the load's zero); the scalar loop
+            //  below was 4 % of a resnet8-gn step
+            if (w <= 16) {
+                //  a plain load where the 16 floats lie inside the tensor
+                //  (`room` floats from the plane on; the floats past the row
+                //  zeroed in the register): a masked one waited on memory
+                //  several times as long (perf)
+                __m512 u = iy * w + 16 <= room
+                         ? _mm512_maskz_mov_ps (s_lanes (w), s_plain_load (row))
+                         : _mm512_maskz_loadu_ps (s_lanes (w), row);
+                __m512 v = _mm512_permutexvar_ps (s_deal, u);
+                _mm256_mask_storeu_ps (even, (__mmask8) s_lanes (ow), _mm512_castps512_ps256 (v));
+                _mm256_mask_storeu_ps (odd, (__mmask8) s_lanes (ow), _mm512_extractf32x8_ps (v, 1));
+                continue;
+            }
+#endif
             for (size_t c = 0; c < pairs; c++) {
                 even [c] = row [2 * c];
                 odd [c] = row [2 * c + 1];
@@ -237,6 +296,15 @@ s_phase_join (const gc_cnn_op_t *op, const float *ph, float *x)
         const float *even = ph + 2 * ry * S_PHASE_LEN + S_PHASE_GUARD, *odd = even + S_PHASE_LEN;
         for (size_t r = 0; r < oh && 2 * r + ry < h; r++, even += ow, odd += ow) {
             float *row = x + (2 * r + ry) * w;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+            if (w <= 16) {
+                __m512 v = _mm512_insertf32x8 (
+                    _mm512_castps256_ps512 (_mm256_maskz_loadu_ps ((__mmask8) s_lanes (ow), even)),
+                    _mm256_maskz_loadu_ps ((__mmask8) s_lanes (ow), odd), 1);
+                _mm512_mask_storeu_ps (row, s_lanes (w), _mm512_permutexvar_ps (s_undeal, v));
+                continue;
+            }
+#endif
             for (size_t c = 0; c < pairs; c++) {
                 row [2 * c] = even [c];
                 row [2 * c + 1] = odd [c];
@@ -290,7 +358,7 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
         for (size_t ci = 0; ci < op->c; ci++)
             for (size_t n = 0; n < m; n++) {
                 size_t q = ci * batch + n0 + n;
-                s_phase_split (op, x + q * hw, ph);
+                s_phase_split (op, x + q * hw, (op->c * batch - q) * hw, ph);
                 for (long t = 0; t < k * k; t++) {
                     size_t f;
                     long off;
@@ -349,7 +417,16 @@ s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float
 static void
 s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
 {
-    for (size_t p = 0; p < P; p++) {
+    size_t p = 0;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    //  plain loads, as s_lower_masked; the tail in the loop below
+    for (; p + 16 <= P; p += 16) {
+        __mmask16 k = _mm512_cmpneq_ps_mask (_mm512_loadu_ps (keep + p), _mm512_setzero_ps ());
+        _mm512_storeu_ps (dst + p, _mm512_add_ps (_mm512_loadu_ps (dst + p),
+                                                  _mm512_maskz_mov_ps (k, s_plain_load (src + p))));
+    }
+#endif
+    for (; p < P; p++) {
         float v = src [p];
         dst [p] += keep [p] != 0.0f ? v : 0.0f;
     }
@@ -379,13 +456,19 @@ s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
         for (size_t n = 0; n < m; n++) {
             size_t q = ci * batch + n0 + n;
             float *dst = dx + q * hw;
-            if (!add)
+            if (!add && !(table && s_phased (op)))
                 memset (dst, 0, hw * sizeof (float));
             //  the lowered rows of this plane, the first and last tap's, and
             //  what a read across them reaches must lie inside dcol
             size_t first = ci * (size_t) (k * k) * N + n * P, last = first + (size_t) (k * k - 1) * N;
             if (table && s_phased (op)) {
-                s_phase_split (op, dst, ph);
+                //  the phases start as the plane (add) or as zeros, and the
+                //  join writes every float of the plane: no memset of it
+                if (add)
+                    s_phase_split (op, dst, (op->c * batch - q) * hw, ph);
+                else
+                    for (size_t f = 0; f < 4; f++)
+                        s_zero (ph + f * S_PHASE_LEN + S_PHASE_GUARD, (long) P);
                 for (long t = 0; t < k * k; t++) {
                     size_t f;
                     long off;
