@@ -74,6 +74,10 @@ struct gc_cnn_t {
     //  overlap, whose backward then writes the ReLU's input gradient itself
     //  (gc_conv_maxpool_backward): ReLU i has no backward pass and no gradient
     bool     pooled [GC_CNN_MAX_OPS];
+    //  GroupNorm i + 1 reads only convolution i's output: it runs per chunk
+    //  of the convolution, right after the chunk's sgemm, while the chunk is
+    //  in L2 (its three passes read the stem's 3.2 MB output from memory)
+    bool     gn_chunked [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
     float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
@@ -85,6 +89,8 @@ struct gc_cnn_t {
     bool     profile;
     double   sgemm_s;
 };
+
+static bool s_pointwise (const gc_cnn_op_t *op);
 
 gc_cnn_t *
 gc_cnn_new (const char *spec, gc_err_t *err)
@@ -123,6 +129,10 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         &&  relu->kind == GC_CNN_RELU && relu->in >= 0 && readers [op->in] == 1)
             self->pooled [op->in] = true;
     }
+    for (int i = 0; i + 1 < net->n_ops; i++)
+        self->gn_chunked [i] = net->ops [i].kind == GC_CNN_CONV && !s_pointwise (&net->ops [i])
+                            && net->ops [i + 1].kind == GC_CNN_GN && net->ops [i + 1].in == i
+                            && readers [i] == 1;
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
         &&  self->net.layout.layers [l].count > self->max_vector)
@@ -468,10 +478,24 @@ s_bias (float *y, size_t n, float b, bool relu)
             y [j] += b;
 }
 
+//  GroupNorm i of samples [n0, n0 + m).
+static void
+s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n0, size_t m)
+{
+    const gc_cnn_op_t *op = &self->net.ops [i];
+    const gc_layout_t *layout = &self->net.layout;
+    bool relu = self->fused [i];
+    gc_conv_gn_forward (op, s_tensor (self, op->in), batch, n0, m,
+                        params + layout->layers [op->weight].offset,
+                        params + layout->layers [op->bias].offset, relu,
+                        relu ? self->act [i + 1] : self->act [i], self->stats [i]);
+}
+
 static void
 s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
                 size_t batch, bool relu, float *out)
 {
+    int i = (int) (op - self->net.ops);
     const float *w = params + self->net.layout.layers [op->weight].offset;
     const float *b = params + self->net.layout.layers [op->bias].offset;
     size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
@@ -499,6 +523,8 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
             if (relu)
                 for (size_t c = 0; c < op->oc; c++)
                     s_bias (out + c * N + n0 * P, m * P, b [c], true);
+            if (self->gn_chunked [i])
+                s_gn_forward (self, i + 1, params, batch, n0, m);
         }
         return;
     }
@@ -577,15 +603,17 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
         float *out = relu ? self->act [i + 1] : self->act [i];
         size_t n = batch * gc_cnn_op_out_size (op);
         switch (op->kind) {
-            case GC_CNN_CONV: s_conv_forward (self, op, params, in, batch, relu, out); break;
+            case GC_CNN_CONV:
+                s_conv_forward (self, op, params, in, batch, relu, out);
+                if (self->gn_chunked [i]) {
+                    i++;                        /* the GroupNorm is done */
+                    relu = self->fused [i];     /* and its ReLU */
+                }
+                break;
             case GC_CNN_FC:
                 s_fc_forward (self, op, params, s_fc_rows (self, i, batch, true), batch, out);
                 break;
-            case GC_CNN_GN:
-                gc_conv_gn_forward (op, in, batch, params + net->layout.layers [op->weight].offset,
-                                    params + net->layout.layers [op->bias].offset, relu, out,
-                                    self->stats [i]);
-                break;
+            case GC_CNN_GN: s_gn_forward (self, i, params, batch, 0, batch); break;
             case GC_CNN_RELU:
                 for (size_t j = 0; j < n; j++)
                     out [j] = in [j] > 0.0f ? in [j] : 0.0f;

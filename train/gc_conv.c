@@ -798,14 +798,14 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
 }
 
 static void
-s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                    const float *gamma, const float *beta, bool relu, float *y, float *stats)
+s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+              const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
     //  group by group, sample by sample: a channel's planes of consecutive
     //  samples are adjacent, so each of the group's streams runs on
     for (size_t g = 0; g < G; g++)
-        for (size_t n = 0; n < batch; n++) {
+        for (size_t n = n0; n < n0 + m; n++) {
             const float *x0 = x + (g * cg * batch + n) * hw;
             double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);

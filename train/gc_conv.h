@@ -55,10 +55,12 @@ void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t ba
     statistics, a convolution's bias gradient). */
 double gc_conv_sum (const float *x, size_t n);
 
-/*  GroupNorm: stats gets mean and 1/std per sample and group (2 floats);
-    relu: y is max (0, GroupNorm (x)), the ReLU that follows done in the same pass. */
-void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                         const float *gamma, const float *beta, bool relu, float *y,
+/*  GroupNorm of samples [n0, n0 + m) of a batch (a convolution's chunk,
+    while it is in L2, or the whole batch): stats gets mean and 1/std per
+    sample and group (2 floats); relu: y is max (0, GroupNorm (x)), the ReLU
+    that follows done in the same pass. */
+void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                         size_t m, const float *gamma, const float *beta, bool relu, float *y,
                          float *stats);
 /*  dgamma and dbeta are added to; dx is written or added to (dx NULL: skipped);
     scratch holds gc_conv_gn_scratch (op) floats (8-byte aligned). */

@@ -73,10 +73,10 @@ gc_conv_sum (const float *x, size_t n)
 }
 
 void
-gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, const float *gamma,
-                    const float *beta, bool relu, float *y, float *stats)
+gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                    const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
-    s_kern ()->gn_forward (op, x, batch, gamma, beta, relu, y, stats);
+    s_kern ()->gn_forward (op, x, batch, n0, m, gamma, beta, relu, y, stats);
 }
 
 void
