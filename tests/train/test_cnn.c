@@ -259,6 +259,84 @@ test_lowering (void **state)
     }
 }
 
+//  GroupNorm over ranges of samples taken in order (how a convolution's
+//  chunks run it) gives the bytes of one pass over the batch: outputs,
+//  statistics, parameter gradients (added to) and input gradients (written
+//  and added to), for chunkings with one sample, uneven ranges and the whole.
+static void
+test_gn_ranges (void **state)
+{
+    (void) state;
+    enum { B = 7, C = 8, G = 2, H = 5, W = 5 };     /* 25-float planes: a lane tail */
+    gc_cnn_op_t op = { .kind = GC_CNN_GN, .c = C, .h = H, .w = W, .oc = C, .oh = H, .ow = W,
+                       .groups = G };
+    static const size_t cuts [][B + 1] = {
+        { 0, 7 }, { 0, 1, 2, 3, 4, 5, 6, 7 }, { 0, 3, 4, 7 }, { 0, 6, 7 },
+    };
+    size_t n = B * C * H * W;
+    float *x = gc_falloc (n), *dy = gc_falloc (n), *gamma = gc_falloc (C), *beta = gc_falloc (C);
+    float *scratch = gc_falloc (gc_conv_gn_scratch (&op));
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 18);
+    s_fill (&rng, x, n, 2.0f);
+    s_fill (&rng, dy, n, 1.0f);
+    s_fill (&rng, gamma, C, 1.0f);
+    s_fill (&rng, beta, C, 1.0f);
+    float *y [2], *stats [2], *dx [2], *dg [2], *db [2];
+    for (int v = 0; v < 2; v++) {
+        y [v] = gc_falloc (n);
+        dx [v] = gc_falloc (n);
+        stats [v] = gc_falloc (2 * B * G);
+        dg [v] = gc_falloc (C);
+        db [v] = gc_falloc (C);
+    }
+    for (int relu = 0; relu < 2; relu++)
+        for (int add = 0; add < 2; add++)
+            for (size_t c = 0; c < sizeof cuts / sizeof cuts [0]; c++)
+                for (int v = 0; v < 2; v++) {
+                    //  v 0: the whole batch at once; v 1: the ranges of cuts [c]
+                    for (size_t j = 0; j < n; j++)
+                        dx [v] [j] = 0.25f * (float) (j % 7);
+                    for (size_t j = 0; j < C; j++) {
+                        dg [v] [j] = 0.5f;
+                        db [v] [j] = -0.5f;
+                    }
+                    for (size_t r = 0; r == 0 || cuts [c] [r] != B; r++) {
+                        size_t n0 = v ? cuts [c] [r] : 0, m = v ? cuts [c] [r + 1] - n0 : B;
+                        gc_conv_gn_forward (&op, x, B, n0, m, gamma, beta, relu, y [v], stats [v]);
+                        if (!v)
+                            break;
+                    }
+                    for (size_t r = 0; r == 0 || cuts [c] [r] != B; r++) {
+                        size_t n0 = v ? cuts [c] [r] : 0, m = v ? cuts [c] [r + 1] - n0 : B;
+                        gc_conv_gn_backward (&op, x, dy, stats [v], B, n0, m, gamma, dg [v], db [v],
+                                             dx [v], add, scratch);
+                        if (!v)
+                            break;
+                    }
+                    if (v) {
+                        assert_memory_equal (y [0], y [1], n * sizeof (float));
+                        assert_memory_equal (stats [0], stats [1], 2 * B * G * sizeof (float));
+                        assert_memory_equal (dx [0], dx [1], n * sizeof (float));
+                        assert_memory_equal (dg [0], dg [1], C * sizeof (float));
+                        assert_memory_equal (db [0], db [1], C * sizeof (float));
+                        assert_true (dg [1] [0] != 0.5f && db [1] [C - 1] != -0.5f);
+                    }
+                }
+    for (int v = 0; v < 2; v++) {
+        gc_mem_free (y [v]);
+        gc_mem_free (dx [v]);
+        gc_mem_free (stats [v]);
+        gc_mem_free (dg [v]);
+        gc_mem_free (db [v]);
+    }
+    gc_mem_free (x);
+    gc_mem_free (dy);
+    gc_mem_free (gamma);
+    gc_mem_free (beta);
+    gc_mem_free (scratch);
+}
+
 //  Dropout: the identity when evaluating (the network without it, same
 //  parameters), p of the values dropped and the rest scaled by 1 / (1 - p)
 //  when training, masks that change from step to step, and the same masks
@@ -478,6 +556,7 @@ main (void)
         cmocka_unit_test (test_gradients),
         cmocka_unit_test (test_chunks_and_determinism),
         cmocka_unit_test (test_lowering),
+        cmocka_unit_test (test_gn_ranges),
         cmocka_unit_test (test_levels),
         cmocka_unit_test (test_dropout),
         cmocka_unit_test (test_specs),
