@@ -126,27 +126,49 @@ s_plain_load (const float *p)
 }
 #endif
 
+/*  A tap's mask as the masked lowering reads it: keep and, at avx512, one
+    bit mask per 16 outputs (the last block overlapping the one before),
+    made once per tap and chunk rather than compared from keep for every
+    plane (two of the loop's four instructions). */
+typedef struct {
+    const float *keep;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    __mmask16 bits [S_MASKED_MAX / 16 + 1];
+#endif
+} s_tapmask_t;
+
+static void
+s_tapmask (const float *keep, size_t P, s_tapmask_t *tm)
+{
+    tm->keep = keep;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    for (size_t p = 0, b = 0; P >= 16 && p < P; p += 16, b++) {
+        size_t at = P - p < 16 ? P - 16 : p;
+        tm->bits [b] = _mm512_cmpneq_ps_mask (_mm512_loadu_ps (keep + at), _mm512_setzero_ps ());
+    }
+#endif
+}
+
 /*  At avx512 with plain loads and a select in registers: GCC made the
     select a masked load of src, which waited on memory several times as
     long as a plain one on an AMD EPYC Zen 5 (perf: most of the lowering);
     the last vector overlaps the one before (the same values stored again),
     so no load is masked. */
 static void
-s_lower_masked (const float *src, const float *keep, size_t P, float *d)
+s_lower_masked (const float *src, const s_tapmask_t *tm, size_t P, float *d)
 {
 #if GC_KLEVEL == GC_KLEVEL_AVX512
     if (P >= 16) {
-        for (size_t p = 0; p < P; p += 16) {
+        for (size_t p = 0, b = 0; p < P; p += 16, b++) {
             size_t at = P - p < 16 ? P - 16 : p;
-            __mmask16 k = _mm512_cmpneq_ps_mask (_mm512_loadu_ps (keep + at), _mm512_setzero_ps ());
-            _mm512_storeu_ps (d + at, _mm512_maskz_mov_ps (k, s_plain_load (src + at)));
+            _mm512_storeu_ps (d + at, _mm512_maskz_mov_ps (tm->bits [b], s_plain_load (src + at)));
         }
         return;
     }
 #endif
     for (size_t p = 0; p < P; p++) {
         float v = src [p];
-        d [p] = keep [p] != 0.0f ? v : 0.0f;
+        d [p] = tm->keep [p] != 0.0f ? v : 0.0f;
     }
 }
 
@@ -206,6 +228,7 @@ s_lower_table (const float *src, const int32_t *at, const float *in, size_t P, f
     after each phase take the masked reads that leave it. */
 #define S_PHASE_GUARD (S_MASKED_MAX + 1)
 #define S_PHASE_LEN (S_MASKED_MAX + 2 * S_PHASE_GUARD)
+#define S_PHASE_TAPS 36         /* k <= pad + 4 <= 6 */
 
 static bool
 s_phased (const gc_cnn_op_t *op)
@@ -355,6 +378,9 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
     bool table = !(s == 1 && op->ow == op->w) && s_masked (op) && keep;
     if (table && s_phased (op)) {
         float ph [4 * S_PHASE_LEN] = { 0 };
+        s_tapmask_t tm [S_PHASE_TAPS];
+        for (long t = 0; t < k * k; t++)
+            s_tapmask (keep + (size_t) t * P, P, &tm [t]);
         for (size_t ci = 0; ci < op->c; ci++)
             for (size_t n = 0; n < m; n++) {
                 size_t q = ci * batch + n0 + n;
@@ -364,8 +390,7 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
                     long off;
                     s_phase_tap (op, t, &f, &off);
                     float *dst = col + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
-                    s_lower_masked (ph + f * S_PHASE_LEN + S_PHASE_GUARD + off, keep + (size_t) t * P,
-                                    P, dst);
+                    s_lower_masked (ph + f * S_PHASE_LEN + S_PHASE_GUARD + off, &tm [t], P, dst);
                 }
             }
         return;
@@ -375,6 +400,9 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
             long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
             s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
             size_t t = (size_t) (ki * k + kj);
+            s_tapmask_t tm = { 0 };
+            if (same)
+                s_tapmask (keep + t * P, P, &tm);
             for (size_t ci = 0; ci < op->c; ci++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 for (size_t n = 0; n < m; n++) {
@@ -382,7 +410,7 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
                     if (table)
                         s_lower_table (x + q * hw, at + t * P, keep + t * P, P, dst + n * P);
                     else if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
-                        s_lower_masked (x + (long) (q * hw) + off, keep + t * P, P, dst + n * P);
+                        s_lower_masked (x + (long) (q * hw) + off, &tm, P, dst + n * P);
                     else
                         s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
                 }
