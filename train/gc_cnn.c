@@ -74,6 +74,10 @@ struct gc_cnn_t {
     //  overlap, whose backward then writes the ReLU's input gradient itself
     //  (gc_conv_maxpool_backward): ReLU i has no backward pass and no gradient
     bool     pooled [GC_CNN_MAX_OPS];
+    //  GroupNorm i + 1 reads only convolution i's output: it runs per chunk
+    //  of the convolution, right after the chunk's sgemm, while the chunk is
+    //  in L2 (its three passes read the stem's 3.2 MB output from memory)
+    bool     gn_chunked [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
     float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
@@ -85,6 +89,8 @@ struct gc_cnn_t {
     bool     profile;
     double   sgemm_s;
 };
+
+static bool s_pointwise (const gc_cnn_op_t *op);
 
 gc_cnn_t *
 gc_cnn_new (const char *spec, gc_err_t *err)
@@ -123,6 +129,10 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         &&  relu->kind == GC_CNN_RELU && relu->in >= 0 && readers [op->in] == 1)
             self->pooled [op->in] = true;
     }
+    for (int i = 0; i + 1 < net->n_ops; i++)
+        self->gn_chunked [i] = net->ops [i].kind == GC_CNN_CONV && !s_pointwise (&net->ops [i])
+                            && net->ops [i + 1].kind == GC_CNN_GN && net->ops [i + 1].in == i
+                            && readers [i] == 1;
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
         &&  self->net.layout.layers [l].count > self->max_vector)
@@ -468,10 +478,24 @@ s_bias (float *y, size_t n, float b, bool relu)
             y [j] += b;
 }
 
+//  GroupNorm i of samples [n0, n0 + m).
+static void
+s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n0, size_t m)
+{
+    const gc_cnn_op_t *op = &self->net.ops [i];
+    const gc_layout_t *layout = &self->net.layout;
+    bool relu = self->fused [i];
+    gc_conv_gn_forward (op, s_tensor (self, op->in), batch, n0, m,
+                        params + layout->layers [op->weight].offset,
+                        params + layout->layers [op->bias].offset, relu,
+                        relu ? self->act [i + 1] : self->act [i], self->stats [i]);
+}
+
 static void
 s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
                 size_t batch, bool relu, float *out)
 {
+    int i = (int) (op - self->net.ops);
     const float *w = params + self->net.layout.layers [op->weight].offset;
     const float *b = params + self->net.layout.layers [op->bias].offset;
     size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
@@ -499,6 +523,8 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
             if (relu)
                 for (size_t c = 0; c < op->oc; c++)
                     s_bias (out + c * N + n0 * P, m * P, b [c], true);
+            if (self->gn_chunked [i])
+                s_gn_forward (self, i + 1, params, batch, n0, m);
         }
         return;
     }
@@ -577,15 +603,17 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
         float *out = relu ? self->act [i + 1] : self->act [i];
         size_t n = batch * gc_cnn_op_out_size (op);
         switch (op->kind) {
-            case GC_CNN_CONV: s_conv_forward (self, op, params, in, batch, relu, out); break;
+            case GC_CNN_CONV:
+                s_conv_forward (self, op, params, in, batch, relu, out);
+                if (self->gn_chunked [i]) {
+                    i++;                        /* the GroupNorm is done */
+                    relu = self->fused [i];     /* and its ReLU */
+                }
+                break;
             case GC_CNN_FC:
                 s_fc_forward (self, op, params, s_fc_rows (self, i, batch, true), batch, out);
                 break;
-            case GC_CNN_GN:
-                gc_conv_gn_forward (op, in, batch, params + net->layout.layers [op->weight].offset,
-                                    params + net->layout.layers [op->bias].offset, relu, out,
-                                    self->stats [i]);
-                break;
+            case GC_CNN_GN: s_gn_forward (self, i, params, batch, 0, batch); break;
             case GC_CNN_RELU:
                 for (size_t j = 0; j < n; j++)
                     out [j] = in [j] > 0.0f ? in [j] : 0.0f;
@@ -671,18 +699,58 @@ s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *d
     }
 }
 
+//  GroupNorm i's backward pass over samples [n0, n0 + m) (ranges in order
+//  from 0, as gc_conv_gn_backward), its input gradient written or added
+//  to (`add`); the parameter gradients with the last range.
 static void
-s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
-                 const float *dy, size_t batch, float *grad, float beta)
+s_gn_backward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n0, size_t m,
+               bool add, float *grad, float beta)
 {
+    const gc_cnn_op_t *op = &self->net.ops [i];
     const gc_layer_t *wl = &self->net.layout.layers [op->weight];
     const gc_layer_t *bl = &self->net.layout.layers [op->bias];
-    const float *w = params + wl->offset;
-    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
+    float *dgamma = self->vgrad, *dbeta = self->vgrad + op->c;
+    if (n0 == 0) {
+        memset (dgamma, 0, op->c * sizeof (float));
+        memset (dbeta, 0, op->c * sizeof (float));
+    }
+    bool need_dx = op->in >= 0;
+    gc_conv_gn_backward (op, s_tensor (self, op->in), self->dact [i], self->stats [i], batch,
+                         n0, m, params + wl->offset, dgamma, dbeta,
+                         need_dx ? self->dact [op->in] : NULL, add, self->gnbuf);
+    if (n0 + m < batch)
+        return;
+    s_vector_grad (grad + wl->offset, dgamma, op->c, beta);
+    s_vector_grad (grad + bl->offset, dbeta, op->c, beta);
+}
+
+//  A convolution's bias gradient: its output gradient summed per channel.
+static void
+s_conv_bias_grad (gc_cnn_t *self, const gc_cnn_op_t *op, const float *dy, size_t batch,
+                  float *grad, float beta)
+{
+    const gc_layer_t *bl = &self->net.layout.layers [op->bias];
+    size_t N = batch * op->oh * op->ow;
     float *db = self->vgrad;
     for (size_t c = 0; c < op->oc; c++)
         db [c] = (float) gc_conv_sum (dy + c * N, N);
     s_vector_grad (grad + bl->offset, db, op->oc, beta);
+}
+
+/*  gn_chunked [i]: the GroupNorm after it writes dy chunk by chunk, each
+    chunk right before the chunk's sgemm for dW reads it from L2 (the
+    stem's 3.2 MB gradient came from memory), and the bias gradient sums dy
+    once it is all written (the same floats). */
+static void
+s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
+                 const float *dy, size_t batch, float *grad, float beta)
+{
+    int i = (int) (op - self->net.ops);
+    const gc_layer_t *wl = &self->net.layout.layers [op->weight];
+    const float *w = params + wl->offset;
+    size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
+    if (!self->gn_chunked [i])
+        s_conv_bias_grad (self, op, dy, batch, grad, beta);
     bool need_dx = op->in >= 0;
     float *dx = need_dx ? self->dact [op->in] : NULL;
     bool add = need_dx && self->dset [op->in];
@@ -701,6 +769,8 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     gc_conv_taps (op, self->keep, self->tap);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
+        if (self->gn_chunked [i])
+            s_gn_backward (self, i + 1, params, batch, n0, m, false, grad, beta);
         gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep, self->tap);
         s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, dy + n0 * P, N,
                 self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
@@ -710,6 +780,8 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
                 0.0f, self->col, m * P);
         gc_conv_col2im (op, self->col, batch, n0, m, dx, add, self->keep, self->tap);
     }
+    if (self->gn_chunked [i])
+        s_conv_bias_grad (self, op, dy, batch, grad, beta);
     if (need_dx && same)
         s_conv_dx (self, op, w, dy, batch, dx, add);
 }
@@ -741,25 +813,6 @@ s_fc_backward (gc_cnn_t *self, int i, const float *params, const float *dy, size
     self->dset [op->in] = true;
 }
 
-static void
-s_gn_backward (gc_cnn_t *self, int i, const float *params, const float *in, const float *dy,
-               size_t batch, float *grad, float beta)
-{
-    const gc_cnn_op_t *op = &self->net.ops [i];
-    const gc_layer_t *wl = &self->net.layout.layers [op->weight];
-    const gc_layer_t *bl = &self->net.layout.layers [op->bias];
-    float *dgamma = self->vgrad, *dbeta = self->vgrad + op->c;
-    memset (dgamma, 0, op->c * sizeof (float));
-    memset (dbeta, 0, op->c * sizeof (float));
-    bool need_dx = op->in >= 0;
-    gc_conv_gn_backward (op, in, dy, self->stats [i], batch, params + wl->offset, dgamma, dbeta,
-                         need_dx ? self->dact [op->in] : NULL, need_dx && self->dset [op->in],
-                         self->gnbuf);
-    s_vector_grad (grad + wl->offset, dgamma, op->c, beta);
-    s_vector_grad (grad + bl->offset, dbeta, op->c, beta);
-    if (need_dx)
-        self->dset [op->in] = true;
-}
 
 double
 gc_cnn_loss_grad (gc_cnn_t *self, const float *params, const float *x, const uint8_t *y,
@@ -795,7 +848,15 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
         switch (op->kind) {
             case GC_CNN_CONV: s_conv_backward (self, op, params, in, dy, batch, grad, beta); break;
             case GC_CNN_FC:   s_fc_backward (self, i, params, dy, batch, grad, beta); break;
-            case GC_CNN_GN:   s_gn_backward (self, i, params, in, dy, batch, grad, beta); break;
+            case GC_CNN_GN:
+                //  after a convolution whose chunks run it (gn_chunked), its
+                //  input gradient is that convolution's, set by nothing else
+                if (op->in < 0 || !self->gn_chunked [op->in])
+                    s_gn_backward (self, i, params, batch, 0, batch,
+                                   op->in >= 0 && self->dset [op->in], grad, beta);
+                if (op->in >= 0)
+                    self->dset [op->in] = true;
+                break;
             case GC_CNN_RELU: {
                 if (op->in < 0)
                     break;

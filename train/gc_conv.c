@@ -114,12 +114,61 @@ s_keep_mask (const gc_cnn_op_t *op, long ki, long kj, float *keep)
     }
 }
 
-static void
-s_lower_masked (const float *src, const float *keep, size_t P, float *d)
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+//  16 floats by a plain load that GCC may not fold into a masked move
+//  after it (the empty asm takes the value in a register).
+static inline __m512
+s_plain_load (const float *p)
 {
+    __m512 v = _mm512_loadu_ps (p);
+    __asm__ ("" : "+v" (v));
+    return v;
+}
+#endif
+
+/*  A tap's mask as the masked lowering reads it: keep and, at avx512, one
+    bit mask per 16 outputs (the last block overlapping the one before),
+    made once per tap and chunk rather than compared from keep for every
+    plane (two of the loop's four instructions). */
+typedef struct {
+    const float *keep;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    __mmask16 bits [S_MASKED_MAX / 16 + 1];
+#endif
+} s_tapmask_t;
+
+static void
+s_tapmask (const float *keep, size_t P, s_tapmask_t *tm)
+{
+    tm->keep = keep;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    for (size_t p = 0, b = 0; P >= 16 && p < P; p += 16, b++) {
+        size_t at = P - p < 16 ? P - 16 : p;
+        tm->bits [b] = _mm512_cmpneq_ps_mask (_mm512_loadu_ps (keep + at), _mm512_setzero_ps ());
+    }
+#endif
+}
+
+/*  At avx512 with plain loads and a select in registers: GCC made the
+    select a masked load of src, which waited on memory several times as
+    long as a plain one on an AMD EPYC Zen 5 (perf: most of the lowering);
+    the last vector overlaps the one before (the same values stored again),
+    so no load is masked. */
+static void
+s_lower_masked (const float *src, const s_tapmask_t *tm, size_t P, float *d)
+{
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    if (P >= 16) {
+        for (size_t p = 0, b = 0; p < P; p += 16, b++) {
+            size_t at = P - p < 16 ? P - 16 : p;
+            _mm512_storeu_ps (d + at, _mm512_maskz_mov_ps (tm->bits [b], s_plain_load (src + at)));
+        }
+        return;
+    }
+#endif
     for (size_t p = 0; p < P; p++) {
         float v = src [p];
-        d [p] = keep [p] != 0.0f ? v : 0.0f;
+        d [p] = tm->keep [p] != 0.0f ? v : 0.0f;
     }
 }
 
@@ -167,6 +216,128 @@ s_lower_table (const float *src, const int32_t *at, const float *in, size_t P, f
     }
 }
 
+/*  Stride-2 lowerings of small planes by phases: the input plane split
+    once into its four phases (even or odd rows, by even or odd columns),
+    each an oh x ow plane, turns every tap into a read of one phase at a
+    fixed offset (-1, 0 or +1 rows and columns), kept or zero by the tap's
+    mask, as the "same" lowering's masked loop: the gather instruction of
+    the table lowering cost some 30 cycles per 16 floats on an AMD EPYC Zen
+    5 (perf: a third of the lowering of a resnet8-gn step). The floats are
+    the table lowering's; col2im adds into the phases in the tap order of
+    the table scatter. S_PHASE_GUARD floats (at least ow + 1) before and
+    after each phase take the masked reads that leave it. */
+#define S_PHASE_GUARD (S_MASKED_MAX + 1)
+#define S_PHASE_LEN (S_MASKED_MAX + 2 * S_PHASE_GUARD)
+#define S_PHASE_TAPS 36         /* k <= pad + 4 <= 6 */
+
+static bool
+s_phased (const gc_cnn_op_t *op)
+{
+    size_t s = op->stride;
+    return s == 2 && op->oh * op->ow <= S_MASKED_MAX
+        && (op->h + 1) / 2 == op->oh && (op->w + 1) / 2 == op->ow
+        && op->pad <= 2 && op->k <= op->pad + 4;    /* row and column shifts in [-1, 1] */
+}
+
+//  Tap t's phase (0 to 3) and the offset of its reads in that phase.
+static void
+s_phase_tap (const gc_cnn_op_t *op, long t, size_t *phase, long *off)
+{
+    long k = (long) op->k, pad = (long) op->pad;
+    long di = t / k - pad, dj = t % k - pad;
+    long ry = di & 1, rx = dj & 1;      /* di mod 2, also for negative di */
+    *phase = (size_t) (2 * ry + rx);
+    *off = (di - ry) / 2 * (long) op->ow + (dj - rx) / 2;
+}
+
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+//  The first n of 16 lanes.
+static inline __mmask16
+s_lanes (size_t n)
+{
+    return (__mmask16) ((1u << n) - 1);
+}
+
+//  Lane i of a row's permute: evens to lanes 0-7, odds to 8-15 (s_deal), and back.
+#define s_deal _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)
+#define s_undeal _mm512_setr_epi32 (0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)
+#endif
+
+//  Plane x (h x w) into its four phases, S_PHASE_LEN floats apart, each
+//  after its guard; the floats that are no input (an odd h or w) zero.
+static void
+s_phase_split (const gc_cnn_op_t *op, const float *x, size_t room, float *ph)
+{
+    size_t h = op->h, w = op->w, oh = op->oh, ow = op->ow, pairs = w / 2;
+    for (size_t ry = 0; ry < 2; ry++) {
+        float *even = ph + 2 * ry * S_PHASE_LEN + S_PHASE_GUARD, *odd = even + S_PHASE_LEN;
+        for (size_t r = 0; r < oh; r++, even += ow, odd += ow) {
+            size_t iy = 2 * r + ry;
+            if (iy >= h) {
+                s_zero (even, (long) ow);
+                s_zero (odd, (long) ow);
+                continue;
+            }
+            const float *row = x + iy * w;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+            //  a row of up to 16 floats: one load, one permute (evens to
+            //  the low half, odds to the high one), two stores of ow floats
+            //  (the odd one past w is the load's zero); the scalar loop
+            //  below was 4 % of a resnet8-gn step
+            if (w <= 16) {
+                //  a plain load where the 16 floats lie inside the tensor
+                //  (`room` floats from the plane on; the floats past the row
+                //  zeroed in the register): a masked one waited on memory
+                //  several times as long (perf)
+                __m512 u = iy * w + 16 <= room
+                         ? _mm512_maskz_mov_ps (s_lanes (w), s_plain_load (row))
+                         : _mm512_maskz_loadu_ps (s_lanes (w), row);
+                __m512 v = _mm512_permutexvar_ps (s_deal, u);
+                _mm256_mask_storeu_ps (even, (__mmask8) s_lanes (ow), _mm512_castps512_ps256 (v));
+                _mm256_mask_storeu_ps (odd, (__mmask8) s_lanes (ow), _mm512_extractf32x8_ps (v, 1));
+                continue;
+            }
+#endif
+            for (size_t c = 0; c < pairs; c++) {
+                even [c] = row [2 * c];
+                odd [c] = row [2 * c + 1];
+            }
+            if (w % 2) {
+                even [pairs] = row [w - 1];
+                odd [pairs] = 0.0f;
+            }
+        }
+    }
+}
+
+//  The reverse of s_phase_split: the phases' floats that are inputs into x.
+static void
+s_phase_join (const gc_cnn_op_t *op, const float *ph, float *x)
+{
+    size_t h = op->h, w = op->w, oh = op->oh, ow = op->ow, pairs = w / 2;
+    for (size_t ry = 0; ry < 2; ry++) {
+        const float *even = ph + 2 * ry * S_PHASE_LEN + S_PHASE_GUARD, *odd = even + S_PHASE_LEN;
+        for (size_t r = 0; r < oh && 2 * r + ry < h; r++, even += ow, odd += ow) {
+            float *row = x + (2 * r + ry) * w;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+            if (w <= 16) {
+                __m512 v = _mm512_insertf32x8 (
+                    _mm512_castps256_ps512 (_mm256_maskz_loadu_ps ((__mmask8) s_lanes (ow), even)),
+                    _mm256_maskz_loadu_ps ((__mmask8) s_lanes (ow), odd), 1);
+                _mm512_mask_storeu_ps (row, s_lanes (w), _mm512_permutexvar_ps (s_undeal, v));
+                continue;
+            }
+#endif
+            for (size_t c = 0; c < pairs; c++) {
+                row [2 * c] = even [c];
+                row [2 * c + 1] = odd [c];
+            }
+            if (w % 2)
+                row [w - 1] = even [pairs];
+        }
+    }
+}
+
 //  Whether a convolution's lowering and gather read the tap masks and tables.
 static bool
 s_masked (const gc_cnn_op_t *op)
@@ -205,11 +376,33 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
     //  would leave the tensor takes the run-by-run path
     size_t reach = op->pad * op->w + op->pad;
     bool table = !(s == 1 && op->ow == op->w) && s_masked (op) && keep;
+    if (table && s_phased (op)) {
+        float ph [4 * S_PHASE_LEN] = { 0 };
+        s_tapmask_t tm [S_PHASE_TAPS];
+        for (long t = 0; t < k * k; t++)
+            s_tapmask (keep + (size_t) t * P, P, &tm [t]);
+        for (size_t ci = 0; ci < op->c; ci++)
+            for (size_t n = 0; n < m; n++) {
+                size_t q = ci * batch + n0 + n;
+                s_phase_split (op, x + q * hw, (op->c * batch - q) * hw, ph);
+                for (long t = 0; t < k * k; t++) {
+                    size_t f;
+                    long off;
+                    s_phase_tap (op, t, &f, &off);
+                    float *dst = col + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
+                    s_lower_masked (ph + f * S_PHASE_LEN + S_PHASE_GUARD + off, &tm [t], P, dst);
+                }
+            }
+        return;
+    }
     for (long ki = 0; ki < k; ki++)
         for (long kj = 0; kj < k; kj++) {
             long lo, hi, off = (ki - pad) * (long) op->w + kj - pad;
             s_valid ((long) op->ow, (long) op->w, s, kj - pad, &lo, &hi);
             size_t t = (size_t) (ki * k + kj);
+            s_tapmask_t tm = { 0 };
+            if (same)
+                s_tapmask (keep + t * P, P, &tm);
             for (size_t ci = 0; ci < op->c; ci++) {
                 float *dst = col + ((ci * (size_t) k + (size_t) ki) * (size_t) k + (size_t) kj) * N;
                 for (size_t n = 0; n < m; n++) {
@@ -217,7 +410,7 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
                     if (table)
                         s_lower_table (x + q * hw, at + t * P, keep + t * P, P, dst + n * P);
                     else if (same && q * hw >= reach && (q + 1) * hw + reach <= op->c * batch * hw)
-                        s_lower_masked (x + (long) (q * hw) + off, keep + t * P, P, dst + n * P);
+                        s_lower_masked (x + (long) (q * hw) + off, &tm, P, dst + n * P);
                     else
                         s_lower_plane (op, ki, kj, lo, hi, x + q * hw, dst + n * P);
                 }
@@ -252,7 +445,16 @@ s_gather_plane (const gc_cnn_op_t *op, long ki, long kj, long lo, long hi, float
 static void
 s_gather_masked (const float *src, const float *keep, size_t P, float *dst)
 {
-    for (size_t p = 0; p < P; p++) {
+    size_t p = 0;
+#if GC_KLEVEL == GC_KLEVEL_AVX512
+    //  plain loads, as s_lower_masked; the tail in the loop below
+    for (; p + 16 <= P; p += 16) {
+        __mmask16 k = _mm512_cmpneq_ps_mask (_mm512_loadu_ps (keep + p), _mm512_setzero_ps ());
+        _mm512_storeu_ps (dst + p, _mm512_add_ps (_mm512_loadu_ps (dst + p),
+                                                  _mm512_maskz_mov_ps (k, s_plain_load (src + p))));
+    }
+#endif
+    for (; p < P; p++) {
         float v = src [p];
         dst [p] += keep [p] != 0.0f ? v : 0.0f;
     }
@@ -275,17 +477,37 @@ s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
     //  tap reads each input float at most once, so its floats scatter
     //  without conflicts, in the row loop's order
     bool table = !same && s_masked (op) && keep;
+    float ph [4 * S_PHASE_LEN] = { 0 };
     //  plane by plane, so that the plane being gathered into stays in L1 and
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
         for (size_t n = 0; n < m; n++) {
             size_t q = ci * batch + n0 + n;
             float *dst = dx + q * hw;
-            if (!add)
+            if (!add && !(table && s_phased (op)))
                 memset (dst, 0, hw * sizeof (float));
             //  the lowered rows of this plane, the first and last tap's, and
             //  what a read across them reaches must lie inside dcol
             size_t first = ci * (size_t) (k * k) * N + n * P, last = first + (size_t) (k * k - 1) * N;
+            if (table && s_phased (op)) {
+                //  the phases start as the plane (add) or as zeros, and the
+                //  join writes every float of the plane: no memset of it
+                if (add)
+                    s_phase_split (op, dst, (op->c * batch - q) * hw, ph);
+                else
+                    for (size_t f = 0; f < 4; f++)
+                        s_zero (ph + f * S_PHASE_LEN + S_PHASE_GUARD, (long) P);
+                for (long t = 0; t < k * k; t++) {
+                    size_t f;
+                    long off;
+                    s_phase_tap (op, t, &f, &off);
+                    const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
+                    s_gather_masked (d, keep + (size_t) t * P, P,
+                                     ph + f * S_PHASE_LEN + S_PHASE_GUARD + off);
+                }
+                s_phase_join (op, ph, dst);
+                continue;
+            }
             if (table) {
                 for (long t = 0; t < k * k; t++) {
                     const float *d = dcol + (ci * (size_t) (k * k) + (size_t) t) * N + n * P;
@@ -590,6 +812,15 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
     for (size_t j = 0; j < cg; j++) {
         const float *p = x + j * stride;
         size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+        //  one register for the lanes, as in s_gn_group_sums
+        __m256 v = _mm256_loadu_ps (lane), vm = _mm256_set1_ps (mean);
+        for (; i + S_GN_LANES <= hw; i += S_GN_LANES) {
+            __m256 d = _mm256_sub_ps (_mm256_loadu_ps (p + i), vm);
+            v = _mm256_add_ps (v, square ? _mm256_mul_ps (d, d) : d);
+        }
+        _mm256_storeu_ps (lane, v);
+#endif
         for (; i + S_GN_LANES <= hw; i += S_GN_LANES)
             for (int l = 0; l < S_GN_LANES; l++) {
                 float d = p [i + l] - mean;
@@ -604,14 +835,14 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
 }
 
 static void
-s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                    const float *gamma, const float *beta, bool relu, float *y, float *stats)
+s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+              const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
     size_t G = op->groups, cg = op->c / G, hw = op->h * op->w, M = cg * hw;
     //  group by group, sample by sample: a channel's planes of consecutive
     //  samples are adjacent, so each of the group's streams runs on
     for (size_t g = 0; g < G; g++)
-        for (size_t n = 0; n < batch; n++) {
+        for (size_t n = n0; n < n0 + m; n++) {
             const float *x0 = x + (g * cg * batch + n) * hw;
             double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);
@@ -662,6 +893,30 @@ s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size
         memcpy (b, lb + j * S_GN_LANES, sizeof b);
         float gr = gamma [j] * rstd;
         size_t i = 0;
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+        //  the lanes as one 8-float register each, the same operations
+        //  lane by lane: GCC's straight-line vectoriser had left half of
+        //  them scalar, with shuffles between (perf: 10 % of a resnet8-gn
+        //  step on a Zen 5, the adds' latency)
+        {
+            __m256 vg = _mm256_loadu_ps (g), vb = _mm256_loadu_ps (b);
+            __m256 v1 = _mm256_loadu_ps (l1), v2 = _mm256_loadu_ps (l2);
+            __m256 vmu = _mm256_set1_ps (mu), vr = _mm256_set1_ps (rstd);
+            __m256 vgam = _mm256_set1_ps (gamma [j]), vgr = _mm256_set1_ps (gr);
+            for (; i + S_GN_LANES <= hw; i += S_GN_LANES) {
+                __m256 d = _mm256_loadu_ps (ds + i);
+                __m256 t = _mm256_mul_ps (d, _mm256_sub_ps (_mm256_loadu_ps (xs + i), vmu));
+                vg = _mm256_add_ps (vg, _mm256_mul_ps (vr, t));
+                vb = _mm256_add_ps (vb, d);
+                v1 = _mm256_add_ps (v1, _mm256_mul_ps (vgam, d));
+                v2 = _mm256_add_ps (v2, _mm256_mul_ps (vgr, t));
+            }
+            _mm256_storeu_ps (g, vg);
+            _mm256_storeu_ps (b, vb);
+            _mm256_storeu_ps (l1, v1);
+            _mm256_storeu_ps (l2, v2);
+        }
+#endif
         for (; i + S_GN_LANES <= hw; i += S_GN_LANES)
             for (int l = 0; l < S_GN_LANES; l++) {
                 float d = ds [i + l], t = d * (xs [i + l] - mu);
@@ -686,19 +941,21 @@ s_gn_group_sums (const float *x, const float *dy, size_t cg, size_t stride, size
 
 static void
 s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
-                     const float *stats, size_t batch, const float *gamma,
-                     float *dgamma, float *dbeta, float *dx, bool add, float *scratch)
+               const float *stats, size_t batch, size_t n0, size_t m, const float *gamma,
+               float *dgamma, float *dbeta, float *dx, bool add, float *scratch)
 {
     size_t C = op->c, G = op->groups, cg = C / G, hw = op->h * op->w, M = cg * hw;
     //  scratch: the lanes of dgamma and dbeta (C S_GN_LANES floats each),
     //  then their tails (C doubles each)
     float *lg = scratch, *lb = lg + C * S_GN_LANES;
     double *tg = (double *) (lb + C * S_GN_LANES), *tb = tg + C;
-    memset (scratch, 0, s_gn_scratch (op) * sizeof (float));
+    if (n0 == 0)
+        memset (scratch, 0, s_gn_scratch (op) * sizeof (float));
     //  in the forward pass's order (a channel's sums then still run over
-    //  the samples in order: the same bits as sample by sample)
+    //  the samples in order: the same bits as sample by sample, and over
+    //  ranges of samples taken in order)
     for (size_t g = 0; g < G; g++)
-        for (size_t n = 0; n < batch; n++) {
+        for (size_t n = n0; n < n0 + m; n++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
             size_t c0 = g * cg, base0 = (c0 * batch + n) * hw;
             double s1, s2;
@@ -724,6 +981,8 @@ s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
                         d [i] = a * ds [i] + bx * xs [i] + e;
             }
         }
+    if (n0 + m < batch)
+        return;
     for (size_t c = 0; c < C; c++) {
         dgamma [c] += (float) s_lanes_total (lg + c * S_GN_LANES, tg [c]);
         dbeta [c] += (float) s_lanes_total (lb + c * S_GN_LANES, tb [c]);

@@ -55,16 +55,23 @@ void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t ba
     statistics, a convolution's bias gradient). */
 double gc_conv_sum (const float *x, size_t n);
 
-/*  GroupNorm: stats gets mean and 1/std per sample and group (2 floats);
-    relu: y is max (0, GroupNorm (x)), the ReLU that follows done in the same pass. */
-void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                         const float *gamma, const float *beta, bool relu, float *y,
+/*  GroupNorm of samples [n0, n0 + m) of a batch (a convolution's chunk,
+    while it is in L2, or the whole batch): stats gets mean and 1/std per
+    sample and group (2 floats); relu: y is max (0, GroupNorm (x)), the ReLU
+    that follows done in the same pass. */
+void gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                         size_t m, const float *gamma, const float *beta, bool relu, float *y,
                          float *stats);
-/*  dgamma and dbeta are added to; dx is written or added to (dx NULL: skipped);
-    scratch holds gc_conv_gn_scratch (op) floats (8-byte aligned). */
+/*  The backward pass of samples [n0, n0 + m): ranges that cover the batch
+    in order, the first with n0 = 0, give the bits of one call for the
+    whole batch (scratch carries the parameter gradients' sums between
+    them). dgamma and dbeta are added to by the last range; dx is written or
+    added to (dx NULL: skipped); scratch holds gc_conv_gn_scratch (op)
+    floats (8-byte aligned). */
 void gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
-                          const float *stats, size_t batch, const float *gamma,
-                          float *dgamma, float *dbeta, float *dx, bool add, float *scratch);
+                          const float *stats, size_t batch, size_t n0, size_t m,
+                          const float *gamma, float *dgamma, float *dbeta, float *dx, bool add,
+                          float *scratch);
 size_t gc_conv_gn_scratch (const gc_cnn_op_t *op);
 
 #endif

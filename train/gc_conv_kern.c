@@ -73,18 +73,19 @@ gc_conv_sum (const float *x, size_t n)
 }
 
 void
-gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, const float *gamma,
-                    const float *beta, bool relu, float *y, float *stats)
+gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                    const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {
-    s_kern ()->gn_forward (op, x, batch, gamma, beta, relu, y, stats);
+    s_kern ()->gn_forward (op, x, batch, n0, m, gamma, beta, relu, y, stats);
 }
 
 void
 gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
-                     const float *stats, size_t batch, const float *gamma, float *dgamma,
-                     float *dbeta, float *dx, bool add, float *scratch)
+                     const float *stats, size_t batch, size_t n0, size_t m, const float *gamma,
+                     float *dgamma, float *dbeta, float *dx, bool add, float *scratch)
 {
-    s_kern ()->gn_backward (op, x, dy, stats, batch, gamma, dgamma, dbeta, dx, add, scratch);
+    s_kern ()->gn_backward (op, x, dy, stats, batch, n0, m, gamma, dgamma, dbeta, dx, add,
+                            scratch);
 }
 
 size_t

@@ -20,11 +20,12 @@ typedef struct {
     void   (*avgpool_backward) (const gc_cnn_op_t *op, const float *dy, size_t batch,
                                 float *dx, bool add);
     double (*sum) (const float *x, size_t n);
-    void   (*gn_forward) (const gc_cnn_op_t *op, const float *x, size_t batch,
-                          const float *gamma, const float *beta, bool relu, float *y,
+    void   (*gn_forward) (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                          size_t m, const float *gamma, const float *beta, bool relu, float *y,
                           float *stats);
     void   (*gn_backward) (const gc_cnn_op_t *op, const float *x, const float *dy,
-                           const float *stats, size_t batch, const float *gamma,
+                           const float *stats, size_t batch, size_t n0, size_t m,
+                           const float *gamma,
                            float *dgamma, float *dbeta, float *dx, bool add, float *scratch);
     size_t (*gn_scratch) (const gc_cnn_op_t *op);
 } gc_conv_kern_t;

@@ -189,26 +189,34 @@ test_chunks_and_determinism (void **state)
     gc_cnn_destroy (&b);
 }
 
-//  The masked lowering of small "same" stride-1 planes gives the bytes of
-//  the run-by-run one (keep NULL) and of the definition, for every chunk of
-//  a batch (the planes at the tensor's ends take the other path); so does
-//  the masked gather (col2im).
+//  The lowerings of small planes that read the taps' masks and tables (the
+//  masked one of "same" stride-1 planes, the phases of stride 2, the table
+//  of the others) give the bytes of the row-by-row one (keep NULL) and of
+//  the definition, for every chunk of a batch (the planes at the tensor's
+//  ends take the other path); so do their gathers (col2im), written and added to.
 static void
 test_lowering (void **state)
 {
     (void) state;
-    static const struct { size_t c, h, w, k; } shapes [] = {
-        { 3, 4, 4, 3 }, { 2, 7, 7, 3 }, { 2, 5, 6, 5 }, { 1, 8, 8, 3 }, { 2, 14, 14, 5 },
+    static const struct { size_t c, h, w, k, s, pad; } shapes [] = {
+        { 3, 4, 4, 3, 1, 1 }, { 2, 7, 7, 3, 1, 1 }, { 2, 5, 6, 5, 1, 2 }, { 1, 8, 8, 3, 1, 1 },
+        { 2, 14, 14, 5, 1, 2 },
+        { 2, 14, 14, 3, 2, 1 }, { 3, 7, 7, 3, 2, 1 }, { 2, 4, 4, 1, 2, 0 }, { 2, 7, 7, 1, 2, 0 },
+        { 2, 6, 5, 3, 2, 1 }, { 1, 8, 8, 5, 2, 2 }, { 2, 8, 8, 4, 2, 1 }, { 2, 3, 33, 3, 2, 1 },
+        { 1, 2, 32, 3, 2, 1 },                                                   /* phases */
+        { 2, 9, 9, 3, 3, 1 }, { 2, 6, 6, 3, 1, 0 }, { 1, 8, 8, 3, 2, 0 },      /* tables */
     };
     enum { B = 5 };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes [0]; t++) {
+        size_t k = shapes [t].k, s = shapes [t].s, pad = shapes [t].pad;
         gc_cnn_op_t op = { .kind = GC_CNN_CONV, .c = shapes [t].c, .h = shapes [t].h,
-                           .w = shapes [t].w, .oc = 1, .oh = shapes [t].h, .ow = shapes [t].w,
-                           .k = shapes [t].k, .stride = 1, .pad = shapes [t].k / 2 };
-        size_t hw = op.h * op.w, rows = op.c * op.k * op.k;
-        float *x = gc_falloc (op.c * B * hw), *a = gc_falloc (rows * B * hw);
-        float *b = gc_falloc (rows * B * hw), *keep = gc_falloc (op.k * op.k * hw);
-        int32_t *at = gc_aligned_alloc (op.k * op.k * hw * sizeof (int32_t));
+                           .w = shapes [t].w, .oc = 1, .k = k, .stride = s, .pad = pad,
+                           .oh = (shapes [t].h + 2 * pad - k) / s + 1,
+                           .ow = (shapes [t].w + 2 * pad - k) / s + 1 };
+        size_t hw = op.h * op.w, P = op.oh * op.ow, rows = op.c * k * k;
+        float *x = gc_falloc (op.c * B * hw), *a = gc_falloc (rows * B * P);
+        float *b = gc_falloc (rows * B * P), *keep = gc_falloc (k * k * P);
+        int32_t *at = gc_aligned_alloc (k * k * P * sizeof (int32_t));
         gc_conv_taps (&op, keep, at);
         float *dx = gc_falloc (op.c * B * hw), *dx2 = gc_falloc (op.c * B * hw);
         gc_rng_t rng;
@@ -218,23 +226,22 @@ test_lowering (void **state)
             for (size_t m = 1; n0 + m <= B; m++) {
                 gc_conv_im2col (&op, x, B, n0, m, a, keep, at);
                 gc_conv_im2col (&op, x, B, n0, m, b, NULL, NULL);
-                assert_memory_equal (a, b, rows * m * hw * sizeof (float));
+                assert_memory_equal (a, b, rows * m * P * sizeof (float));
                 for (size_t r = 0; r < rows; r++)
                     for (size_t n = 0; n < m; n++)
-                        for (size_t p = 0; p < hw; p++) {
-                            long ci = (long) (r / (op.k * op.k)), ki = (long) (r / op.k % op.k);
-                            long kj = (long) (r % op.k), pad = (long) op.pad;
-                            long iy = (long) (p / op.w) + ki - pad, ix = (long) (p % op.w) + kj - pad;
+                        for (size_t p = 0; p < P; p++) {
+                            long ci = (long) (r / (k * k)), ki = (long) (r / k % k);
+                            long kj = (long) (r % k);
+                            long iy = (long) (p / op.ow * s) + ki - (long) pad;
+                            long ix = (long) (p % op.ow * s) + kj - (long) pad;
                             bool in = iy >= 0 && iy < (long) op.h && ix >= 0 && ix < (long) op.w;
                             float want = in ? x [((size_t) ci * B + n0 + n) * hw
                                                  + (size_t) (iy * (long) op.w + ix)] : 0.0f;
-                            assert_true (a [(r * m + n) * hw + p] == want);
+                            assert_true (a [(r * m + n) * P + p] == want);
                         }
-                //  and back: the masked gather gives the run-by-run one's
-                //  bytes, written and added to
                 for (int add = 0; add < 2; add++) {
-                    s_fill (&rng, a, rows * m * hw, 1.0f);
-                    memcpy (b, a, rows * m * hw * sizeof (float));
+                    s_fill (&rng, a, rows * m * P, 1.0f);
+                    memcpy (b, a, rows * m * P * sizeof (float));
                     s_fill (&rng, dx, op.c * B * hw, 1.0f);
                     memcpy (dx2, dx, op.c * B * hw * sizeof (float));
                     gc_conv_col2im (&op, a, B, n0, m, dx, add, keep, at);
@@ -250,6 +257,84 @@ test_lowering (void **state)
         gc_mem_free (dx);
         gc_mem_free (dx2);
     }
+}
+
+//  GroupNorm over ranges of samples taken in order (how a convolution's
+//  chunks run it) gives the bytes of one pass over the batch: outputs,
+//  statistics, parameter gradients (added to) and input gradients (written
+//  and added to), for chunkings with one sample, uneven ranges and the whole.
+static void
+test_gn_ranges (void **state)
+{
+    (void) state;
+    enum { B = 7, C = 8, G = 2, H = 5, W = 5 };     /* 25-float planes: a lane tail */
+    gc_cnn_op_t op = { .kind = GC_CNN_GN, .c = C, .h = H, .w = W, .oc = C, .oh = H, .ow = W,
+                       .groups = G };
+    static const size_t cuts [][B + 1] = {
+        { 0, 7 }, { 0, 1, 2, 3, 4, 5, 6, 7 }, { 0, 3, 4, 7 }, { 0, 6, 7 },
+    };
+    size_t n = B * C * H * W;
+    float *x = gc_falloc (n), *dy = gc_falloc (n), *gamma = gc_falloc (C), *beta = gc_falloc (C);
+    float *scratch = gc_falloc (gc_conv_gn_scratch (&op));
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 18);
+    s_fill (&rng, x, n, 2.0f);
+    s_fill (&rng, dy, n, 1.0f);
+    s_fill (&rng, gamma, C, 1.0f);
+    s_fill (&rng, beta, C, 1.0f);
+    float *y [2], *stats [2], *dx [2], *dg [2], *db [2];
+    for (int v = 0; v < 2; v++) {
+        y [v] = gc_falloc (n);
+        dx [v] = gc_falloc (n);
+        stats [v] = gc_falloc (2 * B * G);
+        dg [v] = gc_falloc (C);
+        db [v] = gc_falloc (C);
+    }
+    for (int relu = 0; relu < 2; relu++)
+        for (int add = 0; add < 2; add++)
+            for (size_t c = 0; c < sizeof cuts / sizeof cuts [0]; c++)
+                for (int v = 0; v < 2; v++) {
+                    //  v 0: the whole batch at once; v 1: the ranges of cuts [c]
+                    for (size_t j = 0; j < n; j++)
+                        dx [v] [j] = 0.25f * (float) (j % 7);
+                    for (size_t j = 0; j < C; j++) {
+                        dg [v] [j] = 0.5f;
+                        db [v] [j] = -0.5f;
+                    }
+                    for (size_t r = 0; r == 0 || cuts [c] [r] != B; r++) {
+                        size_t n0 = v ? cuts [c] [r] : 0, m = v ? cuts [c] [r + 1] - n0 : B;
+                        gc_conv_gn_forward (&op, x, B, n0, m, gamma, beta, relu, y [v], stats [v]);
+                        if (!v)
+                            break;
+                    }
+                    for (size_t r = 0; r == 0 || cuts [c] [r] != B; r++) {
+                        size_t n0 = v ? cuts [c] [r] : 0, m = v ? cuts [c] [r + 1] - n0 : B;
+                        gc_conv_gn_backward (&op, x, dy, stats [v], B, n0, m, gamma, dg [v], db [v],
+                                             dx [v], add, scratch);
+                        if (!v)
+                            break;
+                    }
+                    if (v) {
+                        assert_memory_equal (y [0], y [1], n * sizeof (float));
+                        assert_memory_equal (stats [0], stats [1], 2 * B * G * sizeof (float));
+                        assert_memory_equal (dx [0], dx [1], n * sizeof (float));
+                        assert_memory_equal (dg [0], dg [1], C * sizeof (float));
+                        assert_memory_equal (db [0], db [1], C * sizeof (float));
+                        assert_true (dg [1] [0] != 0.5f && db [1] [C - 1] != -0.5f);
+                    }
+                }
+    for (int v = 0; v < 2; v++) {
+        gc_mem_free (y [v]);
+        gc_mem_free (dx [v]);
+        gc_mem_free (stats [v]);
+        gc_mem_free (dg [v]);
+        gc_mem_free (db [v]);
+    }
+    gc_mem_free (x);
+    gc_mem_free (dy);
+    gc_mem_free (gamma);
+    gc_mem_free (beta);
+    gc_mem_free (scratch);
 }
 
 //  Dropout: the identity when evaluating (the network without it, same
@@ -471,6 +556,7 @@ main (void)
         cmocka_unit_test (test_gradients),
         cmocka_unit_test (test_chunks_and_determinism),
         cmocka_unit_test (test_lowering),
+        cmocka_unit_test (test_gn_ranges),
         cmocka_unit_test (test_levels),
         cmocka_unit_test (test_dropout),
         cmocka_unit_test (test_specs),
