@@ -96,8 +96,9 @@ s_fold_max (const uint32_t *lane)
 }
 
 //  One input over a block: v = x - own; sums into *r; its sketch (sx != NULL)
-//  gets sign * v, and with md the row's statistics.
-typedef struct { double d2, dot; int64_t pos, nz; uint32_t big, xbig; } s_row_t;
+//  gets sign * v, and with md the row's statistics. No largest |v| per
+//  coordinate: d2 tells when one may be huge (s_huge_check).
+typedef struct { double d2, dot; int64_t pos, nz; } s_row_t;
 
 static void
 s_row_block (const float *restrict x, const float *restrict own, const float *restrict md,
@@ -105,17 +106,13 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
 {
     float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
     int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
-    uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
 #define S_ROW_BODY(I, L) { \
         float v = x [I] - own [I]; \
         d2 [L] += v * v; \
         dot [L] += v * md [I]; \
         pos [L] += v > 0.0f; \
         nz [L] += v != 0.0f; \
-        sx [I] += s_float (s_bits (v) ^ sg [I]); \
-        uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
-        big [L] = s_umax (big [L], u); \
-        xbig [L] = s_umax (xbig [L], ux); }
+        sx [I] += s_float (s_bits (v) ^ sg [I]); }
     S_LANE_LOOP (n, S_ROW_BODY)
 #undef S_ROW_BODY
     r->d2 += s_fold (d2);
@@ -124,29 +121,19 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
         r->pos += pos [l];
         r->nz += nz [l];
     }
-    uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
-    r->big = s_umax (r->big, b);
-    r->xbig = s_umax (r->xbig, xb);
 }
 
-//  An input without a history: its distance and magnitudes only.
+//  An input without a history: its distance only.
 static void
 s_plain_block (const float *restrict x, const float *restrict own, size_t n, s_row_t *r)
 {
     float d2 [S_LANES] = { 0 };
-    uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
 #define S_PLAIN_BODY(I, L) { \
         float v = x [I] - own [I]; \
-        d2 [L] += v * v; \
-        uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
-        big [L] = s_umax (big [L], u); \
-        xbig [L] = s_umax (xbig [L], ux); }
+        d2 [L] += v * v; }
     S_LANE_LOOP (n, S_PLAIN_BODY)
 #undef S_PLAIN_BODY
     r->d2 += s_fold (d2);
-    uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
-    r->big = s_umax (r->big, b);
-    r->xbig = s_umax (r->xbig, xb);
 }
 
 //  The block of own: its sketch and magnitude; with a median block md,
@@ -182,8 +169,36 @@ s_add (gc_robust_guard_sums_t *s, size_t j, const s_row_t *r)
     s->dot [j] += r->dot;
     s->pos [j] += r->pos;
     s->nz [j] += r->nz;
-    s->big [j] = s_umax (s->big [j], r->big);
-    s->xbig [j] = s_umax (s->xbig [j], r->xbig);
+}
+
+//  The largest |x - own| over d as float bits, and 1 in *bad when x holds
+//  NaN or Inf.
+static uint32_t
+s_largest_diff (const float *x, const float *own, size_t d, int *bad)
+{
+    uint32_t big = 0, xbig = 0;
+    for (size_t c = 0; c < d; c++) {
+        big = s_umax (big, s_bits (x [c] - own [c]) & 0x7fffffffu);
+        xbig = s_umax (xbig, s_bits (x [c]) & 0x7fffffffu);
+    }
+    *bad |= xbig >= GC_ROBUST_NONFINITE_BITS;
+    return big;
+}
+
+//  Input j's big, and whether it holds NaN or Inf, from its d2 where that
+//  decides them: a coordinate with |x - own| >= 2^59 (GC_ROBUST_GUARD_HUGE_BITS)
+//  adds a square of 2^118 or more to a float lane sum of non-negative terms,
+//  which can then only stay there or become Inf, and a NaN or Inf in x
+//  makes x - own NaN or Inf; so d2 below 2^118 proves both absent (big = 0:
+//  below the threshold, the only thing asked of it), and only an input with
+//  a larger d2 (an attacker's, or a peer very far away) is read again.
+static int
+s_huge_check (const gc_robust_guard_io_t *io, size_t d, gc_robust_guard_sums_t *s)
+{
+    int bad = 0;
+    for (size_t j = 0; j < io->n; j++)
+        s->big [j] = s->d2 [j] < 0x1p118 ? 0 : s_largest_diff (io->x [j], io->own, d, &bad);
+    return bad;
 }
 
 static int
@@ -195,7 +210,6 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
     for (size_t j = 0; j < io->n; j++) {
         s->d2 [j] = s->dot [j] = 0;
         s->pos [j] = s->nz [j] = 0;
-        s->big [j] = s->xbig [j] = 0;
         if (io->sx [j])
             memset (io->sx [j], 0, S_BLOCK * sizeof (float));
     }
@@ -219,6 +233,8 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
         s_own_block (own, sg, s->sown, io->kn ? md : NULL, n, s);
         for (size_t j = 0; j < io->n; j++) {
             s_row_t r = { 0 };
+            if (io->x [j] == io->own)
+                continue;       /* v = 0: its sums stay 0 (a NaN in own is caught below) */
             if (io->sx [j])
                 s_row_block (io->x [j] + c0, own, md, sg, io->sx [j], n, &r);
             else
@@ -226,10 +242,9 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
             s_add (s, j, &r);
         }
     }
-    int bad = s->own_big >= GC_ROBUST_NONFINITE_BITS;
-    for (size_t j = 0; j < io->n; j++)
-        bad |= s->xbig [j] >= GC_ROBUST_NONFINITE_BITS;
-    return bad;
+    if (s->own_big >= GC_ROBUST_NONFINITE_BITS)
+        return 1;
+    return s_huge_check (io, d, s);
 }
 
 //  o += a (x - own) over n.

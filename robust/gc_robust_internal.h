@@ -134,6 +134,11 @@ typedef struct {
     linear (the sketch of a running mean is the running mean of sketches). */
 #define GC_ROBUST_SKETCH 1024
 
+/*  |x_j - own| from 2^59 up (as float bits) makes input j huge: clip factor
+    0 (tau / ||x_j - own|| is below tau / 2^59 anyway), so that the float sums
+    of guard's passes cannot overflow. */
+#define GC_ROBUST_GUARD_HUGE_BITS 0x5d000000u
+
 typedef struct {
     const float *const *x;          /* the n inputs */
     size_t       n;
@@ -148,13 +153,14 @@ typedef struct {
 /*  What the scan returns, per input j (arrays of n, the caller's): d2 =
     ||x_j - own||^2, and for inputs with a sketch dot = <x_j - own, med - own>,
     pos / nz = coordinates with x_j > own / x_j != own; big = the largest
-    |x_j - own| and xbig the largest |x_j| as float bit patterns. Once:
-    med2 = ||med - own||^2 (its largest |.| in med_big), own_big, and the
-    sketch of own added to sown. */
+    |x_j - own| as float bits where it may reach GC_ROBUST_GUARD_HUGE_BITS,
+    else 0 (below it; the kernel reads x_j again only when d2 >= 2^118).
+    Once: med2 = ||med - own||^2 (its largest |.| in med_big), own_big, and
+    the sketch of own added to sown. */
 typedef struct {
     double   *d2, *dot;
     int64_t  *pos, *nz;
-    uint32_t *big, *xbig;
+    uint32_t *big;
     float    *sown;
     double    med2;
     uint32_t  med_big, own_big;
