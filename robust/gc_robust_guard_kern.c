@@ -162,6 +162,51 @@ s_own_block (const float *restrict own, const uint32_t *restrict sg, float *rest
     s->med_big = s_umax (s->med_big, mb);
 }
 
+static inline float
+s_fmin (float a, float b)
+{
+    return a < b ? a : b;       /* minps: b when not a < b (NaN, equal zeros) */
+}
+
+static inline float
+s_fmax (float a, float b)
+{
+    return a > b ? a : b;
+}
+
+//  The median of four neighbours over a block, the mean of the middle two,
+//  as the window kernel gives it ((float) (((double) s1 + s2) * 0.5), the
+//  same network) but in float: (s1 + s2) * 0.5f. The two are equal unless
+//  s1 + s2 overflows: when the float sum is exact (a subnormal one is, and
+//  any whose exponents differ by 28 or less fits the double's 53 bits) both
+//  round s / 2 once, halving being exact from 2^-126 up and the sum below
+//  2^-125 exact; when not, the smaller term is below a quarter ulp of the
+//  larger and both give half the larger. Returns 1 when some mean is not
+//  finite (a middle pair overflowed, or an Inf reached the middle): the
+//  caller then takes the window kernel's result for the block, and its
+//  finiteness test. (A NaN or Inf that does not reach the middle wires is
+//  not seen here; its input's d2 is NaN or Inf, which s_huge_check
+//  reports.) The test is a float sum of m - m, which is 0 for every finite
+//  m: two operations a coordinate.
+static int
+s_med4_block (const float *const *nb, size_t n, float *restrict md)
+{
+    const float *restrict x0 = nb [0], *restrict x1 = nb [1];
+    const float *restrict x2 = nb [2], *restrict x3 = nb [3];
+    float fin [S_LANES] = { 0 };
+#define S_MED4_BODY(I, L) { \
+        float a = s_fmin (x0 [I], x1 [I]), b = s_fmax (x0 [I], x1 [I]); \
+        float c = s_fmin (x2 [I], x3 [I]), e = s_fmax (x2 [I], x3 [I]); \
+        float lo = s_fmax (a, c), hi = s_fmin (b, e); \
+        float s1 = s_fmin (hi, lo), s2 = s_fmax (hi, lo); \
+        float m = (s1 + s2) * 0.5f; \
+        md [I] = m; \
+        fin [L] += m - m; }
+    S_LANE_LOOP (n, S_MED4_BODY)
+#undef S_MED4_BODY
+    return !(s_fold (fin) == 0);
+}
+
 static void
 s_add (gc_robust_guard_sums_t *s, size_t j, const s_row_t *r)
 {
@@ -223,7 +268,8 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
         if (io->kn) {
             for (size_t i = 0; i < io->kn; i++)
                 nb [i] = io->nb [i] + c0;
-            int rc = GC_KSYM (gc_robust_cw_kern).window (ws, nb, io->kn, n, (io->kn - 1) / 2,
+            int rc = io->kn == 4 && !s_med4_block (nb, n, md) ? 0
+                   : GC_KSYM (gc_robust_cw_kern).window (ws, nb, io->kn, n, (io->kn - 1) / 2,
                                                          io->kn / 2, md);
             if (rc)
                 return rc;
@@ -310,5 +356,6 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
 
 const gc_robust_guard_kern_t GC_KSYM (gc_robust_guard_kern) = {
     .scan = s_k_scan,
+    .med4 = s_med4_block,
     .apply = s_k_apply,
 };

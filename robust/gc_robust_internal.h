@@ -171,6 +171,13 @@ typedef struct {
         kernel code (1: own or an input holds NaN/Inf, -1: no memory). */
     int  (*scan) (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d,
                   gc_robust_guard_sums_t *s);
+    /*  The median of 4 inputs over n coordinates, the mean of the middle two,
+        in float: the bits of gc_robust_cw_window (k 4, lo 1, hi 2) unless it
+        returns 1 (a mean not finite: a middle pair overflowed, or an Inf
+        reached the middle; md is then unspecified). A NaN or Inf elsewhere
+        is not reported (the scan's d2 reports it). The scan's fast path
+        for the usual 4 neighbours. */
+    int  (*med4) (const float *const *in, size_t n, float *md);
     /*  out = own + sum_j a_j (x_j - own), its sketch into sout, one pass. */
     void (*apply) (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
                    float *sout);
