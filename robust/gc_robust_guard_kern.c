@@ -17,6 +17,7 @@
 #include "gc_klevel.h"
 #include "gc_robust_internal.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -293,31 +294,66 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
     return s_huge_check (io, d, s);
 }
 
-//  o += a (x - own) over n.
-static void
-s_axpy_diff (float *restrict o, float a, const float *restrict x, const float *restrict own, size_t n)
+//  One run of the output pass over a block: o = v + sum_i a_i (x_i - own)
+//  for cnt inputs (4, 1 or 0), added one at a time in input order, v being
+//  0 on the block's first run and o after it; on its last run own is added
+//  and the sketch of o taken. The same float operations in the same order
+//  as a zeroed o, then one pass per input, then a pass adding own (the
+//  former form), with o held in a register across them: it is stored once
+//  and not zeroed first. FIRST, LAST and CNT are constants at each call.
+static inline __attribute__ ((always_inline)) void
+s_apply_run (float *restrict o, const float *a, const float *const *x, size_t cnt,
+             const float *restrict own, size_t n, bool first, bool last,
+             const uint32_t *restrict sg, float *restrict sout)
 {
-    for (size_t c = 0; c < n; c++)
-        o [c] += a * (x [c] - own [c]);
+    const float *restrict x0 = cnt ? x [0] : NULL, *restrict x1 = cnt == 4 ? x [1] : NULL;
+    const float *restrict x2 = cnt == 4 ? x [2] : NULL, *restrict x3 = cnt == 4 ? x [3] : NULL;
+    float a0 = cnt ? a [0] : 0, a1 = cnt == 4 ? a [1] : 0;
+    float a2 = cnt == 4 ? a [2] : 0, a3 = cnt == 4 ? a [3] : 0;
+    for (size_t c = 0; c < n; c++) {
+        float v = first ? 0.0f : o [c];
+        if (cnt)
+            v += a0 * (x0 [c] - own [c]);
+        if (cnt == 4) {
+            v += a1 * (x1 [c] - own [c]);
+            v += a2 * (x2 [c] - own [c]);
+            v += a3 * (x3 [c] - own [c]);
+        }
+        if (last) {
+            v += own [c];
+            sout [c] += s_float (s_bits (v) ^ sg [c]);
+        }
+        o [c] = v;
+    }
 }
 
-//  o = (((o + a0 (x0 - own)) + a1 (x1 - own)) + a2 (x2 - own)) + a3 (x3 - own):
-//  the same float operations in the same order as four s_axpy_diff calls,
-//  with o held in a register across them rather than stored and reloaded
-//  from L1 by each.
+//  s_apply_run with its flags as constants (one copy of the loop each).
 static void
-s_axpy4_diff (float *restrict o, const float *a, const float *const *x,
-              const float *restrict own, size_t n)
+s_apply_run4 (float *o, const float *a, const float *const *x, const float *own, size_t n,
+              bool first, bool last, const uint32_t *sg, float *sout)
 {
-    const float *restrict x0 = x [0], *restrict x1 = x [1];
-    const float *restrict x2 = x [2], *restrict x3 = x [3];
-    float a0 = a [0], a1 = a [1], a2 = a [2], a3 = a [3];
-    for (size_t c = 0; c < n; c++) {
-        float v = o [c] + a0 * (x0 [c] - own [c]);
-        v += a1 * (x1 [c] - own [c]);
-        v += a2 * (x2 [c] - own [c]);
-        o [c] = v + a3 * (x3 [c] - own [c]);
-    }
+    if (first && last)
+        s_apply_run (o, a, x, 4, own, n, true, true, sg, sout);
+    else if (first)
+        s_apply_run (o, a, x, 4, own, n, true, false, sg, sout);
+    else if (last)
+        s_apply_run (o, a, x, 4, own, n, false, true, sg, sout);
+    else
+        s_apply_run (o, a, x, 4, own, n, false, false, sg, sout);
+}
+
+static void
+s_apply_run1 (float *o, const float *a, const float *const *x, const float *own, size_t n,
+              bool first, bool last, const uint32_t *sg, float *sout)
+{
+    if (first && last)
+        s_apply_run (o, a, x, 1, own, n, true, true, sg, sout);
+    else if (first)
+        s_apply_run (o, a, x, 1, own, n, true, false, sg, sout);
+    else if (last)
+        s_apply_run (o, a, x, 1, own, n, false, true, sg, sout);
+    else
+        s_apply_run (o, a, x, 1, own, n, false, false, sg, sout);
 }
 
 static void
@@ -325,32 +361,35 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
 {
     uint32_t sg [S_BLOCK];
     memset (sout, 0, S_BLOCK * sizeof *sout);
+    size_t moving = 0;          /* the inputs that move the output */
+    for (size_t j = 0; j < io->n; j++)
+        moving += a [j] != 0.0f;
     for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
         size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
         const float *own = io->own + c0;
         float *o = out + c0;
-        memset (o, 0, n * sizeof *o);
-        //  the inputs that move the output, four at a time in input order
+        s_signs (io->sign, c0, n, sg);
+        if (!moving) {
+            s_apply_run (o, NULL, NULL, 0, own, n, true, true, sg, sout);
+            continue;
+        }
+        //  four at a time in input order, then one at a time
         float ga [4];
         const float *gx [4];
-        size_t m = 0;
+        size_t m = 0, done = 0;
         for (size_t j = 0; j < io->n; j++) {
             if (a [j] == 0.0f)
                 continue;
             ga [m] = a [j];
             gx [m++] = io->x [j] + c0;
             if (m == 4) {
-                s_axpy4_diff (o, ga, gx, own, n);
+                s_apply_run4 (o, ga, gx, own, n, done == 0, done + 4 == moving, sg, sout);
+                done += 4;
                 m = 0;
             }
         }
-        for (size_t i = 0; i < m; i++)
-            s_axpy_diff (o, ga [i], gx [i], own, n);
-        s_signs (io->sign, c0, n, sg);
-        for (size_t c = 0; c < n; c++) {
-            o [c] += own [c];
-            sout [c] += s_float (s_bits (o [c]) ^ sg [c]);
-        }
+        for (size_t i = 0; i < m; i++, done++)
+            s_apply_run1 (o, ga + i, gx + i, own, n, done == 0, done + 1 == moving, sg, sout);
     }
 }
 
