@@ -87,15 +87,6 @@ s_fold (const float *lane)
     return all;
 }
 
-static uint32_t
-s_fold_max (const uint32_t *lane)
-{
-    uint32_t all = 0;
-    for (size_t l = 0; l < S_LANES; l++)
-        all = s_umax (all, lane [l]);
-    return all;
-}
-
 //  One input over a block: v = x - own; sums into *r; its sketch (sx != NULL)
 //  gets sign * v, and with md the row's statistics. No largest |v| per
 //  coordinate: d2 tells when one may be huge (s_huge_check).
@@ -137,30 +128,34 @@ s_plain_block (const float *restrict x, const float *restrict own, size_t n, s_r
     r->d2 += s_fold (d2);
 }
 
-//  The block of own: its sketch and magnitude; with a median block md,
-//  md -= own and its square sum and magnitude.
+//  The block of own: its sketch, and in s->own_big whether it holds NaN or
+//  Inf (a float sum of own - own, 0 for finite own, NaN otherwise: two
+//  operations a coordinate where a largest |own| needs a mask and a max,
+//  six operations at SSE2); with a median block md, md -= own, its square
+//  sum and, where that sum says it may reach GC_ROBUST_GUARD_HUGE_BITS
+//  (2^118 or more, as in s_huge_check), the block's largest |md - own|
+//  from md in L1 (else 0: below the threshold, all that is asked of it).
 static void
 s_own_block (const float *restrict own, const uint32_t *restrict sg, float *restrict sown,
              float *restrict md, size_t n, gc_robust_guard_sums_t *s)
 {
-    float sq [S_LANES] = { 0 };
-    uint32_t big [S_LANES] = { 0 }, mbig [S_LANES] = { 0 };
+    float sq [S_LANES] = { 0 }, fin [S_LANES] = { 0 };
 #define S_OWN_BODY(I, L) { \
         sown [I] += s_float (s_bits (own [I]) ^ sg [I]); \
-        uint32_t u = s_bits (own [I]) & 0x7fffffffu; \
-        big [L] = s_umax (big [L], u); \
+        fin [L] += own [I] - own [I]; \
         if (md) { \
             float m = md [I] - own [I]; \
             md [I] = m; \
-            sq [L] += m * m; \
-            uint32_t um = s_bits (m) & 0x7fffffffu; \
-            mbig [L] = s_umax (mbig [L], um); } }
+            sq [L] += m * m; } }
     S_LANE_LOOP (n, S_OWN_BODY)
 #undef S_OWN_BODY
-    s->med2 += s_fold (sq);
-    uint32_t b = s_fold_max (big), mb = s_fold_max (mbig);
-    s->own_big = s_umax (s->own_big, b);
-    s->med_big = s_umax (s->med_big, mb);
+    double q = s_fold (sq);
+    s->med2 += q;
+    if (!(s_fold (fin) == 0))
+        s->own_big = GC_ROBUST_NONFINITE_BITS;
+    if (md && !(q < 0x1p118))
+        for (size_t c = 0; c < n; c++)
+            s->med_big = s_umax (s->med_big, s_bits (md [c]) & 0x7fffffffu);
 }
 
 static inline float

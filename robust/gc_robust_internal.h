@@ -155,8 +155,10 @@ typedef struct {
     pos / nz = coordinates with x_j > own / x_j != own; big = the largest
     |x_j - own| as float bits where it may reach GC_ROBUST_GUARD_HUGE_BITS,
     else 0 (below it; the kernel reads x_j again only when d2 >= 2^118).
-    Once: med2 = ||med - own||^2 (its largest |.| in med_big), own_big, and
-    the sketch of own added to sown. */
+    Once: med2 = ||med - own||^2 and med_big its largest |.| (where it may
+    reach GC_ROBUST_GUARD_HUGE_BITS, else 0), own_big (at least
+    GC_ROBUST_NONFINITE_BITS when own holds NaN or Inf, else 0), and the
+    sketch of own added to sown. */
 typedef struct {
     double   *d2, *dot;
     int64_t  *pos, *nz;
