@@ -173,11 +173,11 @@ s_fmax (float a, float b)
 //  The median of four neighbours over a block, the mean of the middle two,
 //  as the window kernel gives it ((float) (((double) s1 + s2) * 0.5), the
 //  same network) but in float: (s1 + s2) * 0.5f. The two are equal unless
-//  s1 + s2 overflows: when the float sum is exact (a subnormal one is, and
-//  any whose exponents differ by 28 or less fits the double's 53 bits) both
-//  round s / 2 once, halving being exact from 2^-126 up and the sum below
-//  2^-125 exact; when not, the smaller term is below a quarter ulp of the
-//  larger and both give half the larger. Returns 1 when some mean is not
+//  s1 + s2 overflows: where the exact s = s1 + s2 fits a double (exponents
+//  within 28) both round s / 2 once (a float sum below 2^-125 is exact, and
+//  from there the halving is exact); where it does not, the smaller term is
+//  below an eighth of half an ulp of the larger and both give half the
+//  larger. Returns 1 when some mean is not
 //  finite (a middle pair overflowed, or an Inf reached the middle): the
 //  caller then takes the window kernel's result for the block, and its
 //  finiteness test. (A NaN or Inf that does not reach the middle wires is
