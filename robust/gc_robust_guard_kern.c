@@ -322,33 +322,24 @@ s_apply_run (float *restrict o, const float *a, const float *const *x, size_t cn
     }
 }
 
-//  s_apply_run with its flags as constants (one copy of the loop each).
+//  s_apply_run for 4 or 1 inputs with its flags as constants (one copy of
+//  the loop each).
 static void
-s_apply_run4 (float *o, const float *a, const float *const *x, const float *own, size_t n,
-              bool first, bool last, const uint32_t *sg, float *sout)
+s_apply_step (float *o, const float *a, const float *const *x, size_t cnt, const float *own,
+              size_t n, bool first, bool last, const uint32_t *sg, float *sout)
 {
-    if (first && last)
-        s_apply_run (o, a, x, 4, own, n, true, true, sg, sout);
-    else if (first)
-        s_apply_run (o, a, x, 4, own, n, true, false, sg, sout);
-    else if (last)
-        s_apply_run (o, a, x, 4, own, n, false, true, sg, sout);
-    else
-        s_apply_run (o, a, x, 4, own, n, false, false, sg, sout);
-}
-
-static void
-s_apply_run1 (float *o, const float *a, const float *const *x, const float *own, size_t n,
-              bool first, bool last, const uint32_t *sg, float *sout)
-{
-    if (first && last)
-        s_apply_run (o, a, x, 1, own, n, true, true, sg, sout);
-    else if (first)
-        s_apply_run (o, a, x, 1, own, n, true, false, sg, sout);
-    else if (last)
-        s_apply_run (o, a, x, 1, own, n, false, true, sg, sout);
-    else
-        s_apply_run (o, a, x, 1, own, n, false, false, sg, sout);
+#define S_RUN(CNT, F, L) s_apply_run (o, a, x, CNT, own, n, F, L, sg, sout); break;
+    switch ((cnt == 4) << 2 | first << 1 | last) {
+        case 0: S_RUN (1, false, false)
+        case 1: S_RUN (1, false, true)
+        case 2: S_RUN (1, true, false)
+        case 3: S_RUN (1, true, true)
+        case 4: S_RUN (4, false, false)
+        case 5: S_RUN (4, false, true)
+        case 6: S_RUN (4, true, false)
+        default: S_RUN (4, true, true)
+    }
+#undef S_RUN
 }
 
 static void
@@ -378,13 +369,13 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
             ga [m] = a [j];
             gx [m++] = io->x [j] + c0;
             if (m == 4) {
-                s_apply_run4 (o, ga, gx, own, n, done == 0, done + 4 == moving, sg, sout);
+                s_apply_step (o, ga, gx, 4, own, n, done == 0, done + 4 == moving, sg, sout);
                 done += 4;
                 m = 0;
             }
         }
         for (size_t i = 0; i < m; i++, done++)
-            s_apply_run1 (o, ga + i, gx + i, own, n, done == 0, done + 1 == moving, sg, sout);
+            s_apply_step (o, ga + i, gx + i, 1, own, n, done == 0, done + 1 == moving, sg, sout);
     }
 }
 
