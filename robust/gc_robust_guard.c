@@ -76,7 +76,7 @@ typedef struct {
 typedef struct {
     double   *d2, *dot;             /* the scan's sums (gc_robust_guard_sums_t) */
     int64_t  *pos, *nz;
-    uint32_t *big, *xbig;
+    uint32_t *big;
     float    *a;                    /* the output's factors */
     float    *sx;                   /* n x S_P: each input's sketch of x_j - own */
     float   **sxp;                  /* per input: its row of sx, or NULL (no history) */
@@ -120,7 +120,7 @@ s_reset (gc_robust_guard_t *self)
     free (self->nb);
     self->nb = NULL;
     s_scratch_t *sc = &self->sc;
-    void *bufs [] = { sc->d2, sc->dot, sc->pos, sc->nz, sc->big, sc->xbig, sc->a, sc->sx,
+    void *bufs [] = { sc->d2, sc->dot, sc->pos, sc->nz, sc->big, sc->a, sc->sx,
                       sc->sxp, sc->entry, (void *) sc->nb_blk };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         free (bufs [i]);
@@ -209,9 +209,8 @@ s_median_distance (const double *d2, size_t n, double *tmp)
 }
 
 //  An input that differs from the peer's model by 2^59 or more in some
-//  coordinate gets clip factor 0 (its factor tau / ||x - own|| is below
-//  tau / 2^59 anyway): the float sums of the passes then cannot overflow.
-#define S_HUGE_BITS 0x5d000000u
+//  coordinate gets clip factor 0 (gc_robust_internal.h).
+#define S_HUGE_BITS GC_ROBUST_GUARD_HUGE_BITS
 
 //  The per-input scratch of one call, grown with n.
 static int
@@ -221,11 +220,11 @@ s_reserve (gc_robust_guard_t *self, size_t n)
         return 0;
     s_scratch_t *sc = &self->sc;
     void **bufs [] = { (void **) &sc->d2, (void **) &sc->dot, (void **) &sc->pos, (void **) &sc->nz,
-                       (void **) &sc->big, (void **) &sc->xbig, (void **) &sc->a, (void **) &sc->sx,
+                       (void **) &sc->big, (void **) &sc->a, (void **) &sc->sx,
                        (void **) &sc->sxp, (void **) &sc->entry, (void **) &sc->nb_blk,
                        (void **) &self->nb };
     size_t sizes [] = { sizeof (double), sizeof (double), sizeof (int64_t), sizeof (int64_t),
-                        sizeof (uint32_t), sizeof (uint32_t), sizeof (float), S_P * sizeof (float),
+                        sizeof (uint32_t), sizeof (float), S_P * sizeof (float),
                         sizeof (float *), sizeof (size_t), sizeof (float *), sizeof (float *) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes [0]; i++) {
         void *p = realloc (*bufs [i], n * sizes [i]);
@@ -409,7 +408,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     gc_robust_guard_io_t io = { .x = x, .n = n, .own = own, .nb = self->nb, .kn = kn,
                                 .nb_blk = sc->nb_blk, .sx = sc->sxp, .sign = self->sign };
     gc_robust_guard_sums_t sums = { .d2 = sc->d2, .dot = sc->dot, .pos = sc->pos, .nz = sc->nz,
-                                    .big = sc->big, .xbig = sc->xbig, .sown = self->sown };
+                                    .big = sc->big, .sown = self->sown };
     int rc = kern->scan (ws, &io, d, &sums);
     if (rc)
         return rc;

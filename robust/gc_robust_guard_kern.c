@@ -17,6 +17,7 @@
 #include "gc_klevel.h"
 #include "gc_robust_internal.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -86,18 +87,10 @@ s_fold (const float *lane)
     return all;
 }
 
-static uint32_t
-s_fold_max (const uint32_t *lane)
-{
-    uint32_t all = 0;
-    for (size_t l = 0; l < S_LANES; l++)
-        all = s_umax (all, lane [l]);
-    return all;
-}
-
 //  One input over a block: v = x - own; sums into *r; its sketch (sx != NULL)
-//  gets sign * v, and with md the row's statistics.
-typedef struct { double d2, dot; int64_t pos, nz; uint32_t big, xbig; } s_row_t;
+//  gets sign * v, and with md the row's statistics. No largest |v| per
+//  coordinate: d2 tells when one may be huge (s_huge_check).
+typedef struct { double d2, dot; int64_t pos, nz; } s_row_t;
 
 static void
 s_row_block (const float *restrict x, const float *restrict own, const float *restrict md,
@@ -105,17 +98,13 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
 {
     float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
     int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
-    uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
 #define S_ROW_BODY(I, L) { \
         float v = x [I] - own [I]; \
         d2 [L] += v * v; \
         dot [L] += v * md [I]; \
         pos [L] += v > 0.0f; \
         nz [L] += v != 0.0f; \
-        sx [I] += s_float (s_bits (v) ^ sg [I]); \
-        uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
-        big [L] = s_umax (big [L], u); \
-        xbig [L] = s_umax (xbig [L], ux); }
+        sx [I] += s_float (s_bits (v) ^ sg [I]); }
     S_LANE_LOOP (n, S_ROW_BODY)
 #undef S_ROW_BODY
     r->d2 += s_fold (d2);
@@ -124,55 +113,94 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
         r->pos += pos [l];
         r->nz += nz [l];
     }
-    uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
-    r->big = s_umax (r->big, b);
-    r->xbig = s_umax (r->xbig, xb);
 }
 
-//  An input without a history: its distance and magnitudes only.
+//  An input without a history: its distance only.
 static void
 s_plain_block (const float *restrict x, const float *restrict own, size_t n, s_row_t *r)
 {
     float d2 [S_LANES] = { 0 };
-    uint32_t big [S_LANES] = { 0 }, xbig [S_LANES] = { 0 };
 #define S_PLAIN_BODY(I, L) { \
         float v = x [I] - own [I]; \
-        d2 [L] += v * v; \
-        uint32_t u = s_bits (v) & 0x7fffffffu, ux = s_bits (x [I]) & 0x7fffffffu; \
-        big [L] = s_umax (big [L], u); \
-        xbig [L] = s_umax (xbig [L], ux); }
+        d2 [L] += v * v; }
     S_LANE_LOOP (n, S_PLAIN_BODY)
 #undef S_PLAIN_BODY
     r->d2 += s_fold (d2);
-    uint32_t b = s_fold_max (big), xb = s_fold_max (xbig);
-    r->big = s_umax (r->big, b);
-    r->xbig = s_umax (r->xbig, xb);
 }
 
-//  The block of own: its sketch and magnitude; with a median block md,
-//  md -= own and its square sum and magnitude.
+//  The block of own: its sketch, and in s->own_big whether it holds NaN or
+//  Inf (a float sum of own - own, 0 for finite own, NaN otherwise: two
+//  operations a coordinate where a largest |own| needs a mask and a max,
+//  six operations at SSE2); with a median block md, md -= own, its square
+//  sum and, where that sum says it may reach GC_ROBUST_GUARD_HUGE_BITS
+//  (2^118 or more, as in s_huge_check), the block's largest |md - own|
+//  from md in L1 (else 0: below the threshold, all that is asked of it).
 static void
 s_own_block (const float *restrict own, const uint32_t *restrict sg, float *restrict sown,
              float *restrict md, size_t n, gc_robust_guard_sums_t *s)
 {
-    float sq [S_LANES] = { 0 };
-    uint32_t big [S_LANES] = { 0 }, mbig [S_LANES] = { 0 };
+    float sq [S_LANES] = { 0 }, fin [S_LANES] = { 0 };
 #define S_OWN_BODY(I, L) { \
         sown [I] += s_float (s_bits (own [I]) ^ sg [I]); \
-        uint32_t u = s_bits (own [I]) & 0x7fffffffu; \
-        big [L] = s_umax (big [L], u); \
+        fin [L] += own [I] - own [I]; \
         if (md) { \
             float m = md [I] - own [I]; \
             md [I] = m; \
-            sq [L] += m * m; \
-            uint32_t um = s_bits (m) & 0x7fffffffu; \
-            mbig [L] = s_umax (mbig [L], um); } }
+            sq [L] += m * m; } }
     S_LANE_LOOP (n, S_OWN_BODY)
 #undef S_OWN_BODY
-    s->med2 += s_fold (sq);
-    uint32_t b = s_fold_max (big), mb = s_fold_max (mbig);
-    s->own_big = s_umax (s->own_big, b);
-    s->med_big = s_umax (s->med_big, mb);
+    double q = s_fold (sq);
+    s->med2 += q;
+    if (!(s_fold (fin) == 0))
+        s->own_big = GC_ROBUST_NONFINITE_BITS;
+    if (md && !(q < 0x1p118))
+        for (size_t c = 0; c < n; c++)
+            s->med_big = s_umax (s->med_big, s_bits (md [c]) & 0x7fffffffu);
+}
+
+static inline float
+s_fmin (float a, float b)
+{
+    return a < b ? a : b;       /* minps: b when not a < b (NaN, equal zeros) */
+}
+
+static inline float
+s_fmax (float a, float b)
+{
+    return a > b ? a : b;
+}
+
+//  The median of four neighbours over a block, the mean of the middle two,
+//  as the window kernel gives it ((float) (((double) s1 + s2) * 0.5), the
+//  same network) but in float: (s1 + s2) * 0.5f. The two are equal unless
+//  s1 + s2 overflows: where the exact s = s1 + s2 fits a double (exponents
+//  within 28) both round s / 2 once (a float sum below 2^-125 is exact, and
+//  from there the halving is exact); where it does not, the smaller term is
+//  below an eighth of half an ulp of the larger and both give half the
+//  larger. Returns 1 when some mean is not
+//  finite (a middle pair overflowed, or an Inf reached the middle): the
+//  caller then takes the window kernel's result for the block, and its
+//  finiteness test. (A NaN or Inf that does not reach the middle wires is
+//  not seen here; its input's d2 is NaN or Inf, which s_huge_check
+//  reports.) The test is a float sum of m - m, which is 0 for every finite
+//  m: two operations a coordinate.
+static int
+s_med4_block (const float *const *nb, size_t n, float *restrict md)
+{
+    const float *restrict x0 = nb [0], *restrict x1 = nb [1];
+    const float *restrict x2 = nb [2], *restrict x3 = nb [3];
+    float fin [S_LANES] = { 0 };
+#define S_MED4_BODY(I, L) { \
+        float a = s_fmin (x0 [I], x1 [I]), b = s_fmax (x0 [I], x1 [I]); \
+        float c = s_fmin (x2 [I], x3 [I]), e = s_fmax (x2 [I], x3 [I]); \
+        float lo = s_fmax (a, c), hi = s_fmin (b, e); \
+        float s1 = s_fmin (hi, lo), s2 = s_fmax (hi, lo); \
+        float m = (s1 + s2) * 0.5f; \
+        md [I] = m; \
+        fin [L] += m - m; }
+    S_LANE_LOOP (n, S_MED4_BODY)
+#undef S_MED4_BODY
+    return !(s_fold (fin) == 0);
 }
 
 static void
@@ -182,8 +210,36 @@ s_add (gc_robust_guard_sums_t *s, size_t j, const s_row_t *r)
     s->dot [j] += r->dot;
     s->pos [j] += r->pos;
     s->nz [j] += r->nz;
-    s->big [j] = s_umax (s->big [j], r->big);
-    s->xbig [j] = s_umax (s->xbig [j], r->xbig);
+}
+
+//  The largest |x - own| over d as float bits, and 1 in *bad when x holds
+//  NaN or Inf.
+static uint32_t
+s_largest_diff (const float *x, const float *own, size_t d, int *bad)
+{
+    uint32_t big = 0, xbig = 0;
+    for (size_t c = 0; c < d; c++) {
+        big = s_umax (big, s_bits (x [c] - own [c]) & 0x7fffffffu);
+        xbig = s_umax (xbig, s_bits (x [c]) & 0x7fffffffu);
+    }
+    *bad |= xbig >= GC_ROBUST_NONFINITE_BITS;
+    return big;
+}
+
+//  Input j's big, and whether it holds NaN or Inf, from its d2 where that
+//  decides them: a coordinate with |x - own| >= 2^59 (GC_ROBUST_GUARD_HUGE_BITS)
+//  adds a square of 2^118 or more to a float lane sum of non-negative terms,
+//  which can then only stay there or become Inf, and a NaN or Inf in x
+//  makes x - own NaN or Inf; so d2 below 2^118 proves both absent (big = 0:
+//  below the threshold, the only thing asked of it), and only an input with
+//  a larger d2 (an attacker's, or a peer very far away) is read again.
+static int
+s_huge_check (const gc_robust_guard_io_t *io, size_t d, gc_robust_guard_sums_t *s)
+{
+    int bad = 0;
+    for (size_t j = 0; j < io->n; j++)
+        s->big [j] = s->d2 [j] < 0x1p118 ? 0 : s_largest_diff (io->x [j], io->own, d, &bad);
+    return bad;
 }
 
 static int
@@ -195,7 +251,6 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
     for (size_t j = 0; j < io->n; j++) {
         s->d2 [j] = s->dot [j] = 0;
         s->pos [j] = s->nz [j] = 0;
-        s->big [j] = s->xbig [j] = 0;
         if (io->sx [j])
             memset (io->sx [j], 0, S_BLOCK * sizeof (float));
     }
@@ -209,7 +264,8 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
         if (io->kn) {
             for (size_t i = 0; i < io->kn; i++)
                 nb [i] = io->nb [i] + c0;
-            int rc = GC_KSYM (gc_robust_cw_kern).window (ws, nb, io->kn, n, (io->kn - 1) / 2,
+            int rc = io->kn == 4 && !s_med4_block (nb, n, md) ? 0
+                   : GC_KSYM (gc_robust_cw_kern).window (ws, nb, io->kn, n, (io->kn - 1) / 2,
                                                          io->kn / 2, md);
             if (rc)
                 return rc;
@@ -219,6 +275,8 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
         s_own_block (own, sg, s->sown, io->kn ? md : NULL, n, s);
         for (size_t j = 0; j < io->n; j++) {
             s_row_t r = { 0 };
+            if (io->x [j] == io->own)
+                continue;       /* v = 0: its sums stay 0 (a NaN in own is caught below) */
             if (io->sx [j])
                 s_row_block (io->x [j] + c0, own, md, sg, io->sx [j], n, &r);
             else
@@ -226,37 +284,62 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
             s_add (s, j, &r);
         }
     }
-    int bad = s->own_big >= GC_ROBUST_NONFINITE_BITS;
-    for (size_t j = 0; j < io->n; j++)
-        bad |= s->xbig [j] >= GC_ROBUST_NONFINITE_BITS;
-    return bad;
+    if (s->own_big >= GC_ROBUST_NONFINITE_BITS)
+        return 1;
+    return s_huge_check (io, d, s);
 }
 
-//  o += a (x - own) over n.
-static void
-s_axpy_diff (float *restrict o, float a, const float *restrict x, const float *restrict own, size_t n)
+//  One run of the output pass over a block: o = v + sum_i a_i (x_i - own)
+//  for cnt inputs (4, 1 or 0), added one at a time in input order, v being
+//  0 on the block's first run and o after it; on its last run own is added
+//  and the sketch of o taken. The same float operations in the same order
+//  as a zeroed o, then one pass per input, then a pass adding own (the
+//  former form), with o held in a register across them: it is stored once
+//  and not zeroed first. FIRST, LAST and CNT are constants at each call.
+static inline __attribute__ ((always_inline)) void
+s_apply_run (float *restrict o, const float *a, const float *const *x, size_t cnt,
+             const float *restrict own, size_t n, bool first, bool last,
+             const uint32_t *restrict sg, float *restrict sout)
 {
-    for (size_t c = 0; c < n; c++)
-        o [c] += a * (x [c] - own [c]);
-}
-
-//  o = (((o + a0 (x0 - own)) + a1 (x1 - own)) + a2 (x2 - own)) + a3 (x3 - own):
-//  the same float operations in the same order as four s_axpy_diff calls,
-//  with o held in a register across them rather than stored and reloaded
-//  from L1 by each.
-static void
-s_axpy4_diff (float *restrict o, const float *a, const float *const *x,
-              const float *restrict own, size_t n)
-{
-    const float *restrict x0 = x [0], *restrict x1 = x [1];
-    const float *restrict x2 = x [2], *restrict x3 = x [3];
-    float a0 = a [0], a1 = a [1], a2 = a [2], a3 = a [3];
+    const float *restrict x0 = cnt ? x [0] : NULL, *restrict x1 = cnt == 4 ? x [1] : NULL;
+    const float *restrict x2 = cnt == 4 ? x [2] : NULL, *restrict x3 = cnt == 4 ? x [3] : NULL;
+    float a0 = cnt ? a [0] : 0, a1 = cnt == 4 ? a [1] : 0;
+    float a2 = cnt == 4 ? a [2] : 0, a3 = cnt == 4 ? a [3] : 0;
     for (size_t c = 0; c < n; c++) {
-        float v = o [c] + a0 * (x0 [c] - own [c]);
-        v += a1 * (x1 [c] - own [c]);
-        v += a2 * (x2 [c] - own [c]);
-        o [c] = v + a3 * (x3 [c] - own [c]);
+        float v = first ? 0.0f : o [c];
+        if (cnt)
+            v += a0 * (x0 [c] - own [c]);
+        if (cnt == 4) {
+            v += a1 * (x1 [c] - own [c]);
+            v += a2 * (x2 [c] - own [c]);
+            v += a3 * (x3 [c] - own [c]);
+        }
+        if (last) {
+            v += own [c];
+            sout [c] += s_float (s_bits (v) ^ sg [c]);
+        }
+        o [c] = v;
     }
+}
+
+//  s_apply_run for 4 or 1 inputs with its flags as constants (one copy of
+//  the loop each).
+static void
+s_apply_step (float *o, const float *a, const float *const *x, size_t cnt, const float *own,
+              size_t n, bool first, bool last, const uint32_t *sg, float *sout)
+{
+#define S_RUN(CNT, F, L) s_apply_run (o, a, x, CNT, own, n, F, L, sg, sout); break;
+    switch ((cnt == 4) << 2 | first << 1 | last) {
+        case 0: S_RUN (1, false, false)
+        case 1: S_RUN (1, false, true)
+        case 2: S_RUN (1, true, false)
+        case 3: S_RUN (1, true, true)
+        case 4: S_RUN (4, false, false)
+        case 5: S_RUN (4, false, true)
+        case 6: S_RUN (4, true, false)
+        default: S_RUN (4, true, true)
+    }
+#undef S_RUN
 }
 
 static void
@@ -264,36 +347,40 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
 {
     uint32_t sg [S_BLOCK];
     memset (sout, 0, S_BLOCK * sizeof *sout);
+    size_t moving = 0;          /* the inputs that move the output */
+    for (size_t j = 0; j < io->n; j++)
+        moving += a [j] != 0.0f;
     for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
         size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
         const float *own = io->own + c0;
         float *o = out + c0;
-        memset (o, 0, n * sizeof *o);
-        //  the inputs that move the output, four at a time in input order
+        s_signs (io->sign, c0, n, sg);
+        if (!moving) {
+            s_apply_run (o, NULL, NULL, 0, own, n, true, true, sg, sout);
+            continue;
+        }
+        //  four at a time in input order, then one at a time
         float ga [4];
         const float *gx [4];
-        size_t m = 0;
+        size_t m = 0, done = 0;
         for (size_t j = 0; j < io->n; j++) {
             if (a [j] == 0.0f)
                 continue;
             ga [m] = a [j];
             gx [m++] = io->x [j] + c0;
             if (m == 4) {
-                s_axpy4_diff (o, ga, gx, own, n);
+                s_apply_step (o, ga, gx, 4, own, n, done == 0, done + 4 == moving, sg, sout);
+                done += 4;
                 m = 0;
             }
         }
-        for (size_t i = 0; i < m; i++)
-            s_axpy_diff (o, ga [i], gx [i], own, n);
-        s_signs (io->sign, c0, n, sg);
-        for (size_t c = 0; c < n; c++) {
-            o [c] += own [c];
-            sout [c] += s_float (s_bits (o [c]) ^ sg [c]);
-        }
+        for (size_t i = 0; i < m; i++, done++)
+            s_apply_step (o, ga + i, gx + i, 1, own, n, done == 0, done + 1 == moving, sg, sout);
     }
 }
 
 const gc_robust_guard_kern_t GC_KSYM (gc_robust_guard_kern) = {
     .scan = s_k_scan,
+    .med4 = s_med4_block,
     .apply = s_k_apply,
 };

@@ -134,6 +134,11 @@ typedef struct {
     linear (the sketch of a running mean is the running mean of sketches). */
 #define GC_ROBUST_SKETCH 1024
 
+/*  |x_j - own| from 2^59 up (as float bits) makes input j huge: clip factor
+    0 (tau / ||x_j - own|| is below tau / 2^59 anyway), so that the float sums
+    of guard's passes cannot overflow. */
+#define GC_ROBUST_GUARD_HUGE_BITS 0x5d000000u
+
 typedef struct {
     const float *const *x;          /* the n inputs */
     size_t       n;
@@ -148,13 +153,16 @@ typedef struct {
 /*  What the scan returns, per input j (arrays of n, the caller's): d2 =
     ||x_j - own||^2, and for inputs with a sketch dot = <x_j - own, med - own>,
     pos / nz = coordinates with x_j > own / x_j != own; big = the largest
-    |x_j - own| and xbig the largest |x_j| as float bit patterns. Once:
-    med2 = ||med - own||^2 (its largest |.| in med_big), own_big, and the
+    |x_j - own| as float bits where it may reach GC_ROBUST_GUARD_HUGE_BITS,
+    else 0 (below it; the kernel reads x_j again only when d2 >= 2^118).
+    Once: med2 = ||med - own||^2 and med_big its largest |.| (where it may
+    reach GC_ROBUST_GUARD_HUGE_BITS, else 0), own_big (at least
+    GC_ROBUST_NONFINITE_BITS when own holds NaN or Inf, else 0), and the
     sketch of own added to sown. */
 typedef struct {
     double   *d2, *dot;
     int64_t  *pos, *nz;
-    uint32_t *big, *xbig;
+    uint32_t *big;
     float    *sown;
     double    med2;
     uint32_t  med_big, own_big;
@@ -165,6 +173,13 @@ typedef struct {
         kernel code (1: own or an input holds NaN/Inf, -1: no memory). */
     int  (*scan) (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d,
                   gc_robust_guard_sums_t *s);
+    /*  The median of 4 inputs over n coordinates, the mean of the middle two,
+        in float: the bits of gc_robust_cw_window (k 4, lo 1, hi 2) unless it
+        returns 1 (a mean not finite: a middle pair overflowed, or an Inf
+        reached the middle; md is then unspecified). A NaN or Inf elsewhere
+        is not reported (the scan's d2 reports it). The scan's fast path
+        for the usual 4 neighbours. */
+    int  (*med4) (const float *const *in, size_t n, float *md);
     /*  out = own + sum_j a_j (x_j - own), its sketch into sout, one pass. */
     void (*apply) (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
                    float *sout);

@@ -7,8 +7,10 @@
 #include "gc_test.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gc_cpu.h"
 #include "gc_rng.h"
 #include "gc_robust.h"
 
@@ -303,6 +305,70 @@ test_huge_input_has_no_weight (void **state)
     gc_robust_destroy (&r);
 }
 
+//  The scan's two short cuts, at every level this CPU has: no largest
+//  |x_j - own| per coordinate (d2 >= 2^118 sends an input to a second look)
+//  and the float median of 4 neighbours. Over 2 500 coordinates (two
+//  blocks and a tail), history off and on, 4 neighbours:
+//  - a neighbour 2^59 from own in one coordinate is cut (factor 0), one
+//    just below 2^59 in 16 coordinates (d2 about 2^122) is clipped, not cut;
+//  - a NaN or Inf in own or any neighbour, at any position (in the middle
+//    wires of the median or not), fails the call with GC_E_NONFINITE naming
+//    it.
+enum { S_BD = 2500 };
+
+static void
+test_scan_short_cuts_every_level (void **state)
+{
+    (void) state;
+    static const char *specs [] = { "guard:2:10:1:1", "guard" };
+    static const size_t at [] = { 0, 17, 1023, 1024, 2047, 2048, 2499 };
+    static const float bad [] = { NAN, INFINITY, -INFINITY };
+    gc_cpu_level_t start = gc_cpu_level ();
+    float *x = calloc (5 * S_BD, sizeof *x), *out = malloc (S_BD * sizeof *out);
+    const float *in [5];
+    for (size_t i = 0; i < 5; i++)
+        in [i] = x + i * S_BD;
+    for (int level = GC_CPU_GENERIC; level <= (int) gc_cpu_detected (); level++) {
+        assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+        for (size_t s = 0; s < sizeof specs / sizeof specs [0]; s++) {
+            //  own 0, neighbours 1 and 2 at distance 1, 3 and 4 far
+            memset (x, 0, 5 * S_BD * sizeof *x);
+            x [1 * S_BD + 5] = 1;
+            x [2 * S_BD + 6] = 1;
+            x [3 * S_BD + 1550] = 0x1p59f;
+            for (size_t c = 0; c < 16; c++)
+                x [4 * S_BD + 100 * c] = 0x1.fffffep58f;
+            gc_robust_t *r = s_rule (specs [s]);
+            assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, S_BD, 0, out, NULL), 0);
+            //  tau = the median distance 1: input 3 cut, input 4 clipped to
+            //  weight 1/5 x tau / dist = 1/5 x 1 / (4 x 2^59): 1/20 in each of
+            //  its 16 coordinates (with the history on, the sign test weighs
+            //  these one-signed deviations too: input 3's cut is what is left)
+            assert_true (out [1550] == 0.0f);
+            for (size_t c = 0; !s && c < 16; c++)
+                assert_true (fabs (out [100 * c] - 0.05) < 1e-6);
+            assert_true (s || (fabs (out [5] - 0.2) < 1e-6 && fabs (out [6] - 0.2) < 1e-6));
+            for (size_t j = 0; j < 5; j++)
+                for (size_t p = 0; p < sizeof at / sizeof at [0]; p++)
+                    for (size_t b = 0; b < sizeof bad / sizeof bad [0]; b++) {
+                        float keep = x [j * S_BD + at [p]];
+                        x [j * S_BD + at [p]] = bad [b];
+                        gc_err_t err = { 0 };
+                        if (gc_robust_aggregate (r, in, NULL, 5, S_BD, 0, out, &err) != -1
+                        ||  err.code != GC_E_NONFINITE || gc_robust_bad_input (r) != (int) j)
+                            fail_msg ("%s at %s: %g in input %zu at %zu not reported", specs [s],
+                                      gc_cpu_name ((gc_cpu_level_t) level), (double) bad [b], j,
+                                      at [p]);
+                        x [j * S_BD + at [p]] = keep;
+                    }
+            gc_robust_destroy (&r);
+        }
+    }
+    assert_int_equal (gc_cpu_set_level (start), 0);
+    free (x);
+    free (out);
+}
+
 //  The radius grows when the neighbours hold less than 2/3 of the weight:
 //  tau = C x own step x (2/3) / share, at most 8 times (a leaf of the
 //  malicious ring, one neighbour of Metropolis weight 0.2, would otherwise
@@ -413,6 +479,7 @@ main (void)
         cmocka_unit_test (test_history_follows_keys),
         cmocka_unit_test (test_direction_needs_a_majority),
         cmocka_unit_test (test_sketch_at_large_d),
+        cmocka_unit_test (test_scan_short_cuts_every_level),
         cmocka_unit_test (test_huge_input_has_no_weight),
         cmocka_unit_test (test_redist),
     };

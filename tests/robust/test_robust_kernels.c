@@ -10,6 +10,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,87 @@ test_cw_window_reports_nonfinite (void **state)
     free (out);
 }
 
+//  guard's median of four neighbours in float (the scan's fast path) against
+//  the window kernel's double mean, bit for bit, at this level: values of
+//  every class drawn at random per coordinate (signed zeros, subnormals,
+//  sums that turn subnormal, exponents far apart, ties, sums near and past
+//  FLT_MAX); the fast path may decline (1) only where a middle pair's float
+//  sum overflows, and must where one does.
+static void
+test_guard_med4_matches_window (void **state)
+{
+    (void) state;
+    static const float classes [] = {
+        0.0f, -0.0f, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f, 0x1.8p-126f, -0x1.8p-127f,
+        0x1p-125f, 0x1.fffffep-126f, 0x1p30f, 0x1p-30f, 1e30f, -1e-30f, 0x1p126f,
+        -0x1p126f, 0x1p127f, FLT_MAX, -FLT_MAX, 3.0f, 0x1.000002p0f, -0x1.fffffep-1f,
+    };
+    static const size_t dims [] = { 1024, 37, 16, 5 };
+    const size_t nc = sizeof classes / sizeof classes [0];
+    const gc_robust_guard_kern_t *kern = gc_robust_guard_kern ();
+    gc_rng_t rng;
+    gc_rng_init (&rng, 23, 0);
+    float *x = malloc (4 * 1024 * sizeof *x), fast [1024], ref [1024];
+    const float *in [4] = { x, x + 1024, x + 2048, x + 3072 };
+    gc_robust_ws_t ws;
+    memset (&ws, 0, sizeof ws);
+    assert_int_equal (gc_robust_ws_reserve_k (&ws, 4), 0);
+    size_t declined = 0, compared = 0;
+    for (size_t t = 0; t < 400; t++) {
+        size_t n = dims [t % (sizeof dims / sizeof dims [0])];
+        //  every fourth trial random normals only, the others one class in
+        //  four coordinates (rarer with the large classes, so that some
+        //  blocks hold them without an overflow)
+        for (size_t i = 0; i < 4; i++)
+            for (size_t c = 0; c < n; c++) {
+                float v = (float) gc_rng_normal (&rng);
+                size_t pick = (size_t) (gc_rng_float (&rng) * (float) nc) % nc;
+                bool large = fabsf (classes [pick]) >= 0x1p126f;
+                if (t % 4 && gc_rng_float (&rng) < (large ? 0.02f : 0.25f))
+                    v = classes [pick];
+                x [i * 1024 + c] = v;
+            }
+        bool overflow = false;
+        for (size_t c = 0; c < n; c++) {
+            float v [4] = { in [0][c], in [1][c], in [2][c], in [3][c] };
+            qsort (v, 4, sizeof *v, s_cmp_float);
+            overflow |= isinf (v [1] + v [2]);
+        }
+        assert_int_equal (gc_robust_cw_window (&ws, in, 4, n, 1, 2, ref), 0);
+        int rc = kern->med4 (in, n, fast);
+        if (rc != overflow)
+            fail_msg ("trial %zu n %zu: med4 returned %d with%s an overflowing pair", t, n, rc,
+                      overflow ? "" : "out");
+        declined += rc;
+        if (rc)
+            continue;
+        for (size_t c = 0; c < n; c++)
+            if (memcmp (&fast [c], &ref [c], sizeof *fast))
+                fail_msg ("trial %zu n %zu at %zu: %a, the window %a", t, n, c,
+                          (double) fast [c], (double) ref [c]);
+        compared++;
+    }
+    assert_true (compared > 100);
+    //  A middle pair whose sum overflows (three inputs at FLT_MAX in one
+    //  coordinate) is declined, and so is an Inf that reaches the middle
+    //  (the window reports it); one that does not is guard's d2's to report.
+    for (size_t i = 0; i < 4 * 1024; i++)
+        x [i] = (float) (i % 7);
+    for (size_t i = 0; i < 3; i++)
+        x [i * 1024 + 20] = FLT_MAX;
+    assert_int_equal (gc_robust_cw_window (&ws, in, 4, 37, 1, 2, ref), 0);
+    assert_int_equal (kern->med4 (in, 37, fast), 1);
+    x [20] = 1.0f;
+    for (size_t i = 1; i < 4; i++)
+        x [i * 1024 + 7] = INFINITY;
+    assert_int_equal (kern->med4 (in, 37, fast), 1);
+    x [1024 + 7] = x [2048 + 7] = 1.0f;
+    assert_int_equal (kern->med4 (in, 37, fast), 0);
+    printf ("guard med4: %zu blocks bit-identical, %zu declined\n", compared, declined);
+    gc_robust_ws_free (&ws);
+    free (x);
+}
+
 //  Inputs at arbitrary (unaligned, odd) addresses and tails after a block.
 static void
 test_cw_unaligned_inputs (void **state)
@@ -488,6 +570,7 @@ main (void)
         cmocka_unit_test (test_cw_matches_reference_all_k),
         cmocka_unit_test (test_cw_unaligned_inputs),
         cmocka_unit_test (test_cw_window_reports_nonfinite),
+        cmocka_unit_test (test_guard_med4_matches_window),
         cmocka_unit_test (test_mix_window_matches_mix_then_window),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
