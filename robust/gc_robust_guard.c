@@ -17,11 +17,12 @@
       Their ratio rho (in [0, 1] by the triangle inequality) is a
       direction-consistency statistic that needs no scale: above rho_lo the
       neighbour's weight falls linearly to zero at rho_hi, and the weight
-      it loses stays with the peer's own model (with the opt-in `redist`,
-      it goes to the neighbours kept: s_redist).
+      it loses goes to the neighbours kept (s_redist; with `:self` it stays
+      on the peer's own model, for ablation).
     - Sign balance and direction catch what stays inside the honest spread:
       ALIE's mu - z sigma lies below the peer in most coordinates, and
-      dissensus points away from the neighbours' median (constants below). */
+      dissensus points away from the neighbours' median (constants below).
+      Each can be switched off alone (`:nosign`, `:nodir`) for ablation. */
 #include "gc_robust_guard.h"
 
 #include <math.h>
@@ -320,7 +321,7 @@ s_weight (const gc_robust_guard_t *self, double rho, double ref, bool direction,
     }
     if (direction && cosv < S_COS_HI)
         h *= fmax (0.0, (cosv - S_COS_LO) / (S_COS_HI - S_COS_LO));
-    if (skew > S_SKEW_LO)
+    if (self->cfg.sign_test && skew > S_SKEW_LO)
         h *= fmax (0.0, (S_SKEW_HI - skew) / (S_SKEW_HI - S_SKEW_LO));
     return h;
 }
@@ -362,7 +363,7 @@ s_share_gain (double share)
 //  The factor on every neighbour's coefficient that gives the weight the
 //  tests cut to the neighbours kept, in proportion to what they keep, so
 //  that a peer which cuts an attacker still mixes as much with the others
-//  (the default keeps the cut weight on the own model: a peer cutting one
+//  (with `:self` the cut weight stays on the own model: a peer cutting one
 //  of four mixes 3/5 with the rest instead of 3/4, and on heterogeneous
 //  data the honest models drift apart; docs/RESULTS.md 1l). Exactly 1 when
 //  nothing is cut (kept sums the same terms as share, in the same order).
@@ -467,7 +468,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             all += w [j];
             flagged += cosv [j] < S_COS_HI ? w [j] : 0;
         }
-    bool direction = flagged < 0.5 * all;
+    bool direction = self->cfg.dir_test && flagged < 0.5 * all;
     double *h = rho, kept = 0;      /* each rho is read only by its own weight */
     for (size_t j = 0; j < n; j++)
         if (x [j] != own) {
@@ -491,19 +492,56 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 #define S_GUARD_H      200.0
 #define S_GUARD_LO     0.15
 #define S_GUARD_HI     0.3
-#define S_GUARD_REDIST "redist"
+
+//  The trailing words, each at most once, in any order (the canonical name
+//  lists them in this order). `redist` is the default, still accepted
+//  (configs written when it was opt-in); `self` is its opposite.
+typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_COUNT } s_word_t;
+static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir" };
+
+static int
+s_word (const char *tok)
+{
+    for (int i = 0; i < S_W_COUNT; i++)
+        if (!strcmp (tok, s_words [i]))
+            return i;
+    return -1;
+}
+
+//  Strips the trailing words off the n tokens; -1 on a repeated word or on
+//  both self and redist.
+static int
+s_parse_words (const gc_spec_t *t, int *n, bool seen [S_W_COUNT], const char *text,
+               gc_err_t *err)
+{
+    memset (seen, 0, S_W_COUNT * sizeof *seen);
+    int w;
+    while (*n > 1 && (w = s_word (t->tok [*n - 1])) >= 0) {
+        if (seen [w])
+            return gc_err_set (err, GC_E_SPEC, "'%s': guard word '%s' given twice",
+                               text, s_words [w]);
+        seen [w] = true;
+        (*n)--;
+    }
+    if (seen [S_W_SELF] && seen [S_W_REDIST])
+        return gc_err_set (err, GC_E_SPEC,
+                           "'%s': guard words 'self' and 'redist' contradict", text);
+    return 0;
+}
 
 static int
 s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *err)
 {
     int n = t->n;
-    //  The opt-in redistribution is a trailing word, so that every spec
-    //  without it keeps its meaning and its canonical name.
-    bool redist = n > 1 && !strcmp (t->tok [n - 1], S_GUARD_REDIST);
-    n -= redist;
+    bool seen [S_W_COUNT];
+    if (s_parse_words (t, &n, seen, text, err))
+        return -1;
     if (n > 5)
         return gc_robust_parse_count_error (r, text, err);
-    r->guard = (gc_robust_guard_cfg_t) { S_GUARD_C, S_GUARD_H, S_GUARD_LO, S_GUARD_HI, redist };
+    r->guard = (gc_robust_guard_cfg_t) { S_GUARD_C, S_GUARD_H, S_GUARD_LO, S_GUARD_HI,
+                                         .redist = !seen [S_W_SELF],
+                                         .sign_test = !seen [S_W_NOSIGN],
+                                         .dir_test = !seen [S_W_NODIR] };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -524,8 +562,9 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s", c, h, lo, hi,
-                 r->guard.redist ? ":" S_GUARD_REDIST : "");
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s", c, h, lo, hi,
+                 r->guard.redist ? "" : ":self", r->guard.sign_test ? "" : ":nosign",
+                 r->guard.dir_test ? "" : ":nodir");
 }
 
 static int
@@ -547,10 +586,11 @@ s_fini (void *state)
 }
 
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:redist]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign and direction history over H calls (stateful); redist: the weight cut goes to "
-            "the neighbours kept",
+            "sign and direction history over H calls (stateful), the weight cut going to the "
+            "neighbours kept; ablation: self (it stays on the own model), nosign, nodir (that "
+            "test off)",
     .example = "guard:2:200:0.15:0.3", .malformed = "guard:2:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,

@@ -25,7 +25,10 @@ typedef struct {
     double rho_lo;      /* consistency excess over the reference up to which a neighbour
                            keeps its full weight (rho_lo >= 1: history off) */
     double rho_hi;      /* excess from which it has none */
-    bool   redist;      /* the weight cut from neighbours goes to the kept ones */
+    bool   redist;      /* the weight cut from neighbours goes to the kept ones (the
+                           default; false: it stays on the own model, `:self`) */
+    bool   sign_test;   /* the sign balance counts (the default; false: `:nosign`) */
+    bool   dir_test;    /* the direction test counts (the default; false: `:nodir`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);
@@ -33,8 +36,9 @@ void               gc_robust_guard_destroy (gc_robust_guard_t **self_p);
 
 /*  out = own + f sum_j w_j h_j c_j (x_j - own) over the n inputs (w normalised,
     own among them or not), c_j the clip factor, h_j the history weight of
-    keys[j] (NULL: the input's position is its key), f = 1, or with
-    cfg.redist the neighbours' weight over the weight they keep, at most 2. Returns a kernel code:
+    keys[j] (NULL: the input's position is its key), f = the neighbours'
+    weight over the weight they keep, at most 2 (cfg.redist), or 1 without
+    cfg.redist. Returns a kernel code:
     0, 1 (an input holds NaN or Inf; no state was changed), -1 (no memory).
     *tau and *clipped receive the radius used and the inputs clipped. */
 int gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,

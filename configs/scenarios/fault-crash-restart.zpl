@@ -2,6 +2,9 @@
 #   round 100 and started again with --resume 5 s later, from their newest
 #   checkpoint (every 25 rounds). Their neighbours go on meanwhile; the restarted
 #   peers resynchronise by keyframes and catch up.
+#   The rule is nnm+cwtm:1, not the default guard: with guard the running peers
+#   do not wait for the crashed ones and finish before the restarted ones are
+#   back (docs/SCENARIOS.md, "The library").
 scenario
     name = "fault-crash-restart"
     description = "kill -9 of 4 of 16 peers at round 100, restarted 5 s later from their checkpoints"

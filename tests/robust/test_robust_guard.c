@@ -2,8 +2,9 @@
     of later calls, the history that silences a neighbour pushing the same
     way round after round but not one whose deviations change direction,
     the sign balance, the direction test and its majority condition,
-    histories that follow keys rather than positions, the opt-in
-    redistribution of the weight cut, and the spec. */
+    histories that follow keys rather than positions, the redistribution
+    of the weight cut (the default) and its ablation `:self`, the ablation
+    words `:nosign` and `:nodir`, and the spec. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -93,11 +94,12 @@ test_history_silences_a_constant_push (void **state)
         gc_robust_set_keys (r, keys, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
     }
-    //  out = (1/5) sum of the honest deviations only: the pusher's weight is 0
+    //  out = (4/3)(1/5) sum of the honest deviations only: the pusher's
+    //  weight is 0 and goes to the three others (f = (4/5) / (3/5))
     float expect [D] = { 0 };
     for (size_t j = 1; j < 4; j++)
         for (size_t i = 0; i < D; i++)
-            expect [i] += x [j][i] / 5;
+            expect [i] += x [j][i] * (4.0f / 3) / 5;
     for (size_t i = 0; i < D; i++)
         if (fabs (out [i] - expect [i]) > 1e-5)
             fail_msg ("coordinate %zu: %g, expected %g (the pusher still counts)", i,
@@ -167,11 +169,12 @@ test_direction_needs_a_majority (void **state)
                 x [j][i] = j + against > 4 ? -e : e;
             }
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
+        //  one cut: its weight goes to the three others (f = 4/3)
         float expect [D] = { 0 };
         for (size_t j = 1; j < 5; j++)
             if (against == 2 || j < 4)
                 for (size_t i = 0; i < D; i++)
-                    expect [i] += x [j][i] / 5;
+                    expect [i] += x [j][i] / 5 * (against == 1 ? 4.0f / 3 : 1.0f);
         for (size_t i = 0; i < D; i++)
             if (fabs (out [i] - expect [i]) > 1e-5)
                 fail_msg ("%d against: coordinate %zu is %g, expected %g", against, i,
@@ -190,8 +193,14 @@ test_spec (void **state)
         { "guard:3:50:0.1", "guard:3:50:0.1:0.3" },
         { "guard:3:50:0.4", "guard:3:50:0.4:0.4" },
         { "guard:1:10:1:1", "guard:1:10:1:1" },
-        { "guard:redist", "guard:2:200:0.15:0.3:redist" },
-        { "guard:1:10:0.2:0.4:redist", "guard:1:10:0.2:0.4:redist" },
+        { "guard:redist", "guard:2:200:0.15:0.3" },         /* the default's old name */
+        { "guard:1:10:0.2:0.4:redist", "guard:1:10:0.2:0.4" },
+        { "guard:self", "guard:2:200:0.15:0.3:self" },
+        { "guard:nosign", "guard:2:200:0.15:0.3:nosign" },
+        { "guard:nodir", "guard:2:200:0.15:0.3:nodir" },
+        { "guard:3:nodir:self", "guard:3:200:0.15:0.3:self:nodir" },
+        { "guard:nodir:nosign:self", "guard:2:200:0.15:0.3:self:nosign:nodir" },
+        { "guard:1:10:0.2:0.4:redist:nosign", "guard:1:10:0.2:0.4:nosign" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -204,7 +213,10 @@ test_spec (void **state)
     }
     static const char *bad [] = { "guard:0", "guard:x", "guard:1:0.5", "guard:1:10:2",
                                   "guard:1:10:0.3:0.2", "guard:1:2:0.1:0.2:3",
-                                  "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist", "nnm:1+guard:1:2:3:4:5", NULL };
+                                  "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist",
+                                  "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
+                                  "guard:selfish", "guard:1:2:0.1:0.2:nosign:3",
+                                  "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
         assert_null (gc_robust_new (bad [i], &err));
@@ -260,12 +272,13 @@ test_sketch_at_large_d (void **state)
     }
     if (worst > 0.15)
         fail_msg ("the sketched radius is %.1f %% off", 100 * worst);
-    //  the pusher has lost its weight: out - own is the honest deviations' mean / 5
+    //  the pusher has lost its weight: out - own is the honest deviations'
+    //  sum / 5, times 4/3 (its weight redistributed)
     double err = 0, scale = 0;
     for (size_t i = 0; i < BIG_D; i++) {
         double expect = 0;
         for (size_t j = 1; j < 4; j++)
-            expect += ((double) x [j][i] - x [0][i]) / 5;
+            expect += ((double) x [j][i] - x [0][i]) / 5 * (4.0 / 3);
         err += (out [i] - x [0][i] - expect) * (out [i] - x [0][i] - expect);
         scale += expect * expect;
     }
@@ -412,12 +425,12 @@ test_radius_follows_share (void **state)
     assert_true (fabs (s_tau_with_share (0.01) - 0.5 * 8) < 1e-5);
 }
 
-//  With redist the weight cut from a neighbour goes to the kept ones: a
+//  By default the weight cut from a neighbour goes to the kept ones: a
 //  peer of weight 1/5 with four neighbours of 1/5 each cuts one (its sign
 //  balance, at once), so every kept coefficient grows by f = (4/5) / (3/5);
 //  two cut out of three neighbours would give 3 or more, capped at 2; none cut
-//  gives f = 1 and the same bits as the default, which keeps the cut
-//  weight on the own model.
+//  gives f = 1 and the same bits as `:self`, which keeps the cut weight on
+//  the own model.
 static void
 s_mix (const char *spec, size_t n_up, size_t n, float *out)
 {
@@ -440,8 +453,8 @@ test_redist (void **state)
     (void) state;
     float keep [D], give [D];
     //  one of four cut: the rest are honest-looking, the last all above the peer
-    s_mix ("guard:100:100", 1, 5, keep);
-    s_mix ("guard:100:100:redist", 1, 5, give);
+    s_mix ("guard:100:100:self", 1, 5, keep);
+    s_mix ("guard:100:100", 1, 5, give);
     for (size_t i = 0; i < D; i++) {
         double f = (4.0 / 5) / (3.0 / 5);
         if (fabs (give [i] - f * keep [i]) > 1e-6 || fabs (keep [i]) < 0.1)
@@ -449,23 +462,88 @@ test_redist (void **state)
                       f, (double) keep [i]);
     }
     //  two of three cut: 3/4 over at most 1/4 is 3 or more, capped at 2
-    s_mix ("guard:100:100", 2, 4, keep);
-    s_mix ("guard:100:100:redist", 2, 4, give);
+    s_mix ("guard:100:100:self", 2, 4, keep);
+    s_mix ("guard:100:100", 2, 4, give);
     for (size_t i = 0; i < D; i++)
         if (fabs (give [i] - 2 * keep [i]) > 1e-6 || fabs (keep [i]) < 0.1)
             fail_msg ("two cut, coordinate %zu: %g, expected 2 x %g", i, (double) give [i],
                       (double) keep [i]);
     //  none cut: the same bits
-    s_mix ("guard:100:100", 0, 5, keep);
-    s_mix ("guard:100:100:redist", 0, 5, give);
+    s_mix ("guard:100:100:self", 0, 5, keep);
+    s_mix ("guard:100:100", 0, 5, give);
     assert_memory_equal (give, keep, sizeof keep);
-    //  the default spec is unchanged; redist only as the last word
-    gc_robust_t *r = s_rule ("guard:3:redist");
-    assert_string_equal (gc_robust_name (r), "guard:3:200:0.15:0.3:redist");
-    gc_robust_destroy (&r);
+    //  the old opt-in word is the default's synonym, bit for bit
+    s_mix ("guard:100:100:redist", 1, 5, keep);
+    s_mix ("guard:100:100", 1, 5, give);
+    assert_memory_equal (give, keep, sizeof keep);
     gc_err_t err = { 0 };
     assert_null (gc_robust_new ("guard:redist:3", &err));
     assert_int_equal (err.code, GC_E_SPEC);
+}
+
+//  Each ablation word turns off its test alone, in a case built so that the
+//  test must decide. Both cases cut at the first call (no warm-up), with a
+//  radius (C = 100) that clips no one and the consistency test out of reach
+//  (LO = 0.99: no excess over the reference reaches it), and `:self` so that
+//  the cut neighbour's share simply goes missing from the mix.
+//  - sign: the last of four neighbours lies above the peer in 7 of 8
+//    coordinates (skew 0.375): cut, unless `:nosign`;
+//  - direction: the last points against the other three (dissensus): cut,
+//    unless `:nodir`.
+//  Each word leaves the other test on: `:nodir` still cuts the skewed one,
+//  `:nosign` the dissenting one.
+static void
+s_ablation_case (const char *spec, bool skewed, float *out)
+{
+    gc_robust_t *r = s_rule (spec);
+    float x [5][D];
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    memset (x [0], 0, sizeof x [0]);
+    for (size_t j = 1; j < 5; j++)
+        for (size_t i = 0; i < D; i++) {
+            float e = i % 2 ? -1.0f : 1.0f;         /* balanced signs, distance sqrt(D) */
+            if (j < 4)
+                x [j][i] = e;
+            else
+                x [j][i] = skewed ? (i < 7 ? 1.0f : -1.0f) : -e;
+        }
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
+    gc_robust_destroy (&r);
+}
+
+static void
+test_ablation_words (void **state)
+{
+    (void) state;
+    static const struct {
+        const char *spec;
+        bool skewed;            /* the sign case, else the direction case */
+        bool cut;               /* the fourth neighbour loses its weight */
+    } cases [] = {
+        { "guard:100:100:0.99:1:self",              true,  true },
+        { "guard:100:100:0.99:1:self:nosign",       true,  false },
+        { "guard:100:100:0.99:1:self:nodir",        true,  true },
+        { "guard:100:100:0.99:1:self",              false, true },
+        { "guard:100:100:0.99:1:self:nodir",        false, false },
+        { "guard:100:100:0.99:1:self:nosign",       false, true },
+        { "guard:100:100:0.99:1:self:nosign:nodir", true,  false },
+        { "guard:100:100:0.99:1:self:nosign:nodir", false, false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        float out [D];
+        s_ablation_case (cases [c].spec, cases [c].skewed, out);
+        //  the three balanced neighbours cancel but for their shared e, so
+        //  out = (3 e + (cut ? 0 : x_4)) / 5
+        for (size_t i = 0; i < D; i++) {
+            float e = i % 2 ? -1.0f : 1.0f;
+            float x4 = cases [c].skewed ? (i < 7 ? 1.0f : -1.0f) : -e;
+            float expect = (3 * e + (cases [c].cut ? 0 : x4)) / 5;
+            if (fabs (out [i] - expect) > 1e-5)
+                fail_msg ("%s (%s case), coordinate %zu: %g, expected %g", cases [c].spec,
+                          cases [c].skewed ? "sign" : "direction", i, (double) out [i],
+                          (double) expect);
+        }
+    }
 }
 
 int
@@ -482,6 +560,7 @@ main (void)
         cmocka_unit_test (test_scan_short_cuts_every_level),
         cmocka_unit_test (test_huge_input_has_no_weight),
         cmocka_unit_test (test_redist),
+        cmocka_unit_test (test_ablation_words),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
