@@ -294,6 +294,90 @@ s_reg_lookup (size_t k, size_t lo, size_t hi)
 }
 #endif
 
+#if defined (S_HAVE_REG) && GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
+//  The window [1, k - 2] (cwtm:1) at the generic level, without the network:
+//  per 4-lane column one running min and max, the smallest |x|, and the sum
+//  of all k inputs in double; the mean is (S - min - max) / (k - 2). Only
+//  where that is the network's result bit for bit: when the inputs' exponents
+//  span at most 29 - ceil(log2 k) (max |x| < min |x| * 2^that; no zero), every
+//  input is a multiple of the smallest one's ulp and every partial sum of them
+//  fits 53 bits, so S, S - min - max and the network's sum of its kept wires
+//  in wire order are all the exact sum: the same double. A column where some
+//  lane fails (a zero, a wide range, NaN/Inf: then S is not finite) takes the
+//  register network. Why: the k = 16 window is a 29-deep compare chain whose
+//  2 x 15 live values spill from 16 xmm registers (615 instructions per 8
+//  coordinates); this is about 10 per input and column, no spills.
+#   define S_TRIM1 1
+
+//  1 when every lane of the column passed and its 4 means are stored.
+static inline __attribute__ ((always_inline)) int
+s_trim1_col (const float *const *in, size_t k, size_t off, __m128 lim, __m128d inv, float *dst)
+{
+    const __m128 absmask = _mm_castsi128_ps (_mm_set1_epi32 (0x7fffffff));
+    __m128 x = _mm_loadu_ps (in [0] + off);
+    __m128 mn = x, mx = x, amn = _mm_and_ps (x, absmask);
+    __m128d s0 = S_RLO (x), s1 = S_RHI (x);
+    for (size_t i = 1; i < k; i++) {
+        x = _mm_loadu_ps (in [i] + off);
+        mn = _mm_min_ps (mn, x);
+        mx = _mm_max_ps (mx, x);
+        amn = _mm_min_ps (amn, _mm_and_ps (x, absmask));
+        s0 = _mm_add_pd (s0, S_RLO (x));
+        s1 = _mm_add_pd (s1, S_RHI (x));
+    }
+    //  max |x| = max (mx, -mn), since mn <= mx
+    __m128 amx = _mm_max_ps (mx, _mm_xor_ps (mn, _mm_set1_ps (-0.0f)));
+    int ok = _mm_movemask_ps (_mm_cmplt_ps (amx, _mm_mul_ps (amn, lim))) == 0xf
+          && (_mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s0, s0), _mm_setzero_pd ()))
+            & _mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s1, s1), _mm_setzero_pd ()))) == 3;
+    if (!ok)
+        return 0;
+    s0 = _mm_sub_pd (_mm_sub_pd (s0, S_RLO (mn)), S_RLO (mx));
+    s1 = _mm_sub_pd (_mm_sub_pd (s1, S_RHI (mn)), S_RHI (mx));
+    _mm_storeu_ps (dst, S_RMEAN (s0, s1));
+    return 1;
+}
+
+//  The register network fn on n coordinates from c (a failed column, the
+//  tail): its reports are the network's.
+static uint32_t
+s_trim1_net (s_reg_fn fn, const float *const *in, size_t k, size_t c, size_t n, float *out)
+{
+    const float *rows [S_REG_MAX];
+    for (size_t i = 0; i < k; i++)
+        rows [i] = in [i] + c;
+    uint32_t bits;
+    fn (rows, n, out + c, &bits);
+    return bits;
+}
+
+static uint32_t
+s_trim1 (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
+{
+    int span = 29;
+    while ((size_t) 1 << (29 - span) < k)
+        span--;
+    const __m128 lim = _mm_set1_ps (ldexpf (1.0f, span));
+    const __m128d inv = _mm_set1_pd (1.0 / (double) (k - 2));
+    uint32_t bits = 0;
+    size_t c = 0;
+    for (; c + 4 <= d; c += 4) {
+        if (!(c & 15))
+            for (size_t i = 0; i < k; i++)
+                gc_kprefetch (in [i] + c);
+        if (!s_trim1_col (in, k, c, lim, inv, out + c)) {
+            uint32_t b = s_trim1_net (fn, in, k, c, 4, out);
+            bits = b > bits ? b : bits;
+        }
+    }
+    if (c < d) {
+        uint32_t b = s_trim1_net (fn, in, k, c, d - c, out);
+        bits = b > bits ? b : bits;
+    }
+    return bits;
+}
+#endif
+
 //  --- Tile interpreter --------------------------------------------------------
 
 //  Copy a block of n <= TB coordinates of each input into the tile rows;
@@ -467,6 +551,10 @@ s_k_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 {
 #ifdef S_HAVE_REG
     s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (k, lo, hi);
+#   ifdef S_TRIM1
+    if (fn && k >= 4 && lo == 1 && hi == k - 2)
+        return s_trim1 (fn, in, k, d, out) >= GC_ROBUST_NONFINITE_BITS;
+#   endif
     if (fn) {
         uint32_t big;
         fn (in, d, out, &big);
