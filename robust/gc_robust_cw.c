@@ -309,28 +309,68 @@ s_reg_lookup (size_t k, size_t lo, size_t hi)
 //  coordinates); this is about 10 per input and column, no spills.
 #   define S_TRIM1 1
 
-//  1 when every lane of the column passed and its 4 means are stored.
+//  The upper two floats at p + 2 into double straight from memory
+//  (cvtps2pd m64: no shuffle).
+#   define S_T1HI(p) _mm_cvtps_pd (_mm_castpd_ps (_mm_load_sd ((const double *) (p) + 1)))
+
+//  Whether every lane's inputs, all non-zero, span at most lim in exponent:
+//  max |x| < min |x| * lim. A lane of one sign has min |x| = min or -max
+//  (from the running min and max); a column with a lane of both signs reads
+//  its inputs again (from L1) for min |x|.
+static inline __attribute__ ((always_inline)) int
+s_trim1_span_ok (const float *const *in, size_t k, size_t off, __m128 mn, __m128 mx, __m128 lim)
+{
+    const __m128 zero = _mm_setzero_ps ();
+    __m128 pos = _mm_and_ps (_mm_cmpgt_ps (mn, zero), _mm_cmplt_ps (mx, _mm_mul_ps (mn, lim)));
+    __m128 neg = _mm_and_ps (_mm_cmplt_ps (mx, zero), _mm_cmpgt_ps (mn, _mm_mul_ps (mx, lim)));
+    if (_mm_movemask_ps (_mm_or_ps (pos, neg)) == 0xf)
+        return 1;
+    const __m128 absmask = _mm_castsi128_ps (_mm_set1_epi32 (0x7fffffff));
+    __m128 amn = _mm_and_ps (_mm_loadu_ps (in [0] + off), absmask);
+    for (size_t i = 1; i < k; i++)
+        amn = _mm_min_ps (amn, _mm_and_ps (_mm_loadu_ps (in [i] + off), absmask));
+    //  max |x| = max (mx, -mn), since mn <= mx
+    __m128 amx = _mm_max_ps (mx, _mm_xor_ps (mn, _mm_set1_ps (-0.0f)));
+    return _mm_movemask_ps (_mm_cmplt_ps (amx, _mm_mul_ps (amn, lim))) == 0xf;
+}
+
+//  1 when every lane of the column passed and its 4 means are stored. The
+//  sums are exact where they are used, so their order is free: two chains
+//  of double additions per pair of lanes (even and odd inputs), half as deep.
 static inline __attribute__ ((always_inline)) int
 s_trim1_col (const float *const *in, size_t k, size_t off, __m128 lim, __m128d inv, float *dst)
 {
-    const __m128 absmask = _mm_castsi128_ps (_mm_set1_epi32 (0x7fffffff));
-    __m128 x = _mm_loadu_ps (in [0] + off);
-    __m128 mn = x, mx = x, amn = _mm_and_ps (x, absmask);
-    __m128d s0 = S_RLO (x), s1 = S_RHI (x);
-    for (size_t i = 1; i < k; i++) {
-        x = _mm_loadu_ps (in [i] + off);
+    const float *p = in [0] + off, *q = in [1] + off;
+    __m128 x = _mm_loadu_ps (p), y = _mm_loadu_ps (q);
+    __m128 mn = _mm_min_ps (x, y), mx = _mm_max_ps (x, y);
+    __m128d s0 = S_RLO (x), s1 = S_T1HI (p), t0 = S_RLO (y), t1 = S_T1HI (q);
+    size_t i = 2;
+    for (; i + 2 <= k; i += 2) {
+        p = in [i] + off;
+        q = in [i + 1] + off;
+        x = _mm_loadu_ps (p);
+        y = _mm_loadu_ps (q);
+        mn = _mm_min_ps (mn, _mm_min_ps (x, y));
+        mx = _mm_max_ps (mx, _mm_max_ps (x, y));
+        s0 = _mm_add_pd (s0, S_RLO (x));
+        s1 = _mm_add_pd (s1, S_T1HI (p));
+        t0 = _mm_add_pd (t0, S_RLO (y));
+        t1 = _mm_add_pd (t1, S_T1HI (q));
+    }
+    if (i < k) {
+        p = in [i] + off;
+        x = _mm_loadu_ps (p);
         mn = _mm_min_ps (mn, x);
         mx = _mm_max_ps (mx, x);
-        amn = _mm_min_ps (amn, _mm_and_ps (x, absmask));
         s0 = _mm_add_pd (s0, S_RLO (x));
-        s1 = _mm_add_pd (s1, S_RHI (x));
+        s1 = _mm_add_pd (s1, S_T1HI (p));
     }
-    //  max |x| = max (mx, -mn), since mn <= mx
-    __m128 amx = _mm_max_ps (mx, _mm_xor_ps (mn, _mm_set1_ps (-0.0f)));
-    int ok = _mm_movemask_ps (_mm_cmplt_ps (amx, _mm_mul_ps (amn, lim))) == 0xf
-          && (_mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s0, s0), _mm_setzero_pd ()))
-            & _mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s1, s1), _mm_setzero_pd ()))) == 3;
-    if (!ok)
+    s0 = _mm_add_pd (s0, t0);
+    s1 = _mm_add_pd (s1, t1);
+    //  S not finite: an input is NaN or Inf (the network reports it)
+    int finite = (_mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s0, s0), _mm_setzero_pd ()))
+                & _mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s1, s1), _mm_setzero_pd ()))) == 3;
+    if (!finite || !s_trim1_span_ok (in, k, off, mn, mx, lim))
         return 0;
     s0 = _mm_sub_pd (_mm_sub_pd (s0, S_RLO (mn)), S_RLO (mx));
     s1 = _mm_sub_pd (_mm_sub_pd (s1, S_RHI (mn)), S_RHI (mx));
@@ -351,8 +391,8 @@ s_trim1_net (s_reg_fn fn, const float *const *in, size_t k, size_t c, size_t n, 
     return bits;
 }
 
-static uint32_t
-s_trim1 (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
+static inline __attribute__ ((always_inline)) uint32_t
+s_trim1_k (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
 {
     int span = 29;
     while ((size_t) 1 << (29 - span) < k)
@@ -375,6 +415,13 @@ s_trim1 (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
         bits = b > bits ? b : bits;
     }
     return bits;
+}
+
+//  k = 16 (the common shape) with its loops unrolled.
+static uint32_t
+s_trim1 (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
+{
+    return k == 16 ? s_trim1_k (fn, in, 16, d, out) : s_trim1_k (fn, in, k, d, out);
 }
 #endif
 
