@@ -13,6 +13,8 @@
       pair with vector min/max (AVX-512 or AVX2 levels);
     - portable: the same tile loops in plain C, used at the generic level
       or when gc_robust_set_portable asks for it (tests compare).
+    At the generic level on x86-64, cwtm:1 takes a shortcut with the same
+    bits where its sums are exact (s_trim1: the sum minus the min and max).
     Every kernel checks its inputs for NaN/Inf in the same pass (the largest
     |x| bit pattern), so no separate pre-pass reads memory. */
 #include "gc_robust_internal.h"
