@@ -13,6 +13,8 @@
       pair with vector min/max (AVX-512 or AVX2 levels);
     - portable: the same tile loops in plain C, used at the generic level
       or when gc_robust_set_portable asks for it (tests compare).
+    At the generic level on x86-64, cwtm:1 takes a shortcut with the same
+    bits where its sums are exact (s_trim1: the sum minus the min and max).
     Every kernel checks its inputs for NaN/Inf in the same pass (the largest
     |x| bit pattern), so no separate pre-pass reads memory. */
 #include "gc_robust_internal.h"
@@ -294,6 +296,137 @@ s_reg_lookup (size_t k, size_t lo, size_t hi)
 }
 #endif
 
+#if defined (S_HAVE_REG) && GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
+//  The window [1, k - 2] (cwtm:1) at the generic level, without the network:
+//  per 4-lane column one running min and max, the smallest |x|, and the sum
+//  of all k inputs in double; the mean is (S - min - max) / (k - 2). Only
+//  where that is the network's result bit for bit: when the inputs' exponents
+//  span at most 29 - ceil(log2 k) (max |x| < min |x| * 2^that; no zero), every
+//  input is a multiple of the smallest one's ulp and every partial sum of them
+//  fits 53 bits, so S, S - min - max and the network's sum of its kept wires
+//  in wire order are all the exact sum: the same double. A column where some
+//  lane fails (a zero, a wide range, NaN/Inf: then S is not finite) takes the
+//  register network. Why: the k = 16 window is a 29-deep compare chain whose
+//  2 x 15 live values spill from 16 xmm registers (615 instructions per 8
+//  coordinates); this is about 10 per input and column, no spills.
+#   define S_TRIM1 1
+
+//  The upper two floats at p + 2 into double straight from memory
+//  (cvtps2pd m64: no shuffle).
+#   define S_T1HI(p) _mm_cvtps_pd (_mm_castpd_ps (_mm_load_sd ((const double *) (p) + 1)))
+
+//  Whether every lane's inputs, all non-zero, span at most lim in exponent:
+//  max |x| < min |x| * lim. A lane of one sign has min |x| = min or -max
+//  (from the running min and max); a column with a lane of both signs reads
+//  its inputs again (from L1) for min |x|.
+static inline __attribute__ ((always_inline)) int
+s_trim1_span_ok (const float *const *in, size_t k, size_t off, __m128 mn, __m128 mx, __m128 lim)
+{
+    const __m128 zero = _mm_setzero_ps ();
+    __m128 pos = _mm_and_ps (_mm_cmpgt_ps (mn, zero), _mm_cmplt_ps (mx, _mm_mul_ps (mn, lim)));
+    __m128 neg = _mm_and_ps (_mm_cmplt_ps (mx, zero), _mm_cmpgt_ps (mn, _mm_mul_ps (mx, lim)));
+    if (_mm_movemask_ps (_mm_or_ps (pos, neg)) == 0xf)
+        return 1;
+    const __m128 absmask = _mm_castsi128_ps (_mm_set1_epi32 (0x7fffffff));
+    __m128 amn = _mm_and_ps (_mm_loadu_ps (in [0] + off), absmask);
+    for (size_t i = 1; i < k; i++)
+        amn = _mm_min_ps (amn, _mm_and_ps (_mm_loadu_ps (in [i] + off), absmask));
+    //  max |x| = max (mx, -mn), since mn <= mx
+    __m128 amx = _mm_max_ps (mx, _mm_xor_ps (mn, _mm_set1_ps (-0.0f)));
+    return _mm_movemask_ps (_mm_cmplt_ps (amx, _mm_mul_ps (amn, lim))) == 0xf;
+}
+
+//  1 when every lane of the column passed and its 4 means are stored. The
+//  sums are exact where they are used, so their order is free: two chains
+//  of double additions per pair of lanes (even and odd inputs), half as deep.
+static inline __attribute__ ((always_inline)) int
+s_trim1_col (const float *const *in, size_t k, size_t off, __m128 lim, __m128d inv, float *dst)
+{
+    const float *p = in [0] + off, *q = in [1] + off;
+    __m128 x = _mm_loadu_ps (p), y = _mm_loadu_ps (q);
+    __m128 mn = _mm_min_ps (x, y), mx = _mm_max_ps (x, y);
+    __m128d s0 = S_RLO (x), s1 = S_T1HI (p), t0 = S_RLO (y), t1 = S_T1HI (q);
+    size_t i = 2;
+    for (; i + 2 <= k; i += 2) {
+        p = in [i] + off;
+        q = in [i + 1] + off;
+        x = _mm_loadu_ps (p);
+        y = _mm_loadu_ps (q);
+        mn = _mm_min_ps (mn, _mm_min_ps (x, y));
+        mx = _mm_max_ps (mx, _mm_max_ps (x, y));
+        s0 = _mm_add_pd (s0, S_RLO (x));
+        s1 = _mm_add_pd (s1, S_T1HI (p));
+        t0 = _mm_add_pd (t0, S_RLO (y));
+        t1 = _mm_add_pd (t1, S_T1HI (q));
+    }
+    if (i < k) {
+        p = in [i] + off;
+        x = _mm_loadu_ps (p);
+        mn = _mm_min_ps (mn, x);
+        mx = _mm_max_ps (mx, x);
+        s0 = _mm_add_pd (s0, S_RLO (x));
+        s1 = _mm_add_pd (s1, S_T1HI (p));
+    }
+    s0 = _mm_add_pd (s0, t0);
+    s1 = _mm_add_pd (s1, t1);
+    //  S not finite: an input is NaN or Inf (the network reports it)
+    int finite = (_mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s0, s0), _mm_setzero_pd ()))
+                & _mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s1, s1), _mm_setzero_pd ()))) == 3;
+    if (!finite || !s_trim1_span_ok (in, k, off, mn, mx, lim))
+        return 0;
+    s0 = _mm_sub_pd (_mm_sub_pd (s0, S_RLO (mn)), S_RLO (mx));
+    s1 = _mm_sub_pd (_mm_sub_pd (s1, S_RHI (mn)), S_RHI (mx));
+    _mm_storeu_ps (dst, S_RMEAN (s0, s1));
+    return 1;
+}
+
+//  The register network fn on n coordinates from c (a failed column, the
+//  tail): its reports are the network's.
+static uint32_t
+s_trim1_net (s_reg_fn fn, const float *const *in, size_t k, size_t c, size_t n, float *out)
+{
+    const float *rows [S_REG_MAX];
+    for (size_t i = 0; i < k; i++)
+        rows [i] = in [i] + c;
+    uint32_t bits;
+    fn (rows, n, out + c, &bits);
+    return bits;
+}
+
+static inline __attribute__ ((always_inline)) uint32_t
+s_trim1_k (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
+{
+    int span = 29;
+    while ((size_t) 1 << (29 - span) < k)
+        span--;
+    const __m128 lim = _mm_set1_ps (ldexpf (1.0f, span));
+    const __m128d inv = _mm_set1_pd (1.0 / (double) (k - 2));
+    uint32_t bits = 0;
+    size_t c = 0;
+    for (; c + 4 <= d; c += 4) {
+        if (!(c & 15))
+            for (size_t i = 0; i < k; i++)
+                gc_kprefetch (in [i] + c);
+        if (!s_trim1_col (in, k, c, lim, inv, out + c)) {
+            uint32_t b = s_trim1_net (fn, in, k, c, 4, out);
+            bits = b > bits ? b : bits;
+        }
+    }
+    if (c < d) {
+        uint32_t b = s_trim1_net (fn, in, k, c, d - c, out);
+        bits = b > bits ? b : bits;
+    }
+    return bits;
+}
+
+//  k = 16 (the common shape) with its loops unrolled.
+static uint32_t
+s_trim1 (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
+{
+    return k == 16 ? s_trim1_k (fn, in, 16, d, out) : s_trim1_k (fn, in, k, d, out);
+}
+#endif
+
 //  --- Tile interpreter --------------------------------------------------------
 
 //  Copy a block of n <= TB coordinates of each input into the tile rows;
@@ -467,6 +600,10 @@ s_k_cw_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 {
 #ifdef S_HAVE_REG
     s_reg_fn fn = ws->portable ? NULL : s_reg_lookup (k, lo, hi);
+#   ifdef S_TRIM1
+    if (fn && k >= 4 && lo == 1 && hi == k - 2)
+        return s_trim1 (fn, in, k, d, out) >= GC_ROBUST_NONFINITE_BITS;
+#   endif
     if (fn) {
         uint32_t big;
         fn (in, d, out, &big);

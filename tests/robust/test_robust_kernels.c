@@ -347,6 +347,66 @@ test_guard_med4_matches_window (void **state)
     free (x);
 }
 
+//  cwtm:1 at the generic level sums all inputs minus the min and the max
+//  where the exponents' span makes every sum exact: columns of random spans
+//  around that limit (29 - ceil(log2 k)), of one sign or mixed, full mantissas,
+//  some with a zero, -0, a subnormal or values cancelling to 0, must give the
+//  network's bits (the portable path). The first column of k = 4 is one where
+//  the sum of all four in double loses the middle pair's low bits (span 55):
+//  the network's mean is 2^23 + 2, the exact-sum shortcut would give 2^23.
+static void
+test_cw_trim1_exponent_spans (void **state)
+{
+    static const size_t ks [] = { 4, 5, 8, 15, 16, 17, 24 };
+    const size_t d = 1027;
+    gc_rng_t rng;
+    gc_rng_init (&rng, 29, 0);
+    float *buf = malloc (24 * d * sizeof *buf);
+    const float *in [24];
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks [0]; ki++) {
+        size_t k = ks [ki];
+        for (size_t i = 0; i < k; i++)
+            in [i] = buf + i * d;
+        for (size_t j = 0; j < d; j++) {
+            int span = (int) gc_rng_below (&rng, 34), base = (int) gc_rng_below (&rng, 200) - 140;
+            for (size_t i = 0; i < k; i++) {
+                float m = 1.0f + (float) gc_rng_below (&rng, 1u << 23) / 0x1p23f;
+                int e = base + (int) gc_rng_below (&rng, (uint32_t) span + 1);
+                //  columns of one sign (either) and of mixed signs
+                float sign = j % 3 == 2 ? (gc_rng_below (&rng, 2) ? -1.0f : 1.0f)
+                                        : (j % 3 ? -1.0f : 1.0f);
+                buf [i * d + j] = sign * ldexpf (m, e);
+            }
+            size_t at = gc_rng_below (&rng, (uint32_t) k);
+            switch (gc_rng_below (&rng, 8)) {
+                case 0: buf [at * d + j] = 0.0f; break;
+                case 1: buf [at * d + j] = -0.0f; break;
+                case 2: buf [at * d + j] = 0x1p-140f; break;
+                case 3: buf [at * d + j] = -buf [((at + 1) % k) * d + j]; break;
+                default: break;
+            }
+        }
+        if (k == 4) {
+            const float col [] = { 0x1p55f, 0x1p24f + 2.0f, 1.0f, -(0x1p55f - 0x1p32f) };
+            for (size_t i = 0; i < 4; i++)
+                buf [i * d] = col [i];
+        }
+        gc_robust_t *tm = gc_robust_new ("cwtm:1", NULL), *tm_p = gc_robust_new ("cwtm:1", NULL);
+        gc_robust_set_portable (tm_p, true);
+        s_check_window (tm, tm_p, in, k, d, 1, k - 2);
+        if (k == 4) {
+            float out;
+            const float *one [4] = { in [0], in [1], in [2], in [3] };
+            gc_err_t err;
+            assert_int_equal (gc_robust_aggregate (tm, one, NULL, 4, 1, -1, &out, &err), 0);
+            assert_true (out == 0x1p23f + 2.0f);
+        }
+        gc_robust_destroy (&tm);
+        gc_robust_destroy (&tm_p);
+    }
+    free (buf);
+}
+
 //  Inputs at arbitrary (unaligned, odd) addresses and tails after a block.
 static void
 test_cw_unaligned_inputs (void **state)
@@ -569,6 +629,7 @@ main (void)
         cmocka_unit_test (test_networks_are_cheap),
         cmocka_unit_test (test_cw_matches_reference_all_k),
         cmocka_unit_test (test_cw_unaligned_inputs),
+        cmocka_unit_test (test_cw_trim1_exponent_spans),
         cmocka_unit_test (test_cw_window_reports_nonfinite),
         cmocka_unit_test (test_guard_med4_matches_window),
         cmocka_unit_test (test_mix_window_matches_mix_then_window),
