@@ -93,7 +93,9 @@ s_bench (const gc_bench_opts_t *opts, const char *preset, size_t batch)
 int
 gc_bench_train_cnn (const gc_bench_opts_t *opts)
 {
-    int rc = s_bench (opts, "lenet", 64);
-    rc |= s_bench (opts, "resnet8-gn", 64);
+    static const char *presets [] = { "lenet", "resnet8-gn", "lenet-w" };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof presets / sizeof presets [0]; i++)
+        rc |= s_bench (opts, presets [i], 64);
     return rc;
 }

@@ -411,6 +411,19 @@ test_specs (void **state)
           16 * 25 + 16 + 32 * 400 + 32 + 128 * 1568 + 128 + 10 * 128 + 10 },
         { "lenet", "cnn:1x28x28/c16k5s1p2", true, 0 },
         { "resnet8-gn", "r16s1x1g4,r32s2x1g4,r64s2x1g4,gap,f10", true, 0 },
+        { "cnn:lenet-w", "cnn:1x28x28/c16k3s1p1,relu,c32k3s1p1,relu,mp2s2,c64k3s1p1,relu,c64k3s1p1,relu,"
+          "mp2s2,f128,relu,f10", true,
+          16 * 9 + 16 + 32 * 144 + 32 + 64 * 288 + 64 + 64 * 576 + 64 + 128 * 3136 + 128 + 10 * 128 + 10 },
+        //  the residual net of docs/RESULTS.md as a spec, not a preset: stem, then per
+        //  block conv1 + gn + conv2 + gn (+ a 1x1 shortcut + gn)
+        { "cnn:c32,gn4,relu,mp2,r32,r64s2,r128s2,gap,f10",
+          "cnn:1x28x28/c32k3s1p1,gn4,relu,mp2s2,r32s1x1g4,r64s2x1g4,r128s2x1g4,gap,f10", true,
+          (32 * 9 + 32 + 64)
+          + (2 * (32 * 288 + 32 + 64))
+          + (64 * 288 + 64 + 128 + 64 * 576 + 64 + 128 + 64 * 32 + 64 + 128)
+          + (128 * 576 + 128 + 256 + 128 * 1152 + 128 + 256 + 128 * 64 + 128 + 256)
+          + 10 * 128 + 10 },
+        { "lenet-w", "cnn:1x28x28/c16k3s1p1,relu,c32k3s1p1", true, 0 },
         { "cnn:3x32x32/resnet20-gn", "cnn:3x32x32/c16k3s1p1,gn4,relu,r16s1x3g4,r32s2x3g4,r64s2x3g4,gap,f10", true, 0 },
         { "cnn:2x4x4/c3k3s2p0,ap1,f2", "cnn:2x4x4/c3k3s2p0,ap1s1,f2", true, 3 * 18 + 3 + 2 * 3 + 2 },
         { "cnn:1x4x4/f2", "cnn:1x4x4/f2", true, 2 * 16 + 2 },
