@@ -29,6 +29,7 @@ typedef struct {
                            default; false: it stays on the own model, `:self`) */
     bool   sign_test;   /* the sign balance counts (the default; false: `:nosign`) */
     bool   dir_test;    /* the direction test counts (the default; false: `:nodir`) */
+    bool   med_test;    /* the median-sign test counts (the default; false: `:nomed`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);

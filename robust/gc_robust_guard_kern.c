@@ -3,8 +3,9 @@
 
     Why two passes: the clip factors need every input's whole distance to the
     peer before anything is weighted. The first pass reads each input once
-    and takes everything the rule needs from it (distance, sign balance,
-    dot product with the neighbours' median, formed block by block in L1,
+    and takes everything the rule needs from it (distance, sign balances
+    against own and against the neighbours' median, dot product with that
+    median, formed block by block in L1,
     and the input's sketch: gc_robust_internal.h); the second forms the
     output. The histories are sketches of 4 KB, not d-vectors, so neither
     pass reads or writes a d-vector of history.
@@ -88,9 +89,12 @@ s_fold (const float *lane)
 }
 
 //  One input over a block: v = x - own; sums into *r; its sketch (sx != NULL)
-//  gets sign * v, and with md the row's statistics. No largest |v| per
-//  coordinate: d2 tells when one may be huge (s_huge_check).
-typedef struct { double d2, dot; int64_t pos, nz; } s_row_t;
+//  gets sign * v, and with md (the neighbours' median - own) the row's
+//  statistics: its dot product with md, the coordinates where it lies above
+//  own, and where it lies above or below the median (v against md, the same
+//  float comparison at every level). No largest |v| per coordinate: d2
+//  tells when one may be huge (s_huge_check).
+typedef struct { double d2, dot; int64_t pos, nz, above, below; } s_row_t;
 
 static void
 s_row_block (const float *restrict x, const float *restrict own, const float *restrict md,
@@ -98,12 +102,15 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
 {
     float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
     int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
+    int32_t above [S_LANES] = { 0 }, below [S_LANES] = { 0 };
 #define S_ROW_BODY(I, L) { \
         float v = x [I] - own [I]; \
         d2 [L] += v * v; \
         dot [L] += v * md [I]; \
         pos [L] += v > 0.0f; \
         nz [L] += v != 0.0f; \
+        above [L] += v > md [I]; \
+        below [L] += v < md [I]; \
         sx [I] += s_float (s_bits (v) ^ sg [I]); }
     S_LANE_LOOP (n, S_ROW_BODY)
 #undef S_ROW_BODY
@@ -112,6 +119,8 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
     for (size_t l = 0; l < S_LANES; l++) {
         r->pos += pos [l];
         r->nz += nz [l];
+        r->above += above [l];
+        r->below += below [l];
     }
 }
 
@@ -210,6 +219,8 @@ s_add (gc_robust_guard_sums_t *s, size_t j, const s_row_t *r)
     s->dot [j] += r->dot;
     s->pos [j] += r->pos;
     s->nz [j] += r->nz;
+    s->above [j] += r->above;
+    s->below [j] += r->below;
 }
 
 //  The largest |x - own| over d as float bits, and 1 in *bad when x holds
@@ -251,6 +262,7 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
     for (size_t j = 0; j < io->n; j++) {
         s->d2 [j] = s->dot [j] = 0;
         s->pos [j] = s->nz [j] = 0;
+        s->above [j] = s->below [j] = 0;
         if (io->sx [j])
             memset (io->sx [j], 0, S_BLOCK * sizeof (float));
     }

@@ -152,7 +152,8 @@ typedef struct {
 
 /*  What the scan returns, per input j (arrays of n, the caller's): d2 =
     ||x_j - own||^2, and for inputs with a sketch dot = <x_j - own, med - own>,
-    pos / nz = coordinates with x_j > own / x_j != own; big = the largest
+    pos / nz = coordinates with x_j > own / x_j != own, above / below =
+    coordinates with x_j - own > / < med - own (in float); big = the largest
     |x_j - own| as float bits where it may reach GC_ROBUST_GUARD_HUGE_BITS,
     else 0 (below it; the kernel reads x_j again only when d2 >= 2^118).
     Once: med2 = ||med - own||^2 and med_big its largest |.| (where it may
@@ -161,7 +162,7 @@ typedef struct {
     sketch of own added to sown. */
 typedef struct {
     double   *d2, *dot;
-    int64_t  *pos, *nz;
+    int64_t  *pos, *nz, *above, *below;
     uint32_t *big;
     float    *sown;
     double    med2;

@@ -1,10 +1,12 @@
 /*  robust/ guard: the stateful rule. First-call radius, the own-step radius
     of later calls, the history that silences a neighbour pushing the same
     way round after round but not one whose deviations change direction,
-    the sign balance, the direction test and its majority condition,
-    histories that follow keys rather than positions, the redistribution
-    of the weight cut (the default) and its ablation `:self`, the ablation
-    words `:nosign` and `:nodir`, and the spec. */
+    the sign balance, the direction test and its majority condition, the
+    median-sign test (a small shift below the others cut, honest noise
+    not), histories that follow keys rather than positions, the
+    redistribution of the weight cut (the default) and its ablation
+    `:self`, the ablation words `:nosign`, `:nodir` and `:nomed`, and the
+    spec. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -201,6 +203,8 @@ test_spec (void **state)
         { "guard:3:nodir:self", "guard:3:200:0.15:0.3:self:nodir" },
         { "guard:nodir:nosign:self", "guard:2:200:0.15:0.3:self:nosign:nodir" },
         { "guard:1:10:0.2:0.4:redist:nosign", "guard:1:10:0.2:0.4:nosign" },
+        { "guard:nomed", "guard:2:200:0.15:0.3:nomed" },
+        { "guard:nomed:self:nodir", "guard:2:200:0.15:0.3:self:nodir:nomed" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -215,7 +219,7 @@ test_spec (void **state)
                                   "guard:1:10:0.3:0.2", "guard:1:2:0.1:0.2:3",
                                   "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist",
                                   "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
-                                  "guard:selfish", "guard:1:2:0.1:0.2:nosign:3",
+                                  "guard:selfish", "guard:1:2:0.1:0.2:nosign:3", "guard:nomed:nomed",
                                   "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
@@ -481,32 +485,114 @@ test_redist (void **state)
     assert_int_equal (err.code, GC_E_SPEC);
 }
 
+//  The median-sign test over many calls on noise: three honest neighbours
+//  and the peer draw N(0, 1) afresh each call, the fourth neighbour sends
+//  -0.2 in every coordinate (ALIE's mu - z sigma at z = 0.2). Against the
+//  peer it lies below in a fraction Phi(0.2) = 0.58 of the coordinates,
+//  under the sign balance's cut (skew 0.08 < 0.1); against the neighbours'
+//  median 0.16 further than the others (cut from 0.12): it loses all its
+//  weight to the three others (f = 4/3), and keeps it with `:nomed`. With
+//  four honest neighbours the test cuts no one: the same bits as `:nomed`.
+enum { MED_D = 20000 };
+
+static void
+s_noise_mix (const char *spec, bool shifted, float *out)
+{
+    gc_robust_t *r = s_rule (spec);           /* C = 100: no clipping */
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 0);
+    float *x [5];
+    for (size_t j = 0; j < 5; j++)
+        x [j] = malloc (MED_D * sizeof (float));
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    for (int round = 0; round < 30; round++) {
+        for (size_t j = 0; j < 5; j++)
+            gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
+        if (shifted)
+            for (size_t i = 0; i < MED_D; i++)
+                x [4][i] = -0.2f;
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
+    }
+    if (shifted)                /* what the output is with the fourth cut */
+        for (size_t i = 0; i < MED_D; i++) {
+            double e = x [0][i];
+            for (size_t j = 1; j < 4; j++)
+                e += (4.0 / 3) / 5 * ((double) x [j][i] - x [0][i]);
+            x [4][i] = (float) e;
+        }
+    for (size_t i = 0; shifted && i < MED_D; i++)
+        out [MED_D + i] = x [4][i];
+    for (size_t j = 0; j < 5; j++)
+        free (x [j]);
+    gc_robust_destroy (&r);
+}
+
+static size_t
+s_off_by (const float *a, const float *b, size_t n, double tol)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++)
+        off += fabs ((double) a [i] - b [i]) > tol;
+    return off;
+}
+
+static void
+test_median_sign_cuts_a_small_shift (void **state)
+{
+    (void) state;
+    float *with = malloc (2 * MED_D * sizeof (float)), *without = malloc (2 * MED_D * sizeof (float));
+    //  the shift: cut by default (the output is the three others' mix) ...
+    s_noise_mix ("guard:100:100", true, with);
+    assert_int_equal (s_off_by (with, with + MED_D, MED_D, 1e-4), 0);
+    //  ... and kept with :nomed (the output is then another mix)
+    s_noise_mix ("guard:100:100:nomed", true, without);
+    assert_true (s_off_by (without, without + MED_D, MED_D, 1e-2) > MED_D / 2);
+    //  honest noise alone: nothing cut, the same bits as without the test
+    s_noise_mix ("guard:100:100", false, with);
+    s_noise_mix ("guard:100:100:nomed", false, without);
+    assert_memory_equal (with, without, MED_D * sizeof (float));
+    free (with);
+    free (without);
+}
+
 //  Each ablation word turns off its test alone, in a case built so that the
-//  test must decide. Both cases cut at the first call (no warm-up), with a
+//  test must decide. Every case cuts at the first call (no warm-up), with a
 //  radius (C = 100) that clips no one and the consistency test out of reach
 //  (LO = 0.99: no excess over the reference reaches it), and `:self` so that
-//  the cut neighbour's share simply goes missing from the mix.
-//  - sign: the last of four neighbours lies above the peer in 7 of 8
-//    coordinates (skew 0.375): cut, unless `:nosign`;
-//  - direction: the last points against the other three (dissensus): cut,
-//    unless `:nodir`.
-//  Each word leaves the other test on: `:nodir` still cuts the skewed one,
-//  `:nosign` the dissenting one.
+//  the cut neighbour's share simply goes missing from the mix. Three
+//  neighbours hold e (+1, -1, ...), so e is also the neighbours' median; the
+//  fourth is the case's:
+//  - sign: above the peer in 7 of 8 coordinates (skew 0.375), but as often
+//    above as below the median: cut, unless `:nosign`;
+//  - direction: -e, against the other three (dissensus), balanced against
+//    both the peer and the median: cut, unless `:nodir`;
+//  - median: above the median in all 8 coordinates, but as often above as
+//    below the peer, and pointing the median's way: cut, unless `:nomed`.
+//  Each word leaves the other tests on.
+typedef enum { S_SIGN_CASE, S_DIR_CASE, S_MED_CASE } s_case_t;
+static const char *s_case_names [] = { "sign", "direction", "median" };
+
+static float
+s_fourth (s_case_t kind, size_t i)
+{
+    float e = i % 2 ? -1.0f : 1.0f;
+    if (kind == S_SIGN_CASE)
+        return i < 7 ? 0.5f : -0.5f;
+    if (kind == S_DIR_CASE)
+        return -e;
+    return i % 2 ? -0.6f : 1.2f;            /* |.| = 2.68 < the others' sqrt(8) */
+}
+
 static void
-s_ablation_case (const char *spec, bool skewed, float *out)
+s_ablation_case (const char *spec, s_case_t kind, float *out)
 {
     gc_robust_t *r = s_rule (spec);
     float x [5][D];
     const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
     memset (x [0], 0, sizeof x [0]);
     for (size_t j = 1; j < 5; j++)
-        for (size_t i = 0; i < D; i++) {
-            float e = i % 2 ? -1.0f : 1.0f;         /* balanced signs, distance sqrt(D) */
-            if (j < 4)
-                x [j][i] = e;
-            else
-                x [j][i] = skewed ? (i < 7 ? 1.0f : -1.0f) : -e;
-        }
+        for (size_t i = 0; i < D; i++)
+            x [j][i] = j < 4 ? (i % 2 ? -1.0f : 1.0f) : s_fourth (kind, i);
     assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
     gc_robust_destroy (&r);
 }
@@ -517,33 +603,29 @@ test_ablation_words (void **state)
     (void) state;
     static const struct {
         const char *spec;
-        bool skewed;            /* the sign case, else the direction case */
-        bool cut;               /* the fourth neighbour loses its weight */
+        bool cut [3];           /* the fourth neighbour loses its weight, per case */
     } cases [] = {
-        { "guard:100:100:0.99:1:self",              true,  true },
-        { "guard:100:100:0.99:1:self:nosign",       true,  false },
-        { "guard:100:100:0.99:1:self:nodir",        true,  true },
-        { "guard:100:100:0.99:1:self",              false, true },
-        { "guard:100:100:0.99:1:self:nodir",        false, false },
-        { "guard:100:100:0.99:1:self:nosign",       false, true },
-        { "guard:100:100:0.99:1:self:nosign:nodir", true,  false },
-        { "guard:100:100:0.99:1:self:nosign:nodir", false, false },
+        { "guard:100:100:0.99:1:self",                    { true,  true,  true } },
+        { "guard:100:100:0.99:1:self:nosign",             { false, true,  true } },
+        { "guard:100:100:0.99:1:self:nodir",              { true,  false, true } },
+        { "guard:100:100:0.99:1:self:nomed",              { true,  true,  false } },
+        { "guard:100:100:0.99:1:self:nosign:nodir",       { false, false, true } },
+        { "guard:100:100:0.99:1:self:nosign:nodir:nomed", { false, false, false } },
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
-        float out [D];
-        s_ablation_case (cases [c].spec, cases [c].skewed, out);
-        //  the three balanced neighbours cancel but for their shared e, so
-        //  out = (3 e + (cut ? 0 : x_4)) / 5
-        for (size_t i = 0; i < D; i++) {
-            float e = i % 2 ? -1.0f : 1.0f;
-            float x4 = cases [c].skewed ? (i < 7 ? 1.0f : -1.0f) : -e;
-            float expect = (3 * e + (cases [c].cut ? 0 : x4)) / 5;
-            if (fabs (out [i] - expect) > 1e-5)
-                fail_msg ("%s (%s case), coordinate %zu: %g, expected %g", cases [c].spec,
-                          cases [c].skewed ? "sign" : "direction", i, (double) out [i],
-                          (double) expect);
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
+        for (s_case_t kind = S_SIGN_CASE; kind <= S_MED_CASE; kind++) {
+            float out [D];
+            s_ablation_case (cases [c].spec, kind, out);
+            //  the three balanced neighbours cancel but for their shared e,
+            //  so out = (3 e + (cut ? 0 : x_4)) / 5
+            for (size_t i = 0; i < D; i++) {
+                float e = i % 2 ? -1.0f : 1.0f;
+                float expect = (3 * e + (cases [c].cut [kind] ? 0 : s_fourth (kind, i))) / 5;
+                if (fabs (out [i] - expect) > 1e-5)
+                    fail_msg ("%s (%s case), coordinate %zu: %g, expected %g", cases [c].spec,
+                              s_case_names [kind], i, (double) out [i], (double) expect);
+            }
         }
-    }
 }
 
 int
@@ -561,6 +643,7 @@ main (void)
         cmocka_unit_test (test_huge_input_has_no_weight),
         cmocka_unit_test (test_redist),
         cmocka_unit_test (test_ablation_words),
+        cmocka_unit_test (test_median_sign_cuts_a_small_shift),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
