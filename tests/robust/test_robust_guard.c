@@ -503,7 +503,7 @@ s_noise_mix (const char *spec, bool shifted, float *out)
     gc_rng_init (&rng, 5, 0);
     float *x [5];
     for (size_t j = 0; j < 5; j++)
-        x [j] = malloc (MED_D * sizeof (float));
+        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
     const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
     for (int round = 0; round < 30; round++) {
         for (size_t j = 0; j < 5; j++)
@@ -541,6 +541,8 @@ test_median_sign_cuts_a_small_shift (void **state)
 {
     (void) state;
     float *with = malloc (2 * MED_D * sizeof (float)), *without = malloc (2 * MED_D * sizeof (float));
+    assert_non_null (with);
+    assert_non_null (without);
     //  the shift: cut by default (the output is the three others' mix) ...
     s_noise_mix ("guard:100:100", true, with);
     assert_int_equal (s_off_by (with, with + MED_D, MED_D, 1e-4), 0);
