@@ -19,11 +19,13 @@
         cclip[:TAU[:L]]       centered clipping
         scclip[:TAU]          self-centered clipping (ClippedGossip), fixed tau
         scclip:auto[:DELTA]   ... with the adaptive tau for Byzantine weight DELTA
-        guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir] self-centred clipping at
-                              C x the own step, with a per-neighbour consistency history
+        guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed] self-centred
+                              clipping at C x the own step, with a per-neighbour
+                              consistency, sign, direction and median-sign history
                               over H calls (stateful), the weight cut going to the kept
                               neighbours; ablation words: self (it stays on the own
-                              model), nosign, nodir (that test off); redist = the default
+                              model), nosign, nodir, nomed (that test off); redist =
+                              the default
     Pre-aggregations, composable in front of any rule with '+':
         nnm[:F]+RULE          nearest-neighbour mixing (F defaults to RULE's f)
         bucket:S+RULE         random buckets of S inputs averaged first

@@ -650,9 +650,9 @@ s_fini (void *state)
 const gc_robust_rule_t gc_robust_rule_guard = {
     .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign and direction history over H calls (stateful), the weight cut going to the "
-            "neighbours kept; ablation: self (it stays on the own model), nosign, nodir, nomed "
-            "(that test off)",
+            "sign, direction and median-sign history over H calls (stateful), the weight "
+            "cut going to the neighbours kept; ablation: self (it stays on the own model), "
+            "nosign, nodir, nomed (that test off)",
     .example = "guard:2:200:0.15:0.3", .malformed = "guard:2:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,
