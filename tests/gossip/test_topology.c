@@ -19,6 +19,9 @@ test_shapes (void **state)
         { "complete", 5, 4, true },
         { "exponential", 16, 4, false },    /* hops 1, 2, 4, 8 */
         { "regular:3", 10, 3, true },
+        { "regular:6", 16, 6, true },       /* the pairing fallback: rejection rarely */
+        { "regular:8", 16, 8, true },       /* gives a simple graph at these degrees */
+        { "regular:15", 16, 15, true },     /* complete */
         { "edges:0-1,1-2,2-0", 3, 2, true },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
@@ -38,6 +41,9 @@ test_shapes (void **state)
             double total = gc_topology_weight (t, i, i);
             for (size_t k = 0; k < deg; k++) {
                 assert_true (in [k] != i);
+                for (size_t l = 0; l < k; l++)
+                    if (in [l] == in [k])
+                        fail_msg ("%s: peer %u hears %u twice", cases [c].spec, i, in [k]);
                 assert_true (gc_topology_has_edge (t, in [k], i));
                 total += gc_topology_weight (t, i, in [k]);
                 if (cases [c].undirected)       /* Metropolis-Hastings: symmetric */
