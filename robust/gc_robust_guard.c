@@ -218,16 +218,22 @@ s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
 //  Radius before any own step is known: the median distance to the peer
 //  over the inputs (the peer's own at 0 among them), which an honest
 //  majority of the inputs bounds by an honest distance.
+//  Inserts v into the ascending a [0 .. m) (room for one more); the rule's
+//  medians are over a handful of inputs, where this is the cheap sort.
+static void
+s_sorted_insert (double *a, size_t m, double v)
+{
+    size_t i = m;
+    for (; i > 0 && a [i - 1] > v; i--)
+        a [i] = a [i - 1];
+    a [i] = v;
+}
+
 static double
 s_median_distance (const double *d2, size_t n, double *tmp)
 {
-    for (size_t i = 0; i < n; i++) {
-        double v = d2 [i];
-        size_t j = i;
-        for (; j > 0 && tmp [j - 1] > v; j--)
-            tmp [j] = tmp [j - 1];
-        tmp [j] = v;
-    }
+    for (size_t i = 0; i < n; i++)
+        s_sorted_insert (tmp, i, d2 [i]);
     return sqrt (tmp [(n - 1) / 2]);
 }
 
@@ -428,12 +434,8 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
 {
     size_t m = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own && !isnan (mup [j])) {
-            size_t i = m++;
-            for (; i > 0 && excess [i - 1] > mup [j]; i--)
-                excess [i] = excess [i - 1];
-            excess [i] = mup [j];
-        }
+        if (x [j] != own && !isnan (mup [j]))
+            s_sorted_insert (excess, m++, mup [j]);
     if (m == 0)
         return false;
     double level = 0.5 * (excess [(m - 1) / 2] + excess [m / 2]), flagged = 0;
@@ -503,12 +505,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         cosv [j] = 1;
         if (sc->sxp [j] && (sc->d2 [j] > 0 || huge))
             rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
-        if (rho [j] >= 0) {
-            size_t i = m++;
-            for (; i > 0 && sorted [i - 1] > rho [j]; i--)
-                sorted [i] = sorted [i - 1];
-            sorted [i] = rho [j];
-        }
+        if (rho [j] >= 0)
+            s_sorted_insert (sorted, m++, rho [j]);
     }
     //  The reference is the lower median of the neighbours' consistencies
     //  (an honest one while honest neighbours are at least half), never
