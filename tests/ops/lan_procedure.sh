@@ -200,14 +200,31 @@ for i in 0 1 2 3; do
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.70) }' || fail "machine $i learned too little ($acc < 0.70)"
 done
 
+# wait_log INDEX TEXT SECONDS: the machine's stderr log has a line with TEXT
+wait_log () {
+  local i=$1 text=$2 limit=$3 t=0
+  until grep -q "$text" "$(var "$i")/stderr.log"; do
+    kill -0 "${run_pid[$i]}" 2>/dev/null || fail "machine $i exited before logging '$text'"
+    t=$((t + 1)); [ $t -le "$limit" ] || fail "machine $i did not log '$text' in $limit s"
+    sleep 1
+  done
+}
+
 # ---- 2: revoking machine 3 ----------------------------------------------------------
-rounds=$((rounds + 100))
+#  The refusal must happen while 0-2 run, and 100 rounds took them about 1 s on an
+#  idle machine: a machine 3 still loading its data could miss them. So machine 3 is
+#  started first, the others once it announces itself (data loaded, waiting for its
+#  discovered neighbour as they will), and they run 200 rounds.
+rounds=$((rounds + 200))
 for i in 0 1 2; do
   rm -f "$(etc $i)/keys/peer3.pub" "$(etc $i)/keys/peer3.curve.pub"
   write_config $i 0 1 2
 done
 write_config 3 0 1 2 3          # machine 3 keeps the old membership (and runs on)
-for i in 0 1 2 3; do start $i; done
+: > "$(var 3)/stderr.log"
+start 3
+wait_log 3 "discovery: announcing" 60
+for i in 0 1 2; do start $i; done
 for i in 0 1 2; do wait "${run_pid[$i]}" || fail "machine $i exited $? after the revocation"; done
 #  From the metrics file's last line (this run's counters): /metrics is gone
 #  with the process, and these 100 rounds can be over before a query.
