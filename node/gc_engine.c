@@ -127,9 +127,14 @@ s_build_neighbours (gc_engine_t *self, gc_err_t *err)
     self->input_replica = calloc (k, sizeof *self->input_replica);
     self->fresh = calloc (k, sizeof *self->fresh);
     self->arrivals = calloc (k, sizeof *self->arrivals);
+    self->mixed_state = calloc (k, sizeof *self->mixed_state);
+    self->moved = calloc (k, sizeof *self->moved);
     if (!self->replicas || !self->out_peers || !self->dest_scratch || !self->contacts || !self->contact_peers || !self->inputs
-    ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals)
+    ||  !self->weights || !self->input_replica || !self->fresh || !self->arrivals
+    ||  !self->mixed_state || !self->moved)
         return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
+    for (size_t i = 0; i < k; i++)
+        self->mixed_state [i] = UINT64_MAX;     /* no mix yet: the first state is a move */
     if (self->n_out)
         memcpy (self->out_peers, out, self->n_out * sizeof *out);
     for (size_t i = 0; i < self->n_in; i++)
@@ -356,6 +361,8 @@ gc_engine_destroy (gc_engine_t **self_p)
     free (self->input_replica);
     free (self->fresh);
     free (self->arrivals);
+    free (self->mixed_state);
+    free (self->moved);
     free (self->by_id);
     gc_wire_rx_destroy (&self->rx);
     gc_wait_destroy (&self->gossip.wait);
@@ -611,6 +618,8 @@ s_gather (gc_engine_t *self, const float *centre)
         gc_replica_t *r = &self->replicas [i];
         pthread_mutex_lock (&r->lock);
         if (r->synced && !gc_round_staler (self->round, r->round, self->cfg.staleness)) {
+            self->moved [i] = r->state != self->mixed_state [i];
+            self->mixed_state [i] = r->state;
             self->inputs [k] = r->x;
             self->weights [k] = gc_topology_weight (self->cfg.topology, me, r->peer);
             self->input_replica [k++] = (int) i;
@@ -710,10 +719,13 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     while (k >= need && k > 0) {
         gc_err_t aerr = { 0 };
         uint64_t keys [k];              /* who each input is: guard keeps a history per peer */
-        for (size_t j = 0; j < k; j++)
-            keys [j] = self->input_replica [j] < 0 ? self->cfg.self
-                     : self->replicas [self->input_replica [j]].peer;
-        gc_robust_set_keys (rule, keys, k);
+        bool moved [k];                 /* and whether a message moved it since the last mix */
+        for (size_t j = 0; j < k; j++) {
+            int ri = self->input_replica [j];
+            keys [j] = ri < 0 ? self->cfg.self : self->replicas [ri].peer;
+            moved [j] = ri < 0 || self->moved [ri];
+        }
+        gc_robust_set_keys (rule, keys, moved, k);
         rc = gc_robust_aggregate (rule, self->inputs, self->weights, k, self->learn.n, 0,
                                   self->learn.agg, &aerr);
         if (rc == 0 || aerr.code != GC_E_NONFINITE)

@@ -232,6 +232,11 @@ struct gc_engine_t {
     int                 *input_replica;
     bool                *fresh;
     int64_t             *arrivals;
+    //  per replica: the state it held at the last mix it entered, and
+    //  whether it holds another now (a message moved it): guard's stillness
+    //  test measures only moved inputs
+    uint64_t            *mixed_state;
+    bool                *moved;
     //  what this peer publishes (gc_role.h) [T]
     gc_role_t            role;
     //  peer-id lookup, sorted by id [C]

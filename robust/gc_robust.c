@@ -609,12 +609,12 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
     self->info.n_clipped = 0;
     self->info.gram_passes = 0;
     if (s_validate (self, inputs, weights, k, d, self_index, centre, out, err)) {
-        gc_robust_set_keys (self, NULL, 0);
+        gc_robust_set_keys (self, NULL, NULL, 0);
         return -1;
     }
     gc_robust_ws_t *ws = &self->ws;
     if (gc_robust_ws_reserve_k (ws, k)) {
-        gc_robust_set_keys (self, NULL, 0);
+        gc_robust_set_keys (self, NULL, NULL, 0);
         return gc_err_set (err, GC_E_NOMEM, "%s: out of memory for k = %zu", self->name, k);
     }
     for (size_t i = 0; i < k; i++)
@@ -624,7 +624,7 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
         .own = centre ? centre : self_index >= 0 ? inputs [self_index] : NULL
     };
     int rc = s_run (self, &st, out);
-    gc_robust_set_keys (self, NULL, 0);
+    gc_robust_set_keys (self, NULL, NULL, 0);
     if (rc == 1)
         return s_report_nonfinite (self, inputs, k, d, err);
     if (rc == 2)
@@ -646,8 +646,9 @@ gc_robust_aggregate (gc_robust_t *self, const float *const *inputs, const double
 }
 
 void
-gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, size_t k)
+gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *fresh, size_t k)
 {
     self->keys = keys;
+    self->fresh = keys ? fresh : NULL;
     self->n_keys = keys ? k : 0;
 }

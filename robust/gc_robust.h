@@ -19,13 +19,13 @@
         cclip[:TAU[:L]]       centered clipping
         scclip[:TAU]          self-centered clipping (ClippedGossip), fixed tau
         scclip:auto[:DELTA]   ... with the adaptive tau for Byzantine weight DELTA
-        guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed] self-centred
-                              clipping at C x the own step, with a per-neighbour
-                              consistency, sign, direction and median-sign history
-                              over H calls (stateful), the weight cut going to the kept
-                              neighbours; ablation words: self (it stays on the own
-                              model), nosign, nodir, nomed (that test off); redist =
-                              the default
+        guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill]
+                              self-centred clipping at C x the own step, with a
+                              per-neighbour consistency, sign, direction, median-sign
+                              and stillness history over H calls (stateful), the
+                              weight cut going to the kept neighbours; ablation words:
+                              self (it stays on the own model), nosign, nodir, nomed,
+                              nostill (that test off); redist = the default
     Pre-aggregations, composable in front of any rule with '+':
         nnm[:F]+RULE          nearest-neighbour mixing (F defaults to RULE's f)
         bucket:S+RULE         random buckets of S inputs averaged first
@@ -128,10 +128,13 @@ void gc_robust_set_seed (gc_robust_t *self, uint64_t seed);
     sums (gm, cclip, scclip) may differ in their last bits. */
 void gc_robust_set_portable (gc_robust_t *self, bool portable);
 
-/*  Who each input of the next aggregate call is (k keys, e.g. peer ids;
-    the array must stay valid until that call returns). Rules with a
-    per-neighbour history (guard) key it on them; without keys an input's
-    position is its key. Other rules ignore them. */
-void gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, size_t k);
+/*  Who each input of the next aggregate call is (k keys, e.g. peer ids)
+    and, with fresh (NULL: every input), whether a message updated it since
+    the last call (false: a straggler's replica, left as it was). The
+    arrays must stay valid until that call returns. Rules with a
+    per-neighbour history (guard) key it on them and measure movement only
+    on fresh inputs; without keys an input's position is its key. Other
+    rules ignore both. */
+void gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *fresh, size_t k);
 
 #endif

@@ -27,8 +27,11 @@
       rather than against the peer (whose own deviation drowns a shift of
       0.25 sigma), and relative to the other neighbours' balances, a model
       shifted the same way in every coordinate stands out at z = 0.1.
-      Each test can be switched off alone (`:nosign`, `:nodir`, `:nomed`)
-      for ablation. */
+    - The stillness test catches a neighbour that replays old models: an
+      honest model moves every round it trains, a stale or replayed one
+      does not (mimic's stale pair bounces two first-round models).
+      Each test can be switched off alone (`:nosign`, `:nodir`, `:nomed`,
+      `:nostill`) for ablation. */
 #include "gc_robust_guard.h"
 
 #include <math.h>
@@ -76,6 +79,19 @@
 //  below S_COS_LO (the cosine averaged like the sign balance).
 #define S_COS_LO -0.15
 #define S_COS_HI 0.05
+//  Stillness: a neighbour whose model stops moving is not training, whatever
+//  it claims (a stale or replayed model: mimic's stale pair bounces two
+//  first-round models back and forth). Its movement is the smaller of the
+//  sketch distances to its model one and two fresh calls ago (two: a pair
+//  alternating between two models moves each call), over the peer's own
+//  step, averaged like the sign balance. Measured on the 4x4 torus (600
+//  rounds, constant lr): honest neighbours 0.24 - 0.44 on average, never
+//  under 0.09; the stale pair 0.001. Weight 1 above S_STILL_HI, 0 below
+//  S_STILL_LO; a neighbour below S_STILL_HI also leaves the statistics the
+//  other tests compare against (the median, the reference levels).
+#define S_STILL_LO 0.02
+#define S_STILL_HI 0.05
+#define S_STILL_WARMUP 4
 //  The neighbours' share of the weight below which the radius grows
 //  (s_share_gain), and the most it grows (a peer with one neighbour of
 //  weight 1/1024 would otherwise follow it without any bound).
@@ -90,6 +106,9 @@ typedef struct {
     double   up;            /* running mean of the fraction of coordinates with u > 0 */
     double   cos;           /* running mean of the cosine of u with the neighbours' median */
     double   mup;           /* running mean of the fraction of coordinates above that median */
+    double   still;         /* running mean of its movement over the own step */
+    uint64_t still_n;       /* fresh calls that measured it */
+    uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
 } s_entry_t;
 
 #define S_P GC_ROBUST_SKETCH
@@ -103,6 +122,7 @@ typedef struct {
     float    *sx;                   /* n x S_P: each input's sketch of x_j - own */
     float   **sxp;                  /* per input: its row of sx, or NULL (no history) */
     size_t   *entry;                /* history entry per input, or SIZE_MAX */
+    double   *g;                    /* per input: its stillness weight before this call */
     const float **nb_blk;           /* the scan's scratch */
 } s_scratch_t;
 
@@ -120,6 +140,7 @@ struct gc_robust_guard_t {
     uint64_t  calls;
     s_entry_t *entries;
     float    *m;            /* cap x S_P: sketches of the running means of u, row per entry */
+    float    *px;           /* cap x 2 S_P: sketches of its model one and two fresh calls ago */
     size_t    n_entries, cap;
     s_scratch_t sc;         /* per input of one call, n_cap of each */
     size_t    n_cap;
@@ -144,15 +165,17 @@ s_reset (gc_robust_guard_t *self)
     s_scratch_t *sc = &self->sc;
     void *bufs [] = { sc->d2, sc->dot, sc->pos, sc->nz, sc->above, sc->below, sc->big,
                       sc->mup, sc->a, sc->sx,
-                      sc->sxp, sc->entry, (void *) sc->nb_blk };
+                      sc->sxp, sc->entry, sc->g, (void *) sc->nb_blk };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         free (bufs [i]);
     memset (sc, 0, sizeof *sc);
     self->n_cap = 0;
     free (self->entries);
     free (self->m);
+    free (self->px);
     self->entries = NULL;
     self->m = NULL;
+    self->px = NULL;
     self->n_entries = self->cap = 0;
     self->have_prev = false;
     self->step_avg = 0;
@@ -199,6 +222,10 @@ s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
         if (!m)
             return NULL;
         self->m = m;
+        float *px = realloc (self->px, cap * 2 * d * sizeof *px);
+        if (!px)
+            return NULL;
+        self->px = px;
         self->cap = cap;
     }
     if (at == self->cap) {
@@ -251,12 +278,13 @@ s_reserve (gc_robust_guard_t *self, size_t n)
     void **bufs [] = { (void **) &sc->d2, (void **) &sc->dot, (void **) &sc->pos, (void **) &sc->nz,
                        (void **) &sc->above, (void **) &sc->below,
                        (void **) &sc->big, (void **) &sc->mup, (void **) &sc->a, (void **) &sc->sx,
-                       (void **) &sc->sxp, (void **) &sc->entry, (void **) &sc->nb_blk,
-                       (void **) &self->nb };
+                       (void **) &sc->sxp, (void **) &sc->entry, (void **) &sc->g,
+                       (void **) &sc->nb_blk, (void **) &self->nb };
     size_t sizes [] = { sizeof (double), sizeof (double), sizeof (int64_t), sizeof (int64_t),
                         sizeof (int64_t), sizeof (int64_t),
                         sizeof (uint32_t), sizeof (double), sizeof (float), S_P * sizeof (float),
-                        sizeof (float *), sizeof (size_t), sizeof (float *), sizeof (float *) };
+                        sizeof (float *), sizeof (size_t), sizeof (double), sizeof (float *),
+                        sizeof (float *) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes [0]; i++) {
         void *p = realloc (*bufs [i], n * sizes [i]);
         if (!p)
@@ -275,9 +303,18 @@ s_neighbours (gc_robust_guard_t *self, const float *const *x, size_t n, const fl
 {
     size_t kn = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own)
+        if (x [j] != own && self->sc.g [j] >= 1.0)
             self->nb [kn++] = x [j];
     return kn;
+}
+
+//  The stillness weight of an entry: 1 until it has a measured history.
+static double
+s_still_weight (const gc_robust_guard_t *self, const s_entry_t *e)
+{
+    if (!self->cfg.still_test || e->still_n < S_STILL_WARMUP || e->still >= S_STILL_HI)
+        return 1.0;
+    return fmax (0.0, (e->still - S_STILL_LO) / (S_STILL_HI - S_STILL_LO));
 }
 
 //  Each neighbour's history entry (by index: a new entry may move the rows).
@@ -296,8 +333,10 @@ s_find_entries (gc_robust_guard_t *self, const float *const *x, size_t n, const 
             sc->entry [j] = (size_t) (e - self->entries);
         }
     }
-    for (size_t j = 0; j < n; j++)
+    for (size_t j = 0; j < n; j++) {
         sc->sxp [j] = sc->entry [j] == SIZE_MAX ? NULL : sc->sx + j * S_P;
+        sc->g [j] = sc->entry [j] == SIZE_MAX ? 1.0 : s_still_weight (self, &self->entries [sc->entry [j]]);
+    }
     return 0;
 }
 
@@ -339,6 +378,38 @@ s_history (gc_robust_guard_t *self, size_t j, double c, double dist, double med_
         return -1;
     double rho = e->a > 0 ? mnorm / e->a : 0;
     return isfinite (rho) ? rho : 1.0;
+}
+
+//  Input j's movement since one and two fresh calls ago (the smaller), over
+//  the own step, into its entry's running mean; then its model's sketch,
+//  S x_j = S (x_j - own) + S own, becomes the newest previous one. A stale
+//  input (no message this call) neither counts nor shifts.
+static void
+s_stillness (gc_robust_guard_t *self, size_t j, bool fresh)
+{
+    s_scratch_t *sc = &self->sc;
+    s_entry_t *e = &self->entries [sc->entry [j]];
+    if (!fresh)
+        return;
+    float *p1 = self->px + sc->entry [j] * 2 * S_P, *p2 = p1 + S_P;
+    const float *sx = sc->sxp [j];
+    double d1 = 0, d2 = 0;
+    for (size_t i = 0; i < S_P; i++) {
+        float v = sx [i] + self->sown [i];
+        double a = (double) v - (double) p1 [i], b = (double) v - (double) p2 [i];
+        d1 += a * a;
+        d2 += b * b;
+        p2 [i] = p1 [i];
+        p1 [i] = v;
+    }
+    if (e->have_p == 2 && self->step_avg > 0) {
+        double mv = sqrt (fmin (d1, d2)) / self->step_avg;
+        if (isfinite (mv)) {
+            double bs = 1.0 / fmin ((double) ++e->still_n, S_SIGN_HORIZON);
+            e->still = (1.0 - bs) * e->still + bs * mv;
+        }
+    }
+    e->have_p += e->have_p < 2;
 }
 
 //  The weight factor h of a neighbour from its consistency, direction and
@@ -449,7 +520,7 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
 int
 gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                      const float *const *x, const double *w, size_t n, size_t d,
-                     const float *own, const uint64_t *keys,
+                     const float *own, const uint64_t *keys, const bool *fresh,
                      float *out, double *tau_out, size_t *clipped_out)
 {
     if (self->d != d) {
@@ -503,9 +574,14 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         sc->mup [j] = NAN;
         skew [j] = 0;
         cosv [j] = 1;
-        if (sc->sxp [j] && (sc->d2 [j] > 0 || huge))
+        if (sc->sxp [j] && (sc->d2 [j] > 0 || huge)) {
             rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
-        if (rho [j] >= 0)
+            if (!huge)
+                s_stillness (self, j, !fresh || fresh [j]);
+        }
+        if (sc->g [j] < 1.0)
+            sc->mup [j] = NAN;      /* a still neighbour leaves the levels */
+        if (rho [j] >= 0 && sc->g [j] >= 1.0)
             s_sorted_insert (sorted, m++, rho [j]);
     }
     //  The reference is the lower median of the neighbours' consistencies
@@ -519,7 +595,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     //  test would exclude the honest ones.
     double flagged = 0, all = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own) {
+        if (x [j] != own && sc->g [j] >= 1.0) {
             all += w [j];
             flagged += cosv [j] < S_COS_HI ? w [j] : 0;
         }
@@ -529,7 +605,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     double *h = rho, kept = 0;      /* each rho is read only by its own weight */
     for (size_t j = 0; j < n; j++)
         if (x [j] != own) {
-            h [j] = s_weight (self, rho [j], ref, direction, cosv [j], skew [j]);
+            h [j] = s_weight (self, rho [j], ref, direction, cosv [j], skew [j]) * sc->g [j];
             if (median_sign && mexcess [j] > S_MED_LO)
                 h [j] *= fmax (0.0, (S_MED_HI - mexcess [j]) / (S_MED_HI - S_MED_LO));
             kept += w [j] * h [j];
@@ -555,8 +631,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 //  The trailing words, each at most once, in any order (the canonical name
 //  lists them in this order). `redist` is the default, still accepted
 //  (configs written when it was opt-in); `self` is its opposite.
-typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_COUNT } s_word_t;
-static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed" };
+typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_NOSTILL, S_W_COUNT } s_word_t;
+static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed", "nostill" };
 
 static int
 s_word (const char *tok)
@@ -601,7 +677,8 @@ s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *
                                          .redist = !seen [S_W_SELF],
                                          .sign_test = !seen [S_W_NOSIGN],
                                          .dir_test = !seen [S_W_NODIR],
-                                         .med_test = !seen [S_W_NOMED] };
+                                         .med_test = !seen [S_W_NOMED],
+                                         .still_test = !seen [S_W_NOSTILL] };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -622,9 +699,10 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s", c, h, lo, hi,
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s", c, h, lo, hi,
                  r->guard.redist ? "" : ":self", r->guard.sign_test ? "" : ":nosign",
-                 r->guard.dir_test ? "" : ":nodir", r->guard.med_test ? "" : ":nomed");
+                 r->guard.dir_test ? "" : ":nodir", r->guard.med_test ? "" : ":nomed",
+                 r->guard.still_test ? "" : ":nostill");
 }
 
 static int
@@ -634,7 +712,8 @@ s_run (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const doub
         return -1;
     //  After a pre-aggregation an input is a mixture, not one neighbour: no keys.
     const uint64_t *keys = st->mixed || self->n_keys != st->k ? NULL : self->keys;
-    return gc_robust_guard_run (self->state, &self->ws, x, w, st->kv, st->d, st->own, keys,
+    const bool *fresh = keys ? self->fresh : NULL;
+    return gc_robust_guard_run (self->state, &self->ws, x, w, st->kv, st->d, st->own, keys, fresh,
                                 out, &self->info.tau, &self->info.n_clipped);
 }
 
@@ -646,11 +725,11 @@ s_fini (void *state)
 }
 
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign, direction and median-sign history over H calls (stateful), the weight "
-            "cut going to the neighbours kept; ablation: self (it stays on the own model), "
-            "nosign, nodir, nomed (that test off)",
+            "sign, direction, median-sign and stillness history over H calls (stateful), the "
+            "weight cut going to the neighbours kept; ablation: self (it stays on the own "
+            "model), nosign, nodir, nomed, nostill (that test off)",
     .example = "guard:2:200:0.15:0.3", .malformed = "guard:2:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,

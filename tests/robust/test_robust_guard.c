@@ -5,8 +5,9 @@
     median-sign test (a small shift below the others cut, honest noise
     not), histories that follow keys rather than positions, the
     redistribution of the weight cut (the default) and its ablation
-    `:self`, the ablation words `:nosign`, `:nodir` and `:nomed`, and the
-    spec. */
+    `:self`, the stillness test (a replayed model cut, a straggler's
+    unmoved replica not), the ablation words `:nosign`, `:nodir`, `:nomed`
+    and `:nostill`, and the spec. */
 #include "gc_test.h"
 
 #include <math.h>
@@ -93,7 +94,7 @@ test_history_silences_a_constant_push (void **state)
                 x [j][i] = (float) gc_rng_normal (&rng);
         for (size_t i = 0; i < D; i++)        /* as many coordinates up as down */
             x [4][i] = i % 2 ? -1.5f : 1.5f;
-        gc_robust_set_keys (r, keys, 5);
+        gc_robust_set_keys (r, keys, NULL, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
     }
     //  out = (4/3)(1/5) sum of the honest deviations only: the pusher's
@@ -108,7 +109,7 @@ test_history_silences_a_constant_push (void **state)
                       (double) out [i], (double) expect [i]);
     //  the same pusher under a new key starts over with its full weight
     keys [4] = 100;
-    gc_robust_set_keys (r, keys, 5);
+    gc_robust_set_keys (r, keys, NULL, 5);
     assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
     assert_true (out [0] > expect [0] + 0.2f);
     gc_robust_destroy (&r);
@@ -141,8 +142,8 @@ test_history_follows_keys (void **state)
         const float *in_a [4] = { x [0], x [1], x [2], x [3] };
         const float *in_b [4] = { x [0], x [3], x [1], x [2] };
         uint64_t ka [4] = { 0, 1, 2, 3 }, kb [4] = { 0, 3, 1, 2 };
-        gc_robust_set_keys (a, ka, 4);
-        gc_robust_set_keys (b, kb, 4);
+        gc_robust_set_keys (a, ka, NULL, 4);
+        gc_robust_set_keys (b, kb, NULL, 4);
         assert_int_equal (gc_robust_aggregate (a, in_a, NULL, 4, D, 0, out_a, NULL), 0);
         assert_int_equal (gc_robust_aggregate (b, in_b, NULL, 4, D, 0, out_b, NULL), 0);
         for (size_t i = 0; i < D; i++)
@@ -205,6 +206,8 @@ test_spec (void **state)
         { "guard:1:10:0.2:0.4:redist:nosign", "guard:1:10:0.2:0.4:nosign" },
         { "guard:nomed", "guard:2:200:0.15:0.3:nomed" },
         { "guard:nomed:self:nodir", "guard:2:200:0.15:0.3:self:nodir:nomed" },
+        { "guard:nostill", "guard:2:200:0.15:0.3:nostill" },
+        { "guard:nostill:nomed:self", "guard:2:200:0.15:0.3:self:nomed:nostill" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -220,6 +223,7 @@ test_spec (void **state)
                                   "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist",
                                   "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
                                   "guard:selfish", "guard:1:2:0.1:0.2:nosign:3", "guard:nomed:nomed",
+                                  "guard:nostill:nostill", "guard:nostil",
                                   "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
@@ -267,7 +271,7 @@ test_sketch_at_large_d (void **state)
                 x [j][i] = x [0][i] + (float) gc_rng_normal (&rng);
         for (size_t i = 0; i < BIG_D; i++)
             x [4][i] = x [0][i] + (i % 2 ? -1.0f : 1.0f);
-        gc_robust_set_keys (r, keys, 5);
+        gc_robust_set_keys (r, keys, NULL, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, BIG_D, 0, out, NULL), 0);
         if (round >= 10) {      /* the step's running norm has settled on 0.01 sqrt(d) */
             double rel = gc_robust_info (r)->tau / (100 * sqrt (step2)) - 1;
@@ -487,7 +491,8 @@ test_redist (void **state)
 
 //  The median-sign test over many calls on noise: three honest neighbours
 //  and the peer draw N(0, 1) afresh each call, the fourth neighbour sends
-//  -0.2 in every coordinate (ALIE's mu - z sigma at z = 0.2). Against the
+//  -0.2 in every coordinate (ALIE's mu - z sigma at z = 0.2; plus N(0, 0.01)
+//  noise, so that it moves like a model that trains). Against the
 //  peer it lies below in a fraction Phi(0.2) = 0.58 of the coordinates,
 //  under the sign balance's cut (skew 0.08 < 0.1); against the neighbours'
 //  median 0.16 further than the others (cut from 0.12): it loses all its
@@ -511,9 +516,9 @@ s_noise_mix (const char *spec, bool shifted, float *out, float *cut)
     for (int round = 0; round < 30; round++) {
         for (size_t j = 0; j < 5; j++)
             gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
-        if (shifted)
+        if (shifted)        /* with a little noise of its own: a model that never moves is cut anyway */
             for (size_t i = 0; i < MED_D; i++)
-                x [4][i] = -0.2f;
+                x [4][i] = -0.2f + 0.1f * x [4][i];
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
     }
     for (size_t i = 0; cut && i < MED_D; i++) {
@@ -555,6 +560,88 @@ test_median_sign_cuts_a_small_shift (void **state)
     s_noise_mix ("guard:100:100", false, with, NULL);
     s_noise_mix ("guard:100:100:nomed", false, without, NULL);
     assert_memory_equal (with, without, MED_D * sizeof (float));
+    free (cut);
+    free (with);
+    free (without);
+}
+
+//  The stillness test: the peer and three neighbours draw N(0, 1) afresh each
+//  call; the fourth replays old models — one draw sent again and again
+//  (S_STILL_ONE), or two sent in turn (S_STILL_TWO: it moves every call, but
+//  not over two) — or trains like the others (S_STILL_NONE). Its draws are
+//  N(0, 1) too, so no other test tells it apart (but the consistency test,
+//  against an own model that is fresh noise too, which LO = 0.99 keeps out
+//  of reach, as in test_ablation_words; C = 100 clips no one). Replayed and marked
+//  fresh, it is cut (the output is the three others' mix, f = 4/3) unless
+//  `:nostill`; replayed but marked not fresh (a straggler's replica that no
+//  message updated), or training, it is not measured or not still: the same
+//  bits as `:nostill`.
+typedef enum { S_STILL_NONE, S_STILL_ONE, S_STILL_TWO } s_still_t;
+
+static void
+s_still_mix (const char *spec, s_still_t replay, bool fresh4, float *out, float *cut)
+{
+    gc_robust_t *r = s_rule (spec);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 9, 0);
+    float *x [5], *old [2];
+    for (size_t j = 0; j < 5; j++)
+        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
+    for (size_t j = 0; j < 2; j++) {
+        assert_non_null (old [j] = malloc (MED_D * sizeof (float)));
+        gc_rng_fill_normal (&rng, old [j], MED_D, 0.0f, 1.0f);
+    }
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
+    const bool fresh [5] = { true, true, true, true, fresh4 };
+    for (int round = 0; round < 30; round++) {
+        for (size_t j = 0; j < 5; j++)
+            gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
+        if (replay != S_STILL_NONE)
+            memcpy (x [4], old [replay == S_STILL_TWO ? round % 2 : 0], MED_D * sizeof (float));
+        gc_robust_set_keys (r, keys, fresh, 5);
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
+    }
+    for (size_t i = 0; cut && i < MED_D; i++) {
+        double e = x [0][i];
+        for (size_t j = 1; j < 4; j++)
+            e += (4.0 / 3) / 5 * ((double) x [j][i] - x [0][i]);
+        cut [i] = (float) e;
+    }
+    for (size_t j = 0; j < 5; j++)
+        free (x [j]);
+    free (old [0]);
+    free (old [1]);
+    gc_robust_destroy (&r);
+}
+
+static void
+test_stillness_cuts_a_replayed_model (void **state)
+{
+    (void) state;
+    float *with = malloc (MED_D * sizeof (float)), *without = malloc (MED_D * sizeof (float));
+    float *cut = malloc (MED_D * sizeof (float));
+    assert_non_null (with);
+    assert_non_null (without);
+    assert_non_null (cut);
+    static const struct { s_still_t replay; bool fresh4, is_cut; } cases [] = {
+        { S_STILL_ONE, true, true },
+        { S_STILL_TWO, true, true },
+        { S_STILL_ONE, false, false },      /* not fresh: not measured */
+        { S_STILL_NONE, true, false },      /* it trains: it moves */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        s_still_mix ("guard:100:100:0.99:1", cases [c].replay, cases [c].fresh4, with, cut);
+        s_still_mix ("guard:100:100:0.99:1:nostill", cases [c].replay, cases [c].fresh4, without, NULL);
+        if (cases [c].is_cut) {
+            if (s_off_by (with, cut, MED_D, 1e-4) != 0)
+                fail_msg ("case %zu: the replayed model was not cut", c);
+            if (s_off_by (without, cut, MED_D, 1e-2) <= MED_D / 2)
+                fail_msg ("case %zu: :nostill cut it too", c);
+        }
+        else if (memcmp (with, without, MED_D * sizeof (float)))
+            fail_msg ("case %zu: the test changed the mix", c);
+    }
     free (cut);
     free (with);
     free (without);
@@ -649,6 +736,7 @@ main (void)
         cmocka_unit_test (test_redist),
         cmocka_unit_test (test_ablation_words),
         cmocka_unit_test (test_median_sign_cuts_a_small_shift),
+        cmocka_unit_test (test_stillness_cuts_a_replayed_model),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
