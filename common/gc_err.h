@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#define GC_ERR_MSG_MAX 256
+#define GC_ERR_MSG_MAX 512
 
 /*  X (NAME, number, "name", "description"). The numbers are stable: the
     payload codes keep the values compress/ has always used (counters and

@@ -39,7 +39,7 @@ typedef struct {
     int    exit_code;
     bool   passed;
     char   status [32];
-    char   failed [256];       /* the first failing assertion */
+    char   failed [GC_ERR_MSG_MAX]; /* the first failing assertion, or the error */
     double mean, min, consensus, min_rounds, elapsed_s, mb_sent;
     double target, time_to_target_s;    /* scenario/target_accuracy; NAN: never reached */
 } gcnet_outcome_t;

@@ -108,7 +108,7 @@ s_table (FILE *f, const gcnet_outcome_t *o, int n)
         else
             fputs ("–", f);
         //  '|' would break the table
-        char failed [256];
+        char failed [sizeof o [i].failed];
         snprintf (failed, sizeof failed, "%s", o [i].failed);
         for (char *p = failed; *p; p++)
             if (*p == '|')
