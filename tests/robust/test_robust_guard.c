@@ -500,25 +500,42 @@ test_redist (void **state)
 //  four honest neighbours the test cuts no one: the same bits as `:nomed`.
 enum { MED_D = 20000 };
 
-//  30 calls of SPEC on fresh noise; out gets the last call's output and, when
-//  cut is not NULL, cut gets what that output is with the fourth neighbour
-//  cut (the three others' deviations times (4/3)(1/5)).
+//  What the fourth neighbour sends (the others and the peer draw N(0, 1)
+//  afresh each call): N(0, 1) too (honest); -0.2 in every coordinate plus
+//  N(0, 0.01) noise, so that it moves like a model that trains (shifted);
+//  one old draw again and again, or two in turn (replayed: it moves every
+//  call, but not over two).
+typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO } s_fourth_t;
+
+//  30 calls of SPEC on fresh noise, the fourth neighbour's input marked fresh
+//  or not; out gets the last call's output and, when cut is not NULL, cut
+//  gets what that output is with the fourth neighbour cut (the three
+//  others' deviations times (4/3)(1/5)).
 static void
-s_noise_mix (const char *spec, bool shifted, float *out, float *cut)
+s_noise_mix (const char *spec, s_fourth_t fourth, bool fresh4, float *out, float *cut)
 {
-    gc_robust_t *r = s_rule (spec);           /* C = 100: no clipping */
+    gc_robust_t *r = s_rule (spec);
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
-    float *x [5];
+    float *x [5], *old [2];
     for (size_t j = 0; j < 5; j++)
         assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
+    for (size_t j = 0; j < 2; j++) {
+        assert_non_null (old [j] = malloc (MED_D * sizeof (float)));
+        gc_rng_fill_normal (&rng, old [j], MED_D, 0.0f, 1.0f);
+    }
     const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
+    const bool fresh [5] = { true, true, true, true, fresh4 };
     for (int round = 0; round < 30; round++) {
         for (size_t j = 0; j < 5; j++)
             gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
-        if (shifted)        /* with a little noise of its own: a model that never moves is cut anyway */
+        if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
+        if (fourth == S_FOURTH_REPLAY_ONE || fourth == S_FOURTH_REPLAY_TWO)
+            memcpy (x [4], old [fourth == S_FOURTH_REPLAY_TWO ? round % 2 : 0], MED_D * sizeof (float));
+        gc_robust_set_keys (r, keys, fresh, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
     }
     for (size_t i = 0; cut && i < MED_D; i++) {
@@ -529,6 +546,8 @@ s_noise_mix (const char *spec, bool shifted, float *out, float *cut)
     }
     for (size_t j = 0; j < 5; j++)
         free (x [j]);
+    free (old [0]);
+    free (old [1]);
     gc_robust_destroy (&r);
 }
 
@@ -551,14 +570,14 @@ test_median_sign_cuts_a_small_shift (void **state)
     assert_non_null (without);
     assert_non_null (cut);
     //  the shift: cut by default (the output is the three others' mix) ...
-    s_noise_mix ("guard:100:100", true, with, cut);
+    s_noise_mix ("guard:100:100", S_FOURTH_SHIFTED, true, with, cut);
     assert_int_equal (s_off_by (with, cut, MED_D, 1e-4), 0);
     //  ... and kept with :nomed (the output is then another mix)
-    s_noise_mix ("guard:100:100:nomed", true, without, cut);
+    s_noise_mix ("guard:100:100:nomed", S_FOURTH_SHIFTED, true, without, cut);
     assert_true (s_off_by (without, cut, MED_D, 1e-2) > MED_D / 2);
     //  honest noise alone: nothing cut, the same bits as without the test
-    s_noise_mix ("guard:100:100", false, with, NULL);
-    s_noise_mix ("guard:100:100:nomed", false, without, NULL);
+    s_noise_mix ("guard:100:100", S_FOURTH_HONEST, true, with, NULL);
+    s_noise_mix ("guard:100:100:nomed", S_FOURTH_HONEST, true, without, NULL);
     assert_memory_equal (with, without, MED_D * sizeof (float));
     free (cut);
     free (with);
@@ -576,45 +595,6 @@ test_median_sign_cuts_a_small_shift (void **state)
 //  `:nostill`; replayed but marked not fresh (a straggler's replica that no
 //  message updated), or training, it is not measured or not still: the same
 //  bits as `:nostill`.
-typedef enum { S_STILL_NONE, S_STILL_ONE, S_STILL_TWO } s_still_t;
-
-static void
-s_still_mix (const char *spec, s_still_t replay, bool fresh4, float *out, float *cut)
-{
-    gc_robust_t *r = s_rule (spec);
-    gc_rng_t rng;
-    gc_rng_init (&rng, 9, 0);
-    float *x [5], *old [2];
-    for (size_t j = 0; j < 5; j++)
-        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
-    for (size_t j = 0; j < 2; j++) {
-        assert_non_null (old [j] = malloc (MED_D * sizeof (float)));
-        gc_rng_fill_normal (&rng, old [j], MED_D, 0.0f, 1.0f);
-    }
-    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
-    const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
-    const bool fresh [5] = { true, true, true, true, fresh4 };
-    for (int round = 0; round < 30; round++) {
-        for (size_t j = 0; j < 5; j++)
-            gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
-        if (replay != S_STILL_NONE)
-            memcpy (x [4], old [replay == S_STILL_TWO ? round % 2 : 0], MED_D * sizeof (float));
-        gc_robust_set_keys (r, keys, fresh, 5);
-        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
-    }
-    for (size_t i = 0; cut && i < MED_D; i++) {
-        double e = x [0][i];
-        for (size_t j = 1; j < 4; j++)
-            e += (4.0 / 3) / 5 * ((double) x [j][i] - x [0][i]);
-        cut [i] = (float) e;
-    }
-    for (size_t j = 0; j < 5; j++)
-        free (x [j]);
-    free (old [0]);
-    free (old [1]);
-    gc_robust_destroy (&r);
-}
-
 static void
 test_stillness_cuts_a_replayed_model (void **state)
 {
@@ -624,15 +604,15 @@ test_stillness_cuts_a_replayed_model (void **state)
     assert_non_null (with);
     assert_non_null (without);
     assert_non_null (cut);
-    static const struct { s_still_t replay; bool fresh4, is_cut; } cases [] = {
-        { S_STILL_ONE, true, true },
-        { S_STILL_TWO, true, true },
-        { S_STILL_ONE, false, false },      /* not fresh: not measured */
-        { S_STILL_NONE, true, false },      /* it trains: it moves */
+    static const struct { s_fourth_t fourth; bool fresh4, is_cut; } cases [] = {
+        { S_FOURTH_REPLAY_ONE, true, true },
+        { S_FOURTH_REPLAY_TWO, true, true },
+        { S_FOURTH_REPLAY_ONE, false, false },      /* not fresh: not measured */
+        { S_FOURTH_HONEST, true, false },           /* it trains: it moves */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
-        s_still_mix ("guard:100:100:0.99:1", cases [c].replay, cases [c].fresh4, with, cut);
-        s_still_mix ("guard:100:100:0.99:1:nostill", cases [c].replay, cases [c].fresh4, without, NULL);
+        s_noise_mix ("guard:100:100:0.99:1", cases [c].fourth, cases [c].fresh4, with, cut);
+        s_noise_mix ("guard:100:100:0.99:1:nostill", cases [c].fourth, cases [c].fresh4, without, NULL);
         if (cases [c].is_cut) {
             if (s_off_by (with, cut, MED_D, 1e-4) != 0)
                 fail_msg ("case %zu: the replayed model was not cut", c);
