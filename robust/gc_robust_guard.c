@@ -84,7 +84,9 @@
 //  first-round models back and forth). Its movement is the smaller of the
 //  sketch distances to its model one and two fresh calls ago (two: a pair
 //  alternating between two models moves each call), over the peer's own
-//  step, averaged like the sign balance. Measured on the 4x4 torus (600
+//  step of the same call (not its running norm, which lags a decaying
+//  learning rate: at the end of a cosine schedule honest neighbours fell
+//  under 0.05 of it), averaged like the sign balance. Measured on the 4x4 torus (600
 //  rounds, constant lr): honest neighbours 0.24 - 0.44 on average, never
 //  under 0.09; the stale pair 0.001. Weight 1 above S_STILL_HI, 0 below
 //  S_STILL_LO; a neighbour below S_STILL_HI also leaves the statistics the
@@ -136,6 +138,7 @@ struct gc_robust_guard_t {
     const float **nb;       /* the neighbours' inputs (own left out), n_cap */
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
+    double    step_now;     /* this call's norm of own - prev_out (0: none) */
     uint64_t  step_n;
     uint64_t  calls;
     s_entry_t *entries;
@@ -179,6 +182,7 @@ s_reset (gc_robust_guard_t *self)
     self->n_entries = self->cap = 0;
     self->have_prev = false;
     self->step_avg = 0;
+    self->step_now = 0;
     self->step_n = 0;
     self->d = 0;
 }
@@ -402,8 +406,8 @@ s_stillness (gc_robust_guard_t *self, size_t j, bool fresh)
         p2 [i] = p1 [i];
         p1 [i] = v;
     }
-    if (e->have_p == 2 && self->step_avg > 0) {
-        double mv = sqrt (fmin (d1, d2)) / self->step_avg;
+    if (e->have_p == 2 && self->step_now > 0) {
+        double mv = sqrt (fmin (d1, d2)) / self->step_now;
         if (isfinite (mv)) {
             double bs = 1.0 / fmin ((double) ++e->still_n, S_SIGN_HORIZON);
             e->still = (1.0 - bs) * e->still + bs * mv;
@@ -543,11 +547,14 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     if (rc)
         return rc;
     self->calls++;
+    self->step_now = 0;
     if (self->have_prev) {
         double s = s_sketch_distance (self->sown, self->sprev);
         double b = 1.0 / fmin ((double) ++self->step_n, S_STEP_HORIZON);
-        if (isfinite (s))
+        if (isfinite (s)) {
             self->step_avg = (1.0 - b) * self->step_avg + b * s;
+            self->step_now = s;
+        }
     }
     //  The neighbours' share of the weight (own left out): below S_SHARE the
     //  radius grows by S_SHARE / share, so that the neighbours together can
