@@ -646,9 +646,9 @@ gc_robust_aggregate (gc_robust_t *self, const float *const *inputs, const double
 }
 
 void
-gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *fresh, size_t k)
+gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *moved, size_t k)
 {
     self->keys = keys;
-    self->fresh = keys ? fresh : NULL;
+    self->moved = keys ? moved : NULL;
     self->n_keys = keys ? k : 0;
 }

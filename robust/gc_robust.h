@@ -129,12 +129,12 @@ void gc_robust_set_seed (gc_robust_t *self, uint64_t seed);
 void gc_robust_set_portable (gc_robust_t *self, bool portable);
 
 /*  Who each input of the next aggregate call is (k keys, e.g. peer ids)
-    and, with fresh (NULL: every input), whether a message updated it since
+    and, with moved (NULL: every input), whether a message changed it since
     the last call (false: a straggler's replica, left as it was). The
     arrays must stay valid until that call returns. Rules with a
     per-neighbour history (guard) key it on them and measure movement only
-    on fresh inputs; without keys an input's position is its key. Other
+    on moved inputs; without keys an input's position is its key. Other
     rules ignore both. */
-void gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *fresh, size_t k);
+void gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *moved, size_t k);
 
 #endif

@@ -82,12 +82,12 @@
 //  Stillness: a neighbour whose model stops moving is not training, whatever
 //  it claims (a stale or replayed model: mimic's stale pair bounces two
 //  first-round models back and forth). Its movement is the smaller of the
-//  sketch distances to its model one and two fresh calls ago (two: a pair
+//  sketch distances to its model one and two measured calls ago (two: a pair
 //  alternating between two models moves each call), over the peer's own
 //  step of the same call (not its running norm, which lags a decaying
 //  learning rate: at the end of a cosine schedule honest neighbours fell
-//  under 0.05 of it), averaged like the sign balance. Traced on the 4x4
-//  torus (Dirichlet 0.5, 600 rounds, constant lr, seed 1, from round 50):
+//  under 0.05 of it), averaged like the sign balance. Traced (a scratch
+//  build with a print) on the 4x4 torus (Dirichlet 0.5, 600 rounds, constant lr, seed 1, from round 50):
 //  honest neighbours 0.30 - 0.35 on average, never under 0.077, with and
 //  without mimic; its stale pair at most 0.00003. Weight 1 above S_STILL_HI, 0 below
 //  S_STILL_LO; a neighbour below S_STILL_HI also leaves the statistics the
@@ -110,7 +110,7 @@ typedef struct {
     double   cos;           /* running mean of the cosine of u with the neighbours' median */
     double   mup;           /* running mean of the fraction of coordinates above that median */
     double   still;         /* running mean of its movement over the own step */
-    uint64_t still_n;       /* fresh calls that measured it */
+    uint64_t still_n;       /* calls that measured it */
     uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
 } s_entry_t;
 
@@ -139,12 +139,11 @@ struct gc_robust_guard_t {
     const float **nb;       /* the neighbours' inputs (own left out), n_cap */
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
-    double    step_now;     /* this call's norm of own - prev_out (0: none) */
     uint64_t  step_n;
     uint64_t  calls;
     s_entry_t *entries;
     float    *m;            /* cap x S_P: sketches of the running means of u, row per entry */
-    float    *px;           /* cap x 2 S_P: sketches of its model one and two fresh calls ago */
+    float    *px;           /* cap x 2 S_P: sketches of its model one and two measured calls ago */
     size_t    n_entries, cap;
     s_scratch_t sc;         /* per input of one call, n_cap of each */
     size_t    n_cap;
@@ -183,7 +182,6 @@ s_reset (gc_robust_guard_t *self)
     self->n_entries = self->cap = 0;
     self->have_prev = false;
     self->step_avg = 0;
-    self->step_now = 0;
     self->step_n = 0;
     self->d = 0;
 }
@@ -247,9 +245,6 @@ s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
     return &self->entries [at];
 }
 
-//  Radius before any own step is known: the median distance to the peer
-//  over the inputs (the peer's own at 0 among them), which an honest
-//  majority of the inputs bounds by an honest distance.
 //  Inserts v into the ascending a [0 .. m) (room for one more); the rule's
 //  medians are over a handful of inputs, where this is the cheap sort.
 static void
@@ -261,6 +256,9 @@ s_sorted_insert (double *a, size_t m, double v)
     a [i] = v;
 }
 
+//  Radius before any own step is known: the median distance to the peer
+//  over the inputs (the peer's own at 0 among them), which an honest
+//  majority of the inputs bounds by an honest distance.
 static double
 s_median_distance (const double *d2, size_t n, double *tmp)
 {
@@ -385,17 +383,16 @@ s_history (gc_robust_guard_t *self, size_t j, double c, double dist, double med_
     return isfinite (rho) ? rho : 1.0;
 }
 
-//  Input j's movement since one and two fresh calls ago (the smaller), over
-//  the own step, into its entry's running mean; then its model's sketch,
-//  S x_j = S (x_j - own) + S own, becomes the newest previous one. A stale
-//  input (no message this call) neither counts nor shifts.
+//  Input j's movement since one and two measured calls ago (the smaller),
+//  over this call's own step `step` (0: none yet), into its entry's running
+//  mean; then its model's sketch, S x_j = S (x_j - own) + S own, becomes the
+//  newest previous one. Called only for an input a message changed since the
+//  last call: one that none did neither counts nor shifts.
 static void
-s_stillness (gc_robust_guard_t *self, size_t j, bool fresh)
+s_stillness (gc_robust_guard_t *self, size_t j, double step)
 {
     s_scratch_t *sc = &self->sc;
     s_entry_t *e = &self->entries [sc->entry [j]];
-    if (!fresh)
-        return;
     float *p1 = self->px + sc->entry [j] * 2 * S_P, *p2 = p1 + S_P;
     const float *sx = sc->sxp [j];
     double d1 = 0, d2 = 0;
@@ -407,8 +404,8 @@ s_stillness (gc_robust_guard_t *self, size_t j, bool fresh)
         p2 [i] = p1 [i];
         p1 [i] = v;
     }
-    if (e->have_p == 2 && self->step_now > 0) {
-        double mv = sqrt (fmin (d1, d2)) / self->step_now;
+    if (e->have_p == 2 && step > 0) {
+        double mv = sqrt (fmin (d1, d2)) / step;
         if (isfinite (mv)) {
             double bs = 1.0 / fmin ((double) ++e->still_n, S_SIGN_HORIZON);
             e->still = (1.0 - bs) * e->still + bs * mv;
@@ -525,7 +522,7 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
 int
 gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                      const float *const *x, const double *w, size_t n, size_t d,
-                     const float *own, const uint64_t *keys, const bool *fresh,
+                     const float *own, const uint64_t *keys, const bool *moved,
                      float *out, double *tau_out, size_t *clipped_out)
 {
     if (self->d != d) {
@@ -548,13 +545,13 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     if (rc)
         return rc;
     self->calls++;
-    self->step_now = 0;
+    double step = 0;        /* this call's own step, for the stillness test */
     if (self->have_prev) {
         double s = s_sketch_distance (self->sown, self->sprev);
         double b = 1.0 / fmin ((double) ++self->step_n, S_STEP_HORIZON);
         if (isfinite (s)) {
             self->step_avg = (1.0 - b) * self->step_avg + b * s;
-            self->step_now = s;
+            step = s;
         }
     }
     //  The neighbours' share of the weight (own left out): below S_SHARE the
@@ -584,8 +581,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         cosv [j] = 1;
         if (sc->sxp [j] && (sc->d2 [j] > 0 || huge)) {
             rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
-            if (!huge)
-                s_stillness (self, j, !fresh || fresh [j]);
+            if (!huge && (!moved || moved [j]))
+                s_stillness (self, j, step);
         }
         if (sc->g [j] < 1.0)
             sc->mup [j] = NAN;      /* a still neighbour leaves the levels */
@@ -720,8 +717,8 @@ s_run (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const doub
         return -1;
     //  After a pre-aggregation an input is a mixture, not one neighbour: no keys.
     const uint64_t *keys = st->mixed || self->n_keys != st->k ? NULL : self->keys;
-    const bool *fresh = keys ? self->fresh : NULL;
-    return gc_robust_guard_run (self->state, &self->ws, x, w, st->kv, st->d, st->own, keys, fresh,
+    const bool *moved = keys ? self->moved : NULL;
+    return gc_robust_guard_run (self->state, &self->ws, x, w, st->kv, st->d, st->own, keys, moved,
                                 out, &self->info.tau, &self->info.n_clipped);
 }
 

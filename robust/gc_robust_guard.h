@@ -42,12 +42,12 @@ void               gc_robust_guard_destroy (gc_robust_guard_t **self_p);
     weight over the weight they keep, at most 2 (cfg.redist), or 1 without
     cfg.redist. Returns a kernel code:
     0, 1 (an input holds NaN or Inf; no state was changed), -1 (no memory).
-    fresh[j] (NULL: all) says whether a message updated input j since the
-    last call; the stillness test measures only fresh inputs.
+    moved[j] (NULL: all) says whether a message changed input j since the
+    last call; the stillness test measures only those.
     *tau and *clipped receive the radius used and the inputs clipped. */
 int gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                          const float *const *x, const double *w, size_t n, size_t d,
-                         const float *own, const uint64_t *keys, const bool *fresh,
+                         const float *own, const uint64_t *keys, const bool *moved,
                          float *out, double *tau, size_t *clipped);
 
 #endif

@@ -61,7 +61,7 @@ struct gc_robust_t {
         first use, released by its fini in gc_robust_destroy. */
     void     *state;
     const uint64_t *keys;   /* gc_robust_set_keys, for the next call only (else NULL) */
-    const bool *fresh;      /* the same call's freshness per input (NULL: all fresh) */
+    const bool *moved;      /* per input: a message changed it since the last call (NULL: all) */
     size_t    n_keys;
 };
 

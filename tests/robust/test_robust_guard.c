@@ -507,12 +507,12 @@ enum { MED_D = 20000 };
 //  call, but not over two).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO } s_fourth_t;
 
-//  30 calls of SPEC on fresh noise, the fourth neighbour's input marked fresh
-//  or not; out gets the last call's output and, when cut is not NULL, cut
+//  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
+//  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
 //  gets what that output is with the fourth neighbour cut (the three
 //  others' deviations times (4/3)(1/5)).
 static void
-s_noise_mix (const char *spec, s_fourth_t fourth, bool fresh4, float *out, float *cut)
+s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float *cut)
 {
     gc_robust_t *r = s_rule (spec);
     gc_rng_t rng;
@@ -526,7 +526,7 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool fresh4, float *out, float
     }
     const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
     const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
-    const bool fresh [5] = { true, true, true, true, fresh4 };
+    const bool moved [5] = { true, true, true, true, moved4 };
     for (int round = 0; round < 30; round++) {
         for (size_t j = 0; j < 5; j++)
             gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
@@ -535,7 +535,7 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool fresh4, float *out, float
                 x [4][i] = -0.2f + 0.1f * x [4][i];
         if (fourth == S_FOURTH_REPLAY_ONE || fourth == S_FOURTH_REPLAY_TWO)
             memcpy (x [4], old [fourth == S_FOURTH_REPLAY_TWO ? round % 2 : 0], MED_D * sizeof (float));
-        gc_robust_set_keys (r, keys, fresh, 5);
+        gc_robust_set_keys (r, keys, moved, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
     }
     for (size_t i = 0; cut && i < MED_D; i++) {
@@ -560,71 +560,66 @@ s_off_by (const float *a, const float *b, size_t n, double tol)
     return off;
 }
 
+//  SPEC and SPEC_OFF (the same with the test off) over s_noise_mix: with
+//  is_cut, SPEC's output is the three others' mix and SPEC_OFF's another
+//  mix; without, both give the same bits (the test changed nothing).
 static void
-test_median_sign_cuts_a_small_shift (void **state)
+s_check_cut (const char *spec, const char *spec_off, s_fourth_t fourth, bool moved4, bool is_cut)
 {
-    (void) state;
     float *with = malloc (MED_D * sizeof (float)), *without = malloc (MED_D * sizeof (float));
     float *cut = malloc (MED_D * sizeof (float));
     assert_non_null (with);
     assert_non_null (without);
     assert_non_null (cut);
-    //  the shift: cut by default (the output is the three others' mix) ...
-    s_noise_mix ("guard:100:100", S_FOURTH_SHIFTED, true, with, cut);
-    assert_int_equal (s_off_by (with, cut, MED_D, 1e-4), 0);
-    //  ... and kept with :nomed (the output is then another mix)
-    s_noise_mix ("guard:100:100:nomed", S_FOURTH_SHIFTED, true, without, cut);
-    assert_true (s_off_by (without, cut, MED_D, 1e-2) > MED_D / 2);
-    //  honest noise alone: nothing cut, the same bits as without the test
-    s_noise_mix ("guard:100:100", S_FOURTH_HONEST, true, with, NULL);
-    s_noise_mix ("guard:100:100:nomed", S_FOURTH_HONEST, true, without, NULL);
-    assert_memory_equal (with, without, MED_D * sizeof (float));
+    s_noise_mix (spec, fourth, moved4, with, cut);
+    s_noise_mix (spec_off, fourth, moved4, without, NULL);
+    if (is_cut) {
+        if (s_off_by (with, cut, MED_D, 1e-4) != 0)
+            fail_msg ("%s, fourth %d: not cut", spec, (int) fourth);
+        if (s_off_by (without, cut, MED_D, 1e-2) <= MED_D / 2)
+            fail_msg ("%s, fourth %d: cut too", spec_off, (int) fourth);
+    }
+    else if (memcmp (with, without, MED_D * sizeof (float)))
+        fail_msg ("%s, fourth %d: the test changed the mix", spec, (int) fourth);
     free (cut);
     free (with);
     free (without);
 }
 
+static void
+test_median_sign_cuts_a_small_shift (void **state)
+{
+    (void) state;
+    //  the shift: cut by default, kept with :nomed
+    s_check_cut ("guard:100:100", "guard:100:100:nomed", S_FOURTH_SHIFTED, true, true);
+    //  honest noise alone: nothing cut, the same bits as without the test
+    s_check_cut ("guard:100:100", "guard:100:100:nomed", S_FOURTH_HONEST, true, false);
+}
+
 //  The stillness test: the peer and three neighbours draw N(0, 1) afresh each
 //  call; the fourth replays old models — one draw sent again and again
-//  (S_STILL_ONE), or two sent in turn (S_STILL_TWO: it moves every call, but
-//  not over two) — or trains like the others (S_STILL_NONE). Its draws are
-//  N(0, 1) too, so no other test tells it apart (but the consistency test,
-//  against an own model that is fresh noise too, which LO = 0.99 keeps out
-//  of reach, as in test_ablation_words; C = 100 clips no one). Replayed and marked
-//  fresh, it is cut (the output is the three others' mix, f = 4/3) unless
-//  `:nostill`; replayed but marked not fresh (a straggler's replica that no
-//  message updated), or training, it is not measured or not still: the same
-//  bits as `:nostill`.
+//  (S_FOURTH_REPLAY_ONE), or two sent in turn (S_FOURTH_REPLAY_TWO: it moves
+//  every call, but not over two) — or trains like the others
+//  (S_FOURTH_HONEST). Its draws are N(0, 1) too, so no other test tells it
+//  apart (but the consistency test, against an own model that is fresh noise
+//  too, which LO = 0.99 keeps out of reach, as in test_ablation_words;
+//  C = 100 clips no one). Replayed and marked as changed, it is cut (the
+//  output is the three others' mix, f = 4/3) unless `:nostill`; replayed but
+//  marked unchanged (a straggler's replica that no message updated), or
+//  training, it is not measured or not still: the same bits as `:nostill`.
 static void
 test_stillness_cuts_a_replayed_model (void **state)
 {
     (void) state;
-    float *with = malloc (MED_D * sizeof (float)), *without = malloc (MED_D * sizeof (float));
-    float *cut = malloc (MED_D * sizeof (float));
-    assert_non_null (with);
-    assert_non_null (without);
-    assert_non_null (cut);
-    static const struct { s_fourth_t fourth; bool fresh4, is_cut; } cases [] = {
+    static const struct { s_fourth_t fourth; bool moved4, is_cut; } cases [] = {
         { S_FOURTH_REPLAY_ONE, true, true },
         { S_FOURTH_REPLAY_TWO, true, true },
-        { S_FOURTH_REPLAY_ONE, false, false },      /* not fresh: not measured */
+        { S_FOURTH_REPLAY_ONE, false, false },      /* unchanged: not measured */
         { S_FOURTH_HONEST, true, false },           /* it trains: it moves */
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
-        s_noise_mix ("guard:100:100:0.99:1", cases [c].fourth, cases [c].fresh4, with, cut);
-        s_noise_mix ("guard:100:100:0.99:1:nostill", cases [c].fourth, cases [c].fresh4, without, NULL);
-        if (cases [c].is_cut) {
-            if (s_off_by (with, cut, MED_D, 1e-4) != 0)
-                fail_msg ("case %zu: the replayed model was not cut", c);
-            if (s_off_by (without, cut, MED_D, 1e-2) <= MED_D / 2)
-                fail_msg ("case %zu: :nostill cut it too", c);
-        }
-        else if (memcmp (with, without, MED_D * sizeof (float)))
-            fail_msg ("case %zu: the test changed the mix", c);
-    }
-    free (cut);
-    free (with);
-    free (without);
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
+        s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:nostill", cases [c].fourth,
+                     cases [c].moved4, cases [c].is_cut);
 }
 
 //  Each ablation word turns off its test alone, in a case built so that the
