@@ -214,7 +214,7 @@ gc_cnn_init_params (const gc_cnn_t *self, float *params, uint64_t seed)
         const gc_layer_t *b = &self->net.layout.layers [op->bias];
         if (op->kind == GC_CNN_GN) {
             for (size_t j = 0; j < w->count; j++)
-                params [w->offset + j] = 1.0f;
+                params [w->offset + j] = op->zero_scale ? 0.0f : 1.0f;
         }
         else {
             float bound = sqrtf (6.0f / (float) w->cols);
@@ -959,7 +959,7 @@ const gc_model_ops_t gc_cnn_model = {
     .kind = "cnn",
     .help = "cnn:PRESET or cnn:[CxHxW/]LAYER,...: convolutional networks; presets lenet, "
             "lenet-w, resnet8-gn, resnet20-gn (also as bare names); layers cO[kK][sS][pP] gnG relu "
-            "mpK[sS] apK[sS] gap dropP fO rO[sS][xN][gG] (docs/CONFIG.md)",
+            "mpK[sS] apK[sS] gap dropP fO rO[sS][xN][gG][z] (docs/CONFIG.md)",
     .example = "cnn:lenet",
     .claims = s_claims, .create = s_create, .destroy = s_destroy, .layout = s_layout,
     .spec = s_spec, .input = s_input, .n_classes = s_n_classes,

@@ -37,6 +37,7 @@ typedef struct {
     size_t  oc, oh, ow;         /* output shape */
     size_t  k, stride, pad, groups;     /* dropout: k is the percent dropped */
     int     weight, bias;       /* layer indices in the layout, -1: none */
+    bool    zero_scale;         /* GroupNorm: its scale starts at 0, not 1 */
 } gc_cnn_op_t;
 
 typedef struct {

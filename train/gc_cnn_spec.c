@@ -12,10 +12,12 @@
                          training (inverted: the kept ones scaled by
                          100 / (100 - P)); the identity when evaluating
         fO               linear layer to O outputs (flattens its input)
-        rO[sS][xN][gG]   N (1) residual basic blocks of O channels, the first
+        rO[sS][xN][gG][z]  N (1) residual basic blocks of O channels, the first
                          with stride S (1): c3-gn-relu-c3-gn plus a shortcut
                          (identity, or a 1x1 convolution with stride S and gn
-                         when the shape changes), then relu; G groups (4)
+                         when the shape changes), then relu; G groups (4);
+                         z: the branch's last gn scale starts at 0, so that
+                         each block starts as its shortcut
 
     The input is 1x28x28 unless given; the last layer must be linear (its
     outputs are the classes). The canonical spec spells every default out,
@@ -209,8 +211,11 @@ s_fc (s_build_t *b, size_t out)
 }
 
 //  One basic block: the shortcut reads the block input, the join adds it.
+//  zero: the branch's last scale starts at 0 (Goyal et al. 2017, "zero
+//  gamma"): the block starts as its shortcut, so a deep stack or a wide
+//  linear head after it does not see the variance of every branch summed.
 static int
-s_block (s_build_t *b, size_t out, size_t stride, size_t groups)
+s_block (s_build_t *b, size_t out, size_t stride, size_t groups, bool zero)
 {
     int start = b->cur;
     size_t c = b->c, h = b->h, w = b->w;
@@ -218,6 +223,7 @@ s_block (s_build_t *b, size_t out, size_t stride, size_t groups)
     ||  s_conv (b, out, 3, 1, 1) || s_gn (b, groups))
         return -1;
     int branch = b->cur;
+    b->net->ops [branch].zero_scale = zero;
     int shortcut = start;
     if (stride != 1 || c != out) {
         size_t sc = b->c, sh = b->h, sw = b->w;
@@ -282,7 +288,7 @@ s_options (const char *p, const char *allowed, const size_t *lo, const size_t *h
 static int
 s_layer (s_build_t *b, const char *tok, bool last)
 {
-    const char *bad = "layer '%s' is not one of cO[kK][sS][pP], gnG, relu, mpK[sS], apK[sS], gap, dropP, fO, rO[sS][xN][gG]";
+    const char *bad = "layer '%s' is not one of cO[kK][sS][pP], gnG, relu, mpK[sS], apK[sS], gap, dropP, fO, rO[sS][xN][gG][z]";
     const char *p;
     size_t head;
     if (b->flat && strcmp (tok, "relu")
@@ -337,13 +343,21 @@ s_layer (s_build_t *b, const char *tok, bool last)
     }
     if (tok [0] == 'r') {
         static const size_t lo [3] = { 1, 1, 1 }, hi [3] = { S_MAX_STRIDE, 64, S_MAX_CHANNELS };
-        if (s_options (p, "sxg", lo, hi, v, given))
+        //  the flag z has no number, so it is the token's last letter
+        char opts [32];
+        size_t len = strlen (p);
+        bool zero = len > 0 && p [len - 1] == 'z';
+        if (len - zero >= sizeof opts)
+            return s_fail (b, bad, tok);
+        memcpy (opts, p, len - zero);
+        opts [len - zero] = 0;
+        if (s_options (opts, "sxg", lo, hi, v, given))
             return s_fail (b, bad, tok);
         size_t s = given [0] ? v [0] : 1, n = given [1] ? v [1] : 1, g = given [2] ? v [2] : 4;
         for (size_t i = 0; i < n; i++)
-            if (s_block (b, head, i ? 1 : s, g))
+            if (s_block (b, head, i ? 1 : s, g, zero))
                 return -1;
-        return s_canon (b, "r%zus%zux%zug%zu,", head, s, n, g);
+        return s_canon (b, "r%zus%zux%zug%zu%s,", head, s, n, g, zero ? "z" : "");
     }
     if (*p)
         return s_fail (b, bad, tok);

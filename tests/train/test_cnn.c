@@ -457,6 +457,13 @@ test_specs (void **state)
         { "cnn:c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,"
           "c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,c16,relu,f10", "longer than", false, 0 },
         { "cnn:r8x64,r8x64,r8x64,f10", "operations", false, 0 },
+        //  z: the flag without a number, last
+        { "cnn:c8,r16s2x2z,gap,f10", "cnn:1x28x28/c8k3s1p1,r16s2x2g4z,gap,f10", true, 0 },
+        { "cnn:c8,r16z,gap,f10", "r16s1x1g4z,gap", true, 0 },
+        { "cnn:c8,r16zz,gap,f10", "layer 'r16zz'", false, 0 },
+        { "cnn:c8,r16zs2,gap,f10", "layer 'r16zs2'", false, 0 },
+        { "cnn:c8,rz,gap,f10", "layer 'rz'", false, 0 },
+        { "cnn:c8,c16z,gap,f10", "layer 'c16z'", false, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         gc_err_t err = { 0 };
@@ -562,6 +569,41 @@ test_layout (void **state)
     gc_cnn_destroy (&cnn);
 }
 
+//  The z flag starts each block's branch-closing GroupNorm scale at 0 and
+//  nothing else: the same parameters as without it, but those scales.
+static void
+test_zero_scale (void **state)
+{
+    (void) state;
+    gc_cnn_t *plain = gc_cnn_new ("1x28x28/c8,gn2,relu,r16s2g4x2,gap,f10", NULL);
+    gc_cnn_t *zero = gc_cnn_new ("1x28x28/c8,gn2,relu,r16s2g4x2z,gap,f10", NULL);
+    assert_non_null (plain);
+    assert_non_null (zero);
+    const gc_layout_t *l = gc_cnn_layout (zero);
+    assert_int_equal (l->n_params, gc_cnn_layout (plain)->n_params);
+    float *a = gc_falloc (l->n_params), *b = gc_falloc (l->n_params);
+    gc_cnn_init_params (plain, a, 3);
+    gc_cnn_init_params (zero, b, 3);
+    //  gn3 closes block 1's branch (gn4 is its shortcut's), gn6 block 2's
+    static const char *zeroed [] = { "gn3.weight", "gn6.weight" };
+    int seen = 0;
+    for (size_t i = 0; i < l->n_layers; i++) {
+        const gc_layer_t *layer = &l->layers [i];
+        bool z = !strcmp (layer->name, zeroed [0]) || !strcmp (layer->name, zeroed [1]);
+        seen += z;
+        for (size_t j = 0; j < layer->count; j++) {
+            float want = z ? 0.0f : a [layer->offset + j];
+            if (memcmp (&b [layer->offset + j], &want, sizeof want))
+                fail_msg ("%s [%zu]: %g, want %g", layer->name, j, b [layer->offset + j], want);
+        }
+    }
+    assert_int_equal (seen, 2);
+    gc_mem_free (a);
+    gc_mem_free (b);
+    gc_cnn_destroy (&plain);
+    gc_cnn_destroy (&zero);
+}
+
 int
 main (void)
 {
@@ -574,6 +616,7 @@ main (void)
         cmocka_unit_test (test_dropout),
         cmocka_unit_test (test_specs),
         cmocka_unit_test (test_layout),
+        cmocka_unit_test (test_zero_scale),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
