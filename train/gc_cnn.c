@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gc_conv.h"
+#include "gc_wino.h"
 #include "gc_mem.h"
 #include "gc_model.h"
 #include "gc_rng.h"
@@ -31,6 +32,12 @@
     though a layer with many rows per sample then lowers one sample at a time. */
 #define S_CHUNK_FLOATS (1u << 16)
 
+/*  Floats of one chunk's transformed tiles in a Winograd convolution (V, and
+    the product M beside it): a chunk of 4 samples of lenet-w's 64 -> 64
+    convolution at 14x14 (2^17.6) ran its 16 sgemms 1.3 times as fast as
+    16 or 64 samples. */
+#define S_WINO_FLOATS (1u << 17)
+
 /*  The scratch memory of a forward and backward pass (activations, their
     gradients, pooling indices, GroupNorm statistics, the lowered chunk) is
     needed only during one call, so it belongs to the thread, not to the
@@ -45,7 +52,7 @@ typedef struct {
 typedef struct {
     s_slot_t act [GC_CNN_MAX_OPS], dact [GC_CNN_MAX_OPS], arg [GC_CNN_MAX_OPS],
              stats [GC_CNN_MAX_OPS], rows [GC_CNN_MAX_OPS], mask [GC_CNN_MAX_OPS], col, xin,
-             drows, keep, tap, wflip;
+             drows, keep, tap, wflip, wv, wm, wu, wut, wdu, wscr;
 } s_workspace_t;
 
 struct gc_cnn_t {
@@ -63,6 +70,10 @@ struct gc_cnn_t {
     float   *wflip;                     /* a kernel transposed and flipped (s_conv_dx) */
     float   *xin;                       /* the input, channel-major (more than one channel) */
     float   *drows;                     /* a linear layer's input gradient as rows */
+    //  Winograd convolutions (gc_wino.h): a chunk's transformed input tiles
+    //  and their product (or the output gradient's tiles), the transformed
+    //  kernels, those of the transposed convolution, the kernels' gradient
+    float   *wv, *wm, *wu, *wut, *wdu, *wscr;
     const float *x;                     /* the input as the operations read it */
     const float *xrows;                 /* the input as given: batch-major rows */
     bool     dset [GC_CNN_MAX_OPS];     /* gradient written this step */
@@ -78,6 +89,9 @@ struct gc_cnn_t {
     //  of the convolution, right after the chunk's sgemm, while the chunk is
     //  in L2 (its three passes read the stem's 3.2 MB output from memory)
     bool     gn_chunked [GC_CNN_MAX_OPS];
+    //  convolution i runs as Winograd's F(2x2, 3x3) (gc_wino_fits, and not
+    //  turned off: GC_CONV=im2col in the environment, gc_cnn_set_winograd)
+    bool     wino [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
     float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
@@ -133,6 +147,8 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         self->gn_chunked [i] = net->ops [i].kind == GC_CNN_CONV && !s_pointwise (&net->ops [i])
                             && net->ops [i + 1].kind == GC_CNN_GN && net->ops [i + 1].in == i
                             && readers [i] == 1;
+    const char *lowering = getenv ("GC_CONV");
+    gc_cnn_set_winograd (self, !(lowering && !strcmp (lowering, "im2col")));
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
         &&  self->net.layout.layers [l].count > self->max_vector)
@@ -166,6 +182,13 @@ const gc_cnn_net_t *gc_cnn_net (const gc_cnn_t *self) { return &self->net; }
 const gc_layout_t *gc_cnn_layout (const gc_cnn_t *self) { return &self->net.layout; }
 const char *gc_cnn_spec (const gc_cnn_t *self) { return self->net.spec; }
 void   gc_cnn_profile (gc_cnn_t *self, bool on) { self->profile = on; self->sgemm_s = 0; }
+
+void
+gc_cnn_set_winograd (gc_cnn_t *self, bool on)
+{
+    for (int i = 0; i < self->net.n_ops; i++)
+        self->wino [i] = on && gc_wino_fits (&self->net.ops [i]);
+}
 void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on) { self->drop_fixed = on; }
 double gc_cnn_sgemm_seconds (const gc_cnn_t *self) { return self->sgemm_s; }
 
@@ -246,6 +269,12 @@ s_workspace_free (void *arg)
     gc_mem_free (ws->keep.p);
     gc_mem_free (ws->tap.p);
     gc_mem_free (ws->wflip.p);
+    gc_mem_free (ws->wv.p);
+    gc_mem_free (ws->wm.p);
+    gc_mem_free (ws->wu.p);
+    gc_mem_free (ws->wut.p);
+    gc_mem_free (ws->wdu.p);
+    gc_mem_free (ws->wscr.p);
     free (ws);
 }
 
@@ -309,6 +338,17 @@ s_chunk (const gc_cnn_op_t *op, size_t batch)
     return m < batch ? m : batch;
 }
 
+//  Samples per chunk of a Winograd convolution, forward and backward (the
+//  transposed convolution's tiles have the other channel count).
+static size_t
+s_wino_chunk (const gc_cnn_op_t *op, size_t batch)
+{
+    size_t rows = op->c > op->oc ? op->c : op->oc;
+    size_t m = S_WINO_FLOATS / (16 * rows * gc_wino_tiles (op));
+    m = m ? m : 1;
+    return m < batch ? m : batch;
+}
+
 /*  A "same" stride-1 convolution (odd k, pad (k - 1) / 2, not 1x1): its
     input gradient is itself such a convolution, of dY with the kernel
     transposed (in and out channels swapped) and flipped, so the backward
@@ -343,7 +383,7 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
 {
     const gc_cnn_net_t *net = &self->net;
     s_workspace_t *ws = s_workspace ();
-    size_t col = 1, drows = 1, keep = 1, wflip = 1;
+    size_t col = 1, drows = 1, keep = 1, wflip = 1, wtiles = 1, wkern = 1, wscr = 1;
     for (int i = 0; i < net->n_ops; i++) {
         const gc_cnn_op_t *op = &net->ops [i];
         size_t out = batch * gc_cnn_op_out_size (op);
@@ -357,6 +397,16 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
         if (train && i + 1 < net->n_ops)
             self->dact [i] = self->pooled [i] ? NULL
                            : s_grow (&ws->dact [i], out * sizeof (float));
+        if (self->wino [i]) {
+            size_t rows = op->c > op->oc ? op->c : op->oc;
+            size_t tiles = 16 * gc_wino_plane (rows, s_wino_chunk (op, batch) * gc_wino_tiles (op));
+            wtiles = tiles > wtiles ? tiles : wtiles;
+            wscr = gc_wino_scratch (op) > wscr ? gc_wino_scratch (op) : wscr;
+            wkern = 16 * op->c * op->oc > wkern ? 16 * op->c * op->oc : wkern;
+            if (train && op->c * op->oc * 9 > wflip)
+                wflip = op->c * op->oc * 9;
+        }
+        else
         if (op->kind == GC_CNN_CONV && !s_pointwise (op)) {
             size_t m = s_chunk (op, batch), P = op->oh * op->ow;
             if (op->c * op->k * op->k * m * P > col)
@@ -382,6 +432,12 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
     self->keep = s_grow (&ws->keep, keep * sizeof (float));
     self->tap = s_grow (&ws->tap, keep * sizeof (int32_t));
     self->wflip = train ? s_grow (&ws->wflip, wflip * sizeof (float)) : NULL;
+    self->wv = s_grow (&ws->wv, wtiles * sizeof (float));
+    self->wm = s_grow (&ws->wm, wtiles * sizeof (float));
+    self->wu = s_grow (&ws->wu, wkern * sizeof (float));
+    self->wscr = s_grow (&ws->wscr, wscr * sizeof (float));
+    self->wut = train ? s_grow (&ws->wut, wkern * sizeof (float)) : NULL;
+    self->wdu = train ? s_grow (&ws->wdu, wkern * sizeof (float)) : NULL;
     self->drows = train ? s_grow (&ws->drows, drows * sizeof (float)) : NULL;
     self->xin = net->input.channels > 1
               ? s_grow (&ws->xin, batch * net->input.channels * net->input.height
@@ -491,6 +547,28 @@ s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n
                         relu ? self->act [i + 1] : self->act [i], self->stats [i]);
 }
 
+/*  A Winograd convolution (gc_wino.h) of in with the transformed kernels U:
+    out = (or += when add) the product, plus bias, then the ReLU; gn >= 0:
+    the GroupNorm that runs on each chunk right after it (gn_chunked). */
+static void
+s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float *in,
+             size_t batch, const float *bias, bool relu, bool add, float *out, int gn,
+             const float *params)
+{
+    size_t C = op->c, K = op->oc, step = s_wino_chunk (op, batch), tiles = gc_wino_tiles (op);
+    for (size_t n0 = 0; n0 < batch; n0 += step) {
+        size_t m = batch - n0 < step ? batch - n0 : step, T = m * tiles, ld = gc_wino_ld (T);
+        size_t pv = gc_wino_plane (C, T), pm = gc_wino_plane (K, T);
+        gc_wino_input (op, in, batch, n0, m, self->wv, self->wscr);
+        for (size_t xi = 0; xi < 16; xi++)
+            s_gemm (self, CblasNoTrans, CblasNoTrans, K, T, C, U + xi * K * C, C,
+                    self->wv + xi * pv, ld, 0.0f, self->wm + xi * pm, ld);
+        gc_wino_output (op, self->wm, batch, n0, m, bias, relu, add, out);
+        if (gn >= 0)
+            s_gn_forward (self, gn, params, batch, n0, m);
+    }
+}
+
 static void
 s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
                 size_t batch, bool relu, float *out)
@@ -499,6 +577,12 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
     const float *w = params + self->net.layout.layers [op->weight].offset;
     const float *b = params + self->net.layout.layers [op->bias].offset;
     size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
+    if (self->wino [i]) {
+        gc_wino_kernels (w, op->oc, op->c, self->wu);
+        s_wino_conv (self, op, self->wu, in, batch, b, relu, false, out,
+                     self->gn_chunked [i] ? i + 1 : -1, params);
+        return;
+    }
     if (s_pointwise (op))
         s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, N, ckk, w, ckk, in, N, 0.0f, out, N);
     else {
@@ -675,13 +759,12 @@ s_give (gc_cnn_t *self, int t, const float *src, size_t n)
 //  convolution with kernel w (oc x c k k), as the convolution of dy with
 //  the kernel transposed and flipped, wflip [ci] [co] [k-1-ki] [k-1-kj] =
 //  w [co] [ci] [ki] [kj] (s_same).
+//  wflip: the kernels of op's transposed convolution, in and out channels
+//  swapped and each kernel flipped.
 static void
-s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *dy,
-           size_t batch, float *dx, bool add)
+s_flip_kernels (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w)
 {
-    gc_cnn_op_t t = s_transposed (op);
-    size_t k = op->k, kk = k * k, P = op->oh * op->ow, N = batch * P;
-    size_t tkk = t.c * kk;
+    size_t kk = op->k * op->k, tkk = op->oc * kk;
     for (size_t co = 0; co < op->oc; co++)
         for (size_t ci = 0; ci < op->c; ci++) {
             const float *src = w + (co * op->c + ci) * kk;
@@ -689,6 +772,21 @@ s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *d
             for (size_t i = 0; i < kk; i++)
                 dst [kk - 1 - i] = src [i];
         }
+}
+
+static void
+s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *dy,
+           size_t batch, float *dx, bool add)
+{
+    gc_cnn_op_t t = s_transposed (op);
+    size_t k = op->k, kk = k * k, P = op->oh * op->ow, N = batch * P;
+    size_t tkk = t.c * kk;
+    s_flip_kernels (self, op, w);
+    if (self->wino [op - self->net.ops]) {
+        gc_wino_kernels (self->wflip, t.oc, t.c, self->wut);
+        s_wino_conv (self, &t, self->wut, dy, batch, NULL, false, add, dx, -1, NULL);
+        return;
+    }
     size_t step = s_chunk (&t, batch);
     gc_conv_taps (&t, self->keep, self->tap);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
@@ -737,6 +835,32 @@ s_conv_bias_grad (gc_cnn_t *self, const gc_cnn_op_t *op, const float *dy, size_t
     s_vector_grad (grad + bl->offset, db, op->oc, beta);
 }
 
+/*  A Winograd convolution's kernel gradient, chunk by chunk: dU += Z V^T
+    (the output gradient's tiles by the input's), then G^T dU G into the
+    gradient; the chunked GroupNorm's backward and the bias gradient as in
+    s_conv_backward. */
+static void
+s_wino_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, const float *in,
+                 const float *dy, size_t batch, float *grad, float beta)
+{
+    int i = (int) (op - self->net.ops);
+    size_t C = op->c, K = op->oc, step = s_wino_chunk (op, batch), tiles = gc_wino_tiles (op);
+    for (size_t n0 = 0; n0 < batch; n0 += step) {
+        size_t m = batch - n0 < step ? batch - n0 : step, T = m * tiles, ld = gc_wino_ld (T);
+        size_t pv = gc_wino_plane (C, T), pm = gc_wino_plane (K, T);
+        if (self->gn_chunked [i])
+            s_gn_backward (self, i + 1, params, batch, n0, m, false, grad, beta);
+        gc_wino_input (op, in, batch, n0, m, self->wv, self->wscr);
+        gc_wino_grad_tiles (op, dy, batch, n0, m, self->wm, self->wscr);
+        for (size_t xi = 0; xi < 16; xi++)
+            s_gemm (self, CblasNoTrans, CblasTrans, K, C, T, self->wm + xi * pm, ld,
+                    self->wv + xi * pv, ld, n0 ? 1.0f : 0.0f, self->wdu + xi * K * C, C);
+    }
+    gc_wino_kernel_grad (self->wdu, K, C, beta, grad + self->net.layout.layers [op->weight].offset);
+    if (self->gn_chunked [i])
+        s_conv_bias_grad (self, op, dy, batch, grad, beta);
+}
+
 /*  gn_chunked [i]: the GroupNorm after it writes dy chunk by chunk, each
     chunk right before the chunk's sgemm for dW reads it from L2 (the
     stem's 3.2 MB gradient came from memory), and the bias gradient sums dy
@@ -762,6 +886,12 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
         if (need_dx)
             s_gemm (self, CblasTrans, CblasNoTrans, ckk, N, op->oc, w, ckk, dy, N,
                     add ? 1.0f : 0.0f, dx, N);
+        return;
+    }
+    if (self->wino [i]) {
+        s_wino_backward (self, op, params, in, dy, batch, grad, beta);
+        if (need_dx)
+            s_conv_dx (self, op, w, dy, batch, dx, add);
         return;
     }
     size_t step = s_chunk (op, batch);

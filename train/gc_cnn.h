@@ -53,6 +53,11 @@ void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on);
 /*  Time spent inside sgemm since profiling was switched on (gcbench's
     "sgemm fraction"); off by default, as timing every call costs. */
 void   gc_cnn_profile (gc_cnn_t *self, bool on);
+/*  Whether the 3x3 stride-1 convolutions with 8 channels or more each way
+    run as Winograd's F(2x2, 3x3) (gc_wino.h; the default) or through the
+    im2col lowering, as a model new with GC_CONV=im2col in the environment
+    does. The two agree to rounding, not to the bit. */
+void   gc_cnn_set_winograd (gc_cnn_t *self, bool on);
 double gc_cnn_sgemm_seconds (const gc_cnn_t *self);
 
 #endif

@@ -11,12 +11,27 @@ static const gc_conv_kern_t *const s_levels [GC_CPU_N_LEVELS] = {
 #endif
 };
 
+static const gc_wino_kern_t *const s_wino_levels [GC_CPU_N_LEVELS] = {
+    [GC_CPU_GENERIC] = &gc_wino_kern_generic,
+#if GC_X86_LEVELS
+    [GC_CPU_AVX2]    = &gc_wino_kern_avx2,
+    [GC_CPU_AVX512]  = &gc_wino_kern_avx512,
+#endif
+};
+
 static const gc_conv_kern_t *
 s_kern (void)
 {
     const gc_conv_kern_t *k = s_levels [gc_cpu_level ()];
     //  a level without kernels in this build (not x86) runs generic
     return k ? k : &gc_conv_kern_generic;
+}
+
+static const gc_wino_kern_t *
+s_wino (void)
+{
+    const gc_wino_kern_t *k = s_wino_levels [gc_cpu_level ()];
+    return k ? k : &gc_wino_kern_generic;
 }
 
 void
@@ -92,4 +107,37 @@ size_t
 gc_conv_gn_scratch (const gc_cnn_op_t *op)
 {
     return s_kern ()->gn_scratch (op);
+}
+
+void
+gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m, float *V,
+               float *scratch)
+{
+    s_wino ()->input (op, x, batch, n0, m, V, scratch);
+}
+
+void
+gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
+                const float *bias, bool relu, bool add, float *y)
+{
+    s_wino ()->output (op, M, batch, n0, m, bias, relu, add, y);
+}
+
+void
+gc_wino_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, size_t m,
+                    float *Z, float *scratch)
+{
+    s_wino ()->grad_tiles (op, dy, batch, n0, m, Z, scratch);
+}
+
+void
+gc_wino_kernels (const float *w, size_t oc, size_t c, float *U)
+{
+    s_wino ()->kernels (w, oc, c, U);
+}
+
+void
+gc_wino_kernel_grad (const float *dU, size_t oc, size_t c, float beta, float *dw)
+{
+    s_wino ()->kernel_grad (dU, oc, c, beta, dw);
 }

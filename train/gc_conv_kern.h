@@ -1,10 +1,12 @@
-/*  gc_conv_kern — the loops of gc_conv.h at one kernel level: gc_conv.c is
-    compiled once per level (generic, avx2, avx512) into one table each,
-    and gc_conv_kern.c calls the table of the level gc_cpu_level names. */
+/*  gc_conv_kern — the loops of gc_conv.h and gc_wino.h at one kernel level:
+    gc_conv.c and gc_wino.c are compiled once per level (generic, avx2,
+    avx512) into one table each, and gc_conv_kern.c calls the table of the
+    level gc_cpu_level names. */
 #ifndef GC_CONV_KERN_H
 #define GC_CONV_KERN_H
 
 #include "gc_conv.h"
+#include "gc_wino.h"
 
 typedef struct {
     void   (*taps) (const gc_cnn_op_t *op, float *keep, int32_t *at);
@@ -30,10 +32,24 @@ typedef struct {
     size_t (*gn_scratch) (const gc_cnn_op_t *op);
 } gc_conv_kern_t;
 
+typedef struct {
+    void   (*input) (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                     float *V, float *scratch);
+    void   (*output) (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
+                      const float *bias, bool relu, bool add, float *y);
+    void   (*grad_tiles) (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0,
+                          size_t m, float *Z, float *scratch);
+    void   (*kernels) (const float *w, size_t oc, size_t c, float *U);
+    void   (*kernel_grad) (const float *dU, size_t oc, size_t c, float beta, float *dw);
+} gc_wino_kern_t;
+
 extern const gc_conv_kern_t gc_conv_kern_generic;
+extern const gc_wino_kern_t gc_wino_kern_generic;
 #if GC_X86_LEVELS
 extern const gc_conv_kern_t gc_conv_kern_avx2;
 extern const gc_conv_kern_t gc_conv_kern_avx512;
+extern const gc_wino_kern_t gc_wino_kern_avx2;
+extern const gc_wino_kern_t gc_wino_kern_avx512;
 #endif
 
 #endif

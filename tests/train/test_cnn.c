@@ -1,6 +1,7 @@
 /*  gc_cnn: every layer's gradient against finite differences (strides,
     padding, pooling, GroupNorm, the residual join with and without a
-    projection), chunked lowering against one sample at a time, determinism,
+    projection, Winograd's convolutions), Winograd against the lowering,
+    chunked lowering against one sample at a time, determinism,
     the same bytes at every kernel level, the spec grammar and its errors. */
 #include "gc_test.h"
 
@@ -123,6 +124,12 @@ test_gradients (void **state)
         "3x4x4/c4,gn2,relu,c4,f3",              /* 4x4 planes: the masked lowering */
         "2x6x5/c6,c4k5s1p2,relu,f3",            /* dX as the flipped kernel's convolution, k 5 */
         "2x5x5/c4,relu,c6,f3",                  /* more out than in channels: gathered */
+        //  Winograd (8 channels or more each way): odd sides, one column,
+        //  more out than in, GroupNorm per chunk, a block's input read twice
+        "2x7x7/c8,relu,c8,relu,f3",
+        "2x5x1/c8,c8,f3",
+        "1x3x4/c8,gn2,relu,c12,gn3,f3",
+        "1x6x6/c8,gn4,relu,r8g4x2,gap,f3",
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
         s_check_gradient (specs [i], 0.0f);
@@ -136,6 +143,56 @@ test_gradients (void **state)
     };
     for (size_t i = 0; i < sizeof smoothed / sizeof smoothed [0]; i++)
         s_check_gradient (smoothed [i].spec, smoothed [i].eps);
+}
+
+//  Winograd's convolutions against the im2col lowering: the same loss and
+//  gradient but for rounding, on nets of every path that runs them (chunks
+//  of many samples, the presets' shapes).
+static void
+test_winograd (void **state)
+{
+    (void) state;
+    static const char *specs [] = {
+        "lenet-w", "resnet8-gn", "1x9x7/c8,relu,c16,gn4,relu,r16x2,f4", "3x16x16/c8,c8,c8,f3",
+    };
+    enum { B = 20 };
+    for (size_t t = 0; t < sizeof specs / sizeof specs [0]; t++) {
+        gc_cnn_t *cnn = gc_cnn_new (specs [t], NULL);
+        assert_non_null (cnn);
+        size_t n = gc_cnn_layout (cnn)->n_params, dim = s_input_dim (cnn);
+        float *p = gc_falloc (n), *x = gc_falloc (B * dim), *g = gc_falloc (n), *ref = gc_falloc (n);
+        uint8_t y [B];
+        gc_rng_t rng;
+        gc_rng_init (&rng, 13, t);
+        gc_cnn_init_params (cnn, p, 3);
+        for (size_t i = 0; i < n; i++)
+            p [i] += 0.05f * (2.0f * gc_rng_float (&rng) - 1.0f);
+        s_fill (&rng, x, B * dim, 1.0f);
+        for (int i = 0; i < B; i++)
+            y [i] = (uint8_t) gc_rng_below (&rng, (uint64_t) gc_cnn_net (cnn)->classes);
+        gc_cnn_set_winograd (cnn, false);
+        double want = gc_cnn_loss_grad (cnn, p, x, y, B, ref, 1.0f, 0.0f, NULL);
+        gc_cnn_set_winograd (cnn, true);
+        double loss = gc_cnn_loss_grad (cnn, p, x, y, B, g, 1.0f, 0.0f, NULL);
+        double worst = 0, scale = 0;
+        bool same = true;
+        for (size_t j = 0; j < n; j++) {
+            worst = fmax (worst, fabs (g [j] - ref [j]));
+            scale = fmax (scale, fabs (ref [j]));
+            same = same && g [j] == ref [j];
+        }
+        if (fabs (loss - want) > 1e-5 * fabs (want) || worst > 1e-4 * scale)
+            fail_msg ("%s: loss %.9g against %.9g, gradient off by %g of %g", specs [t], loss,
+                      want, worst, scale);
+        //  and it did take the other path: some float differs in rounding
+        if (same)
+            fail_msg ("%s: Winograd gave the lowering's bits to the last float", specs [t]);
+        gc_mem_free (p);
+        gc_mem_free (x);
+        gc_mem_free (g);
+        gc_mem_free (ref);
+        gc_cnn_destroy (&cnn);
+    }
 }
 
 //  A batch spanning several lowered chunks gives the mean of its samples'
@@ -609,6 +666,7 @@ main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_gradients),
+        cmocka_unit_test (test_winograd),
         cmocka_unit_test (test_chunks_and_determinism),
         cmocka_unit_test (test_lowering),
         cmocka_unit_test (test_gn_ranges),

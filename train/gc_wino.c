@@ -1,0 +1,327 @@
+/*  The transforms of gc_wino.h, compiled once per kernel level like
+    gc_conv.c (gc_klevel.h); gc_conv_kern.c picks one. A plane's even and
+    odd columns are first split into padded rows of their own, so that the
+    tiles of a row read entries tx and tx + 1 of each, at unit stride; then
+    every loop runs over a row of tiles rounded up to GC_WINO_LANES, so the
+    vectoriser needs no short remainder (a 14x14 plane has rows of 7 tiles).
+    Sums in a fixed order, halvings exact, no contraction: every level gives
+    the same bits. */
+#include "gc_conv_kern.h"
+#include "gc_klevel.h"
+#include "gc_wino.h"
+
+#include <string.h>
+
+/*  GCC turns a loop that copies a short row into a call of memmove, whose
+    cost is then most of the copy (rows of 7 to 28 floats here). */
+#if defined (__GNUC__) && !defined (__clang__)
+#   define S_NO_LIBCALLS __attribute__ ((optimize ("no-tree-loop-distribute-patterns")))
+#else
+#   define S_NO_LIBCALLS
+#endif
+
+/*  The lanes of every transform loop (n is a multiple of GC_WINO_LANES):
+    GCC's vector extension, eight floats where the level has AVX and four
+    (SSE) where it has not, so that each loop over 16 output rows is
+    vector code whatever the vectoriser makes of it. */
+#if defined (__AVX__)
+#   define S_VL 8
+#else
+#   define S_VL 4
+#endif
+typedef float s_v8 __attribute__ ((vector_size (S_VL * 4)));
+typedef int s_i8 __attribute__ ((vector_size (S_VL * 4)));
+
+#if S_VL == 8
+static const s_i8 s_even = { 0, 2, 4, 6, 8, 10, 12, 14 }, s_odd = { 1, 3, 5, 7, 9, 11, 13, 15 };
+static const s_i8 s_zip_lo = { 0, 8, 1, 9, 2, 10, 3, 11 }, s_zip_hi = { 4, 12, 5, 13, 6, 14, 7, 15 };
+#else
+static const s_i8 s_even = { 0, 2, 4, 6 }, s_odd = { 1, 3, 5, 7 };
+static const s_i8 s_zip_lo = { 0, 4, 1, 5 }, s_zip_hi = { 2, 6, 3, 7 };
+#endif
+
+static inline s_v8
+s_ld (const float *p)
+{
+    s_v8 v;
+    memcpy (&v, p, sizeof v);
+    return v;
+}
+
+static inline void
+s_st (float *p, s_v8 v)
+{
+    memcpy (p, &v, sizeof v);
+}
+
+//  Row y of a plane, NULL outside it.
+static const float *
+s_row (const float *plane, size_t rows, size_t cols, long y)
+{
+    return y >= 0 && y < (long) rows ? plane + (size_t) y * cols : NULL;
+}
+
+//  A row of tiles rounded up to the lanes.
+static size_t
+s_lanes (size_t tw)
+{
+    return (tw + GC_WINO_LANES - 1) / GC_WINO_LANES * GC_WINO_LANES;
+}
+
+/*  Rows [0, R) of a plane split into even (ev [yy][t] = p [2t]) and odd
+    (od [yy][t] = p [2t + 1]) entries, t in [0, S), where p is the plane's
+    row yy + y0 placed at shift in a row of 2 S zeros (all zeros outside the
+    plane). P: R rows of 2 S floats, zero but where rows are placed (each
+    call places the same extents), so the surroundings read as zeros. All
+    rows are placed first, then split: a vector load of floats stored a
+    moment before by narrower stores does not forward (perf: 40 % of the
+    input transform on that one load when it followed each row's copy). */
+static S_NO_LIBCALLS void
+s_split_plane (const float *plane, size_t H, size_t W, long y0, size_t R, size_t shift,
+               float *P, size_t S, float *ev, float *od)
+{
+    for (size_t yy = 0; yy < R; yy++) {
+        const float *row = s_row (plane, H, W, (long) yy + y0);
+        float *dst = P + yy * 2 * S + shift;
+        if (row)
+            for (size_t x = 0; x < W; x++)
+                dst [x] = row [x];
+    }
+    for (size_t yy = 0; yy < R; yy++)
+        for (size_t t = 0; t < S; t += S_VL) {
+            s_v8 a = s_ld (P + yy * 2 * S + 2 * t), b = s_ld (P + yy * 2 * S + 2 * t + S_VL);
+            s_st (ev + yy * S + t, __builtin_shuffle (a, b, s_even));
+            s_st (od + yy * S + t, __builtin_shuffle (a, b, s_odd));
+        }
+}
+
+//  Row i of B^T applied to a column (d0, d1, d2, d3).
+static inline s_v8
+s_bt (size_t i, s_v8 d0, s_v8 d1, s_v8 d2, s_v8 d3)
+{
+    return i == 0 ? d0 - d2 : i == 1 ? d1 + d2 : i == 2 ? d2 - d1 : d1 - d3;
+}
+
+/*  B^T d B of a row of tiles: e and o hold the split rows 2ty - 1 .. 2ty + 2
+    (stride S), columns 2tx - 1 .. 2tx + 2 of tile tx being o [tx], e [tx],
+    o [tx + 1], e [tx + 1]; v the 16 output rows, plane apart. Down the rows
+    first (B^T: d0 - d2, d1 + d2, d2 - d1, d1 - d3), at tx and tx + 1, then
+    along them the same; recomputed per output row rather than stored and
+    reloaded (a vector store read back 1 float on fails to forward). */
+static void
+s_b_tiles (const float *e, const float *o, size_t S, float *v, size_t plane, size_t n)
+{
+    for (size_t t = 0; t < n; t += S_VL) {
+        s_v8 o0 = s_ld (o + t), o1 = s_ld (o + S + t), o2 = s_ld (o + 2 * S + t), o3 = s_ld (o + 3 * S + t);
+        s_v8 e0 = s_ld (e + t), e1 = s_ld (e + S + t), e2 = s_ld (e + 2 * S + t), e3 = s_ld (e + 3 * S + t);
+        s_v8 p0 = s_ld (o + t + 1), p1 = s_ld (o + S + t + 1), p2 = s_ld (o + 2 * S + t + 1);
+        s_v8 p3 = s_ld (o + 3 * S + t + 1);
+        s_v8 f0 = s_ld (e + t + 1), f1 = s_ld (e + S + t + 1), f2 = s_ld (e + 2 * S + t + 1);
+        s_v8 f3 = s_ld (e + 3 * S + t + 1);
+        for (size_t i = 0; i < 4; i++) {
+            s_v8 a = s_bt (i, o0, o1, o2, o3), b = s_bt (i, e0, e1, e2, e3);
+            s_v8 c = s_bt (i, p0, p1, p2, p3), d = s_bt (i, f0, f1, f2, f3);
+            float *vi = v + 4 * i * plane + t;
+            s_st (vi, a - c);
+            s_st (vi + plane, b + c);
+            s_st (vi + 2 * plane, c - b);
+            s_st (vi + 3 * plane, b - d);
+        }
+    }
+}
+
+static void
+s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m, float *V,
+         float *scratch)
+{
+    size_t C = op->c, H = op->h, W = op->w;
+    size_t th = (H + 1) / 2, tw = (W + 1) / 2, ld = gc_wino_ld (m * th * tw);
+    size_t L = s_lanes (tw), S = L + GC_WINO_LANES, R = 2 * th + 2;
+    size_t plane = gc_wino_plane (C, m * th * tw);
+    //  split rows: e [yy] = columns 2t, o [yy] = columns 2t - 1 of row yy - 1
+    //  (placed one on: 2t - 1 is then even, 2t odd)
+    float *e = scratch, *o = e + R * S, *P = o + R * S;
+    memset (P, 0, R * 2 * S * sizeof (float));
+    for (size_t c = 0; c < C; c++)
+        for (size_t n = n0; n < n0 + m; n++) {
+            s_split_plane (x + (c * batch + n) * H * W, H, W, -1, R, 1, P, S, o, e);
+            for (size_t ty = 0; ty < th; ty++) {
+                s_b_tiles (e + 2 * ty * S, o + 2 * ty * S, S,
+                           V + c * ld + ((n - n0) * th + ty) * tw, plane, L);
+            }
+        }
+}
+
+//  One output row from its even (ye) and odd (yo) columns, L of each:
+//  row = (row + when add) the values (+ bias, then the ReLU), W floats.
+static S_NO_LIBCALLS void
+s_put_row (float *row, size_t W, const float *ye, const float *yo, size_t L, float *tmp,
+           const float *bias, bool relu, bool add)
+{
+    for (size_t t = 0; t < L; t += S_VL) {
+        s_v8 a = s_ld (ye + t), b = s_ld (yo + t);
+        s_st (tmp + 2 * t, __builtin_shuffle (a, b, s_zip_lo));
+        s_st (tmp + 2 * t + S_VL, __builtin_shuffle (a, b, s_zip_hi));
+    }
+    float b = bias ? *bias : 0.0f;
+    if (!bias && !relu) {
+        if (add)
+            for (size_t x = 0; x < W; x++)
+                row [x] += tmp [x];
+        else
+            for (size_t x = 0; x < W; x++)
+                row [x] = tmp [x];
+        return;
+    }
+    for (size_t x = 0; x < W; x++) {
+        float v = add ? tmp [x] + row [x] : tmp [x];
+        v = bias ? v + b : v;
+        row [x] = relu && !(v > 0.0f) ? 0.0f : v;
+    }
+}
+
+//  A^T down and along the rows of tiles: m holds the 16 rows of a tile
+//  row's products (plane apart), out the two output rows' even and odd
+//  columns (y00, y01, y10, y11), n tiles.
+static void
+s_at_tiles (const float *m, size_t plane, float *y00, float *y01, float *y10, float *y11,
+            size_t n)
+{
+    for (size_t t = 0; t < n; t += S_VL) {
+        s_v8 s0 [4], s1 [4];
+        //  down: s0 = m0 + m1 + m2, s1 = m1 - m2 - m3 of each column j
+        for (size_t j = 0; j < 4; j++) {
+            s_v8 m0 = s_ld (m + j * plane + t), m1 = s_ld (m + (4 + j) * plane + t);
+            s_v8 m2 = s_ld (m + (8 + j) * plane + t), m3 = s_ld (m + (12 + j) * plane + t);
+            s0 [j] = (m0 + m1) + m2;
+            s1 [j] = (m1 - m2) - m3;
+        }
+        //  along: the same on each
+        s_st (y00 + t, (s0 [0] + s0 [1]) + s0 [2]);
+        s_st (y01 + t, (s0 [1] - s0 [2]) - s0 [3]);
+        s_st (y10 + t, (s1 [0] + s1 [1]) + s1 [2]);
+        s_st (y11 + t, (s1 [1] - s1 [2]) - s1 [3]);
+    }
+}
+
+static void
+s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
+          const float *bias, bool relu, bool add, float *y)
+{
+    size_t K = op->oc, H = op->oh, W = op->ow;
+    size_t th = (H + 1) / 2, tw = (W + 1) / 2, ld = gc_wino_ld (m * th * tw), L = s_lanes (tw);
+    size_t plane = gc_wino_plane (K, m * th * tw);
+    //  rows of at most 512 tiles (1024 columns), rounded up
+    float out [4][512 + GC_WINO_LANES], tmp [2 * (512 + GC_WINO_LANES)];
+    for (size_t k = 0; k < K; k++)
+        for (size_t n = n0; n < n0 + m; n++) {
+            float *yp = y + (k * batch + n) * H * W;
+            for (size_t ty = 0; ty < th; ty++) {
+                s_at_tiles (M + k * ld + ((n - n0) * th + ty) * tw, plane, out [0], out [1],
+                            out [2], out [3], L);
+                for (size_t r = 0; r < 2 && 2 * ty + r < H; r++) {
+                    float *row = yp + (2 * ty + r) * W;
+                    s_put_row (row, W, out [2 * r], out [2 * r + 1], L, tmp, bias ? bias + k : NULL,
+                               relu, add);
+                }
+            }
+        }
+}
+
+//  A down two rows of dY (g0, g1: q0 = g0, q1 = g0 + g1, q2 = g0 - g1,
+//  q3 = -g1), at columns 2tx (e) and 2tx + 1 (o); A^T along them (z0 = qe,
+//  z1 = qe + qo, z2 = qe - qo, z3 = -qo): 16 rows of z, plane apart.
+static void
+s_a_tiles (const float *e0, const float *e1, const float *o0, const float *o1, float *z,
+           size_t plane, size_t n)
+{
+    for (size_t t = 0; t < n; t += S_VL) {
+        s_v8 ge0 = s_ld (e0 + t), ge1 = s_ld (e1 + t), go0 = s_ld (o0 + t), go1 = s_ld (o1 + t);
+        s_v8 qe [4] = { ge0, ge0 + ge1, ge0 - ge1, -ge1 };
+        s_v8 qo [4] = { go0, go0 + go1, go0 - go1, -go1 };
+        for (size_t i = 0; i < 4; i++) {
+            float *zi = z + 4 * i * plane + t;
+            s_st (zi, qe [i]);
+            s_st (zi + plane, qe [i] + qo [i]);
+            s_st (zi + 2 * plane, qe [i] - qo [i]);
+            s_st (zi + 3 * plane, -qo [i]);
+        }
+    }
+}
+
+static void
+s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, size_t m,
+              float *Z, float *scratch)
+{
+    size_t K = op->oc, H = op->oh, W = op->ow;
+    size_t th = (H + 1) / 2, tw = (W + 1) / 2, ld = gc_wino_ld (m * th * tw);
+    size_t L = s_lanes (tw), S = L + GC_WINO_LANES, R = 2 * th;
+    size_t plane = gc_wino_plane (K, m * th * tw);
+    //  split rows: e [y] = columns 2t, o [y] = columns 2t + 1 of dY's row y
+    float *e = scratch, *o = e + R * S, *P = o + R * S;
+    memset (P, 0, R * 2 * S * sizeof (float));
+    for (size_t k = 0; k < K; k++)
+        for (size_t n = n0; n < n0 + m; n++) {
+            s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, e, o);
+            for (size_t ty = 0; ty < th; ty++) {
+                const float *e0 = e + 2 * ty * S, *o0 = o + 2 * ty * S;
+                s_a_tiles (e0, e0 + S, o0, o0 + S, Z + k * ld + ((n - n0) * th + ty) * tw, plane, L);
+            }
+        }
+}
+
+//  G applied to three values: (a, (a + b + c) / 2, (a - b + c) / 2, c).
+static void
+s_g3 (float a, float b, float c, float *out, size_t stride)
+{
+    out [0] = a;
+    out [stride] = ((a + b) + c) * 0.5f;
+    out [2 * stride] = ((a - b) + c) * 0.5f;
+    out [3 * stride] = c;
+}
+
+static void
+s_kernels (const float *w, size_t oc, size_t c, float *U)
+{
+    size_t plane = oc * c;
+    for (size_t j = 0; j < plane; j++) {
+        const float *g = w + j * 9;
+        float h [4][3];
+        for (int col = 0; col < 3; col++)
+            s_g3 (g [col], g [3 + col], g [6 + col], &h [0][col], 3);
+        for (int i = 0; i < 4; i++)
+            s_g3 (h [i][0], h [i][1], h [i][2], U + (size_t) (4 * i) * plane + j, plane);
+    }
+}
+
+//  G^T applied to four values: (a + (b + c) / 2, (b - c) / 2, (b + c) / 2 + d).
+static void
+s_gt4 (float a, float b, float c, float d, float *out, size_t stride)
+{
+    out [0] = a + (b + c) * 0.5f;
+    out [stride] = (b - c) * 0.5f;
+    out [2 * stride] = (b + c) * 0.5f + d;
+}
+
+static void
+s_kernel_grad (const float *dU, size_t oc, size_t c, float beta, float *dw)
+{
+    size_t plane = oc * c;
+    for (size_t j = 0; j < plane; j++) {
+        float d [4][4], a [3][4], g [3][3];
+        for (int x = 0; x < 16; x++)
+            d [x / 4][x % 4] = dU [(size_t) x * plane + j];
+        for (int col = 0; col < 4; col++)
+            s_gt4 (d [0][col], d [1][col], d [2][col], d [3][col], &a [0][col], 4);
+        for (int r = 0; r < 3; r++)
+            s_gt4 (a [r][0], a [r][1], a [r][2], a [r][3], &g [r][0], 1);
+        float *out = dw + j * 9;
+        for (int x = 0; x < 9; x++)
+            out [x] = beta != 0.0f ? beta * out [x] + g [x / 3][x % 3] : g [x / 3][x % 3];
+    }
+}
+
+const gc_wino_kern_t GC_KSYM (gc_wino_kern) = {
+    .input = s_input, .output = s_output, .grad_tiles = s_grad_tiles,
+    .kernels = s_kernels, .kernel_grad = s_kernel_grad,
+};

@@ -1,0 +1,109 @@
+/*  gc_wino — Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray,
+    "Fast Algorithms for Convolutional Neural Networks", 2016) for the 3x3,
+    stride-1, padding-1 convolutions of gc_cnn: each 2x2 block of outputs
+    (a tile) comes from a 4x4 block of inputs through 16 products instead of
+    36, so a convolution becomes 16 sgemms of (out x in) by (in x tiles),
+    2.25 times fewer multiply-adds than the im2col lowering's one sgemm of
+    (out x in 9) by (in 9 x pixels), and the transformed input is 4 times
+    the input where the lowering is 9 times.
+
+    With U = G g G^T (a kernel, 4x4), V = B^T d B (an input tile, 4x4) and
+    Y = A^T (U . V) A, summed over input channels:
+      forward           M[xi] = U[xi] V[xi]         (out x in) (in x tiles)
+      input gradient    the same, of dY with the kernels flipped and
+                        transposed (the transposed convolution is again a
+                        3x3 stride-1 padding-1 convolution)
+      kernel gradient   dU[xi] = Z[xi] V[xi]^T, Z = A dY_tile A^T,
+                        then dg = G^T dU G
+    Every matrix of F(2x2, 3x3) holds only 0, +-1 and +-1/2, so the
+    transforms are sums of floats and exact halvings: the same bits at every
+    kernel level (gc_wino.c is compiled once per level like gc_conv.c).
+
+    Layouts: tensors CNHW as in gc_conv.h; U and dU are 16 planes of
+    (out x in); V, M and Z are 16 planes of (rows x T) with row stride
+    gc_wino_ld (T), gc_wino_plane (rows, T) apart, T the tiles of a chunk of m samples, sample-major, then
+    tile row, then tile column. The transforms run along a row of tiles
+    GC_WINO_LANES at a time, the last group spilling into the next row's
+    tiles (written after it) or the row's slack. */
+#ifndef GC_WINO_H
+#define GC_WINO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gc_cnn_net.h"
+
+/*  Channels a convolution needs on both sides: its 16 sgemms multiply by
+    (out x in) matrices, and with fewer than 8 channels on either side the
+    im2col lowering's one sgemm ran faster (lenet-w's stem, 1 -> 16). */
+#define GC_WINO_MIN_CHANNELS 8
+
+/*  Whether op is a convolution gc_wino computes: 3x3, stride 1, padding 1
+    (the output the input's size), enough channels both ways. */
+static inline bool
+gc_wino_fits (const gc_cnn_op_t *op)
+{
+    return op->kind == GC_CNN_CONV && op->k == 3 && op->stride == 1 && op->pad == 1
+        && op->oh == op->h && op->ow == op->w
+        && op->c >= GC_WINO_MIN_CHANNELS && op->oc >= GC_WINO_MIN_CHANNELS;
+}
+
+/*  Tiles of one sample of op's output. */
+static inline size_t
+gc_wino_tiles (const gc_cnn_op_t *op)
+{
+    return ((op->oh + 1) / 2) * ((op->ow + 1) / 2);
+}
+
+#define GC_WINO_LANES 8
+
+/*  Row stride of V, M and Z for T tiles: room for a last group of lanes. */
+static inline size_t
+gc_wino_ld (size_t T)
+{
+    return (T + GC_WINO_LANES + 15) / 16 * 16;
+}
+
+/*  Stride between the 16 planes of V, M or Z (rows of them, T tiles): 16
+    floats more than the rows need, so that the 16 rows one tile reads or
+    writes do not all fall at the same offset modulo 4 kB (64 rows of 208
+    floats are 13 pages: every stream in one L1 set, the transforms ran at
+    a quarter of their speed). */
+static inline size_t
+gc_wino_plane (size_t rows, size_t T)
+{
+    return rows * gc_wino_ld (T) + 16;
+}
+
+/*  Floats of the scratch gc_wino_input and gc_wino_grad_tiles take: a
+    plane's even and odd columns, and the plane padded. */
+static inline size_t
+gc_wino_scratch (const gc_cnn_op_t *op)
+{
+    size_t tw = (op->w + 1) / 2, th = (op->h + 1) / 2;
+    size_t row = (tw + GC_WINO_LANES - 1) / GC_WINO_LANES * GC_WINO_LANES + GC_WINO_LANES;
+    return 4 * (2 * th + 2) * row;
+}
+
+/*  U (16 x oc x c) from the kernels w (oc x c x 3 x 3). */
+void gc_wino_kernels (const float *w, size_t oc, size_t c, float *U);
+
+/*  V (16 x c x T) from samples [n0, n0 + m) of x (batch samples, CNHW);
+    scratch: gc_wino_scratch (op) floats. */
+void gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                    float *V, float *scratch);
+
+/*  Samples [n0, n0 + m) of y = (or += when add) A^T M A, plus bias [o]
+    when bias is not NULL, then max (0, .) when relu. */
+void gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
+                     const float *bias, bool relu, bool add, float *y);
+
+/*  Z (16 x oc x T) = A dY A^T of samples [n0, n0 + m) of dy; scratch as
+    for gc_wino_input. */
+void gc_wino_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0,
+                         size_t m, float *Z, float *scratch);
+
+/*  dw (oc x c x 3 x 3) = G^T dU G, plus beta dw unless beta is 0. */
+void gc_wino_kernel_grad (const float *dU, size_t oc, size_t c, float beta, float *dw);
+
+#endif
