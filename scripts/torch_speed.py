@@ -27,14 +27,17 @@ import torch.nn.functional as F
 
 
 class Block(nn.Module):
-    """rO[sS]: c3-gn-relu-c3-gn plus a shortcut (1x1 conv + gn when the shape changes), relu."""
+    """rO[sS][z]: c3-gn-relu-c3-gn plus a shortcut (1x1 conv + gn when the shape changes),
+    relu; z: the second gn's scale starts at 0."""
 
-    def __init__(self, cin, out, stride, groups):
+    def __init__(self, cin, out, stride, groups, zero=False):
         super().__init__()
         self.c1 = nn.Conv2d(cin, out, 3, stride, 1)
         self.g1 = nn.GroupNorm(groups, out)
         self.c2 = nn.Conv2d(out, out, 3, 1, 1)
         self.g2 = nn.GroupNorm(groups, out)
+        if zero:
+            nn.init.zeros_(self.g2.weight)
         self.short = None
         if stride != 1 or cin != out:
             self.short = nn.Sequential(nn.Conv2d(cin, out, 1, stride, 0), nn.GroupNorm(groups, out))
@@ -69,10 +72,10 @@ def build(spec):
             o, k, s, p = (int(v) for v in g.groups())
             layers.append(nn.Conv2d(c, o, k, s, p))
             shape = (o, (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1)
-        elif (g := re.fullmatch(r"r(\d+)s(\d+)x(\d+)g(\d+)", tok)):
-            o, s, n, groups = (int(v) for v in g.groups())
+        elif (g := re.fullmatch(r"r(\d+)s(\d+)x(\d+)g(\d+)(z?)", tok)):
+            o, s, n, groups = (int(v) for v in g.groups()[:4])
             for i in range(n):
-                layers.append(Block(c if i == 0 else o, o, s if i == 0 else 1, groups))
+                layers.append(Block(c if i == 0 else o, o, s if i == 0 else 1, groups, g.group(5) == "z"))
             shape = (o, (h + 2 - 3) // s + 1, (w + 2 - 3) // s + 1)
         elif (g := re.fullmatch(r"f(\d+)", tok)):
             if not any(isinstance(l, nn.Flatten) for l in layers):

@@ -33,9 +33,10 @@
 #define S_CHUNK_FLOATS (1u << 16)
 
 /*  Floats of one chunk's transformed tiles in a Winograd convolution (V, and
-    the product M beside it): a chunk of 4 samples of lenet-w's 64 -> 64
-    convolution at 14x14 (2^17.6) ran its 16 sgemms 1.3 times as fast as
-    16 or 64 samples. */
+    the product M beside it): small enough to stay in L2 between the
+    transform and the 16 sgemms (2^16 to 2^18 ran alike here on lenet-w and
+    resnet8-gn; alone, the sgemms of lenet-w's 64 -> 64 convolution at
+    14x14 ran 1.3 times as fast on chunks of 4 samples as of 16 or 64). */
 #define S_WINO_FLOATS (1u << 17)
 
 /*  The scratch memory of a forward and backward pass (activations, their

@@ -29,27 +29,32 @@
 #else
 #   define S_VL 4
 #endif
-typedef float s_v8 __attribute__ ((vector_size (S_VL * 4)));
-typedef int s_i8 __attribute__ ((vector_size (S_VL * 4)));
+typedef float s_vf __attribute__ ((vector_size (S_VL * 4)));
 
+//  even and odd lanes of (a, b), and the lanes of a and b interleaved
+//  (GCC 12 and clang both have __builtin_shufflevector)
 #if S_VL == 8
-static const s_i8 s_even = { 0, 2, 4, 6, 8, 10, 12, 14 }, s_odd = { 1, 3, 5, 7, 9, 11, 13, 15 };
-static const s_i8 s_zip_lo = { 0, 8, 1, 9, 2, 10, 3, 11 }, s_zip_hi = { 4, 12, 5, 13, 6, 14, 7, 15 };
+#   define S_EVEN(a, b)   __builtin_shufflevector (a, b, 0, 2, 4, 6, 8, 10, 12, 14)
+#   define S_ODD(a, b)    __builtin_shufflevector (a, b, 1, 3, 5, 7, 9, 11, 13, 15)
+#   define S_ZIP_LO(a, b) __builtin_shufflevector (a, b, 0, 8, 1, 9, 2, 10, 3, 11)
+#   define S_ZIP_HI(a, b) __builtin_shufflevector (a, b, 4, 12, 5, 13, 6, 14, 7, 15)
 #else
-static const s_i8 s_even = { 0, 2, 4, 6 }, s_odd = { 1, 3, 5, 7 };
-static const s_i8 s_zip_lo = { 0, 4, 1, 5 }, s_zip_hi = { 2, 6, 3, 7 };
+#   define S_EVEN(a, b)   __builtin_shufflevector (a, b, 0, 2, 4, 6)
+#   define S_ODD(a, b)    __builtin_shufflevector (a, b, 1, 3, 5, 7)
+#   define S_ZIP_LO(a, b) __builtin_shufflevector (a, b, 0, 4, 1, 5)
+#   define S_ZIP_HI(a, b) __builtin_shufflevector (a, b, 2, 6, 3, 7)
 #endif
 
-static inline s_v8
+static inline s_vf
 s_ld (const float *p)
 {
-    s_v8 v;
+    s_vf v;
     memcpy (&v, p, sizeof v);
     return v;
 }
 
 static inline void
-s_st (float *p, s_v8 v)
+s_st (float *p, s_vf v)
 {
     memcpy (p, &v, sizeof v);
 }
@@ -89,15 +94,15 @@ s_split_plane (const float *plane, size_t H, size_t W, long y0, size_t R, size_t
     }
     for (size_t yy = 0; yy < R; yy++)
         for (size_t t = 0; t < S; t += S_VL) {
-            s_v8 a = s_ld (P + yy * 2 * S + 2 * t), b = s_ld (P + yy * 2 * S + 2 * t + S_VL);
-            s_st (ev + yy * S + t, __builtin_shuffle (a, b, s_even));
-            s_st (od + yy * S + t, __builtin_shuffle (a, b, s_odd));
+            s_vf a = s_ld (P + yy * 2 * S + 2 * t), b = s_ld (P + yy * 2 * S + 2 * t + S_VL);
+            s_st (ev + yy * S + t, S_EVEN (a, b));
+            s_st (od + yy * S + t, S_ODD (a, b));
         }
 }
 
 //  Row i of B^T applied to a column (d0, d1, d2, d3).
-static inline s_v8
-s_bt (size_t i, s_v8 d0, s_v8 d1, s_v8 d2, s_v8 d3)
+static inline s_vf
+s_bt (size_t i, s_vf d0, s_vf d1, s_vf d2, s_vf d3)
 {
     return i == 0 ? d0 - d2 : i == 1 ? d1 + d2 : i == 2 ? d2 - d1 : d1 - d3;
 }
@@ -112,15 +117,15 @@ static void
 s_b_tiles (const float *e, const float *o, size_t S, float *v, size_t plane, size_t n)
 {
     for (size_t t = 0; t < n; t += S_VL) {
-        s_v8 o0 = s_ld (o + t), o1 = s_ld (o + S + t), o2 = s_ld (o + 2 * S + t), o3 = s_ld (o + 3 * S + t);
-        s_v8 e0 = s_ld (e + t), e1 = s_ld (e + S + t), e2 = s_ld (e + 2 * S + t), e3 = s_ld (e + 3 * S + t);
-        s_v8 p0 = s_ld (o + t + 1), p1 = s_ld (o + S + t + 1), p2 = s_ld (o + 2 * S + t + 1);
-        s_v8 p3 = s_ld (o + 3 * S + t + 1);
-        s_v8 f0 = s_ld (e + t + 1), f1 = s_ld (e + S + t + 1), f2 = s_ld (e + 2 * S + t + 1);
-        s_v8 f3 = s_ld (e + 3 * S + t + 1);
+        s_vf o0 = s_ld (o + t), o1 = s_ld (o + S + t), o2 = s_ld (o + 2 * S + t), o3 = s_ld (o + 3 * S + t);
+        s_vf e0 = s_ld (e + t), e1 = s_ld (e + S + t), e2 = s_ld (e + 2 * S + t), e3 = s_ld (e + 3 * S + t);
+        s_vf p0 = s_ld (o + t + 1), p1 = s_ld (o + S + t + 1), p2 = s_ld (o + 2 * S + t + 1);
+        s_vf p3 = s_ld (o + 3 * S + t + 1);
+        s_vf f0 = s_ld (e + t + 1), f1 = s_ld (e + S + t + 1), f2 = s_ld (e + 2 * S + t + 1);
+        s_vf f3 = s_ld (e + 3 * S + t + 1);
         for (size_t i = 0; i < 4; i++) {
-            s_v8 a = s_bt (i, o0, o1, o2, o3), b = s_bt (i, e0, e1, e2, e3);
-            s_v8 c = s_bt (i, p0, p1, p2, p3), d = s_bt (i, f0, f1, f2, f3);
+            s_vf a = s_bt (i, o0, o1, o2, o3), b = s_bt (i, e0, e1, e2, e3);
+            s_vf c = s_bt (i, p0, p1, p2, p3), d = s_bt (i, f0, f1, f2, f3);
             float *vi = v + 4 * i * plane + t;
             s_st (vi, a - c);
             s_st (vi + plane, b + c);
@@ -159,9 +164,9 @@ s_put_row (float *row, size_t W, const float *ye, const float *yo, size_t L, flo
            const float *bias, bool relu, bool add)
 {
     for (size_t t = 0; t < L; t += S_VL) {
-        s_v8 a = s_ld (ye + t), b = s_ld (yo + t);
-        s_st (tmp + 2 * t, __builtin_shuffle (a, b, s_zip_lo));
-        s_st (tmp + 2 * t + S_VL, __builtin_shuffle (a, b, s_zip_hi));
+        s_vf a = s_ld (ye + t), b = s_ld (yo + t);
+        s_st (tmp + 2 * t, S_ZIP_LO (a, b));
+        s_st (tmp + 2 * t + S_VL, S_ZIP_HI (a, b));
     }
     float b = bias ? *bias : 0.0f;
     if (!bias && !relu) {
@@ -188,11 +193,11 @@ s_at_tiles (const float *m, size_t plane, float *y00, float *y01, float *y10, fl
             size_t n)
 {
     for (size_t t = 0; t < n; t += S_VL) {
-        s_v8 s0 [4], s1 [4];
+        s_vf s0 [4], s1 [4];
         //  down: s0 = m0 + m1 + m2, s1 = m1 - m2 - m3 of each column j
         for (size_t j = 0; j < 4; j++) {
-            s_v8 m0 = s_ld (m + j * plane + t), m1 = s_ld (m + (4 + j) * plane + t);
-            s_v8 m2 = s_ld (m + (8 + j) * plane + t), m3 = s_ld (m + (12 + j) * plane + t);
+            s_vf m0 = s_ld (m + j * plane + t), m1 = s_ld (m + (4 + j) * plane + t);
+            s_vf m2 = s_ld (m + (8 + j) * plane + t), m3 = s_ld (m + (12 + j) * plane + t);
             s0 [j] = (m0 + m1) + m2;
             s1 [j] = (m1 - m2) - m3;
         }
@@ -236,9 +241,9 @@ s_a_tiles (const float *e0, const float *e1, const float *o0, const float *o1, f
            size_t plane, size_t n)
 {
     for (size_t t = 0; t < n; t += S_VL) {
-        s_v8 ge0 = s_ld (e0 + t), ge1 = s_ld (e1 + t), go0 = s_ld (o0 + t), go1 = s_ld (o1 + t);
-        s_v8 qe [4] = { ge0, ge0 + ge1, ge0 - ge1, -ge1 };
-        s_v8 qo [4] = { go0, go0 + go1, go0 - go1, -go1 };
+        s_vf ge0 = s_ld (e0 + t), ge1 = s_ld (e1 + t), go0 = s_ld (o0 + t), go1 = s_ld (o1 + t);
+        s_vf qe [4] = { ge0, ge0 + ge1, ge0 - ge1, -ge1 };
+        s_vf qo [4] = { go0, go0 + go1, go0 - go1, -go1 };
         for (size_t i = 0; i < 4; i++) {
             float *zi = z + 4 * i * plane + t;
             s_st (zi, qe [i]);

@@ -550,15 +550,16 @@ test_specs (void **state)
     }
 }
 
-//  gc_conv.c runs at every kernel level the CPU has: the loss and the
-//  gradient must be the same bytes at each (docs/ALGORITHMS.md), on the
-//  presets and on nets with the paths the presets do not take.
+//  gc_conv.c and gc_wino.c run at every kernel level the CPU has: the loss
+//  and the gradient must be the same bytes at each (docs/ALGORITHMS.md), on
+//  the presets and on nets with the paths the presets do not take.
 static void
 test_levels (void **state)
 {
     (void) state;
     static const char *specs [] = {
-        "lenet", "resnet8-gn", "2x9x9/c3k5s1p2,relu,mp2s3,f3", "2x7x7/c3,mp3s2,ap3s2,f3",
+        "lenet", "resnet8-gn", "lenet-w", "1x9x7/c8,relu,c16,gn4,relu,r16x2,f4", "2x5x1/c8,c8,f3",
+        "2x9x9/c3k5s1p2,relu,mp2s3,f3", "2x7x7/c3,mp3s2,ap3s2,f3",
         "1x9x9/c2k4s3p0,gn2,relu,f3", "2x7x7/c4,gn2,relu,mp2,r6s2g2,gap,f3",
     };
     enum { B = 6 };
