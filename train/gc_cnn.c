@@ -264,18 +264,10 @@ s_workspace_free (void *arg)
         gc_mem_free (ws->rows [i].p);
         gc_mem_free (ws->mask [i].p);
     }
-    gc_mem_free (ws->col.p);
-    gc_mem_free (ws->xin.p);
-    gc_mem_free (ws->drows.p);
-    gc_mem_free (ws->keep.p);
-    gc_mem_free (ws->tap.p);
-    gc_mem_free (ws->wflip.p);
-    gc_mem_free (ws->wv.p);
-    gc_mem_free (ws->wm.p);
-    gc_mem_free (ws->wu.p);
-    gc_mem_free (ws->wut.p);
-    gc_mem_free (ws->wdu.p);
-    gc_mem_free (ws->wscr.p);
+    s_slot_t *single [] = { &ws->col, &ws->xin, &ws->drows, &ws->keep, &ws->tap, &ws->wflip,
+                            &ws->wv, &ws->wm, &ws->wu, &ws->wut, &ws->wdu, &ws->wscr };
+    for (size_t i = 0; i < sizeof single / sizeof single [0]; i++)
+        gc_mem_free (single [i]->p);
     free (ws);
 }
 
