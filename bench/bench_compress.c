@@ -331,7 +331,8 @@ s_policies (const gc_bench_opts_t *opts)
     double step = gc_bench_time_best (s_train_step, &t, 5, opts->min_time);
     gc_bench_emit (opts, "policy_train_step_us", step * 1e6, "us",
                    "\"what\":\"one SGD step, MLP 784-256-128-10, batch 32\"");
-    static const char *specs [] = { "lazy", "accordion", "bandwidth:rate=1e7", "lgreco", "lgreco:every=1" };
+    static const char *specs [] = { "lazy", "accordion", "settle", "bandwidth:rate=1e7", "lgreco",
+                                    "lgreco:every=1" };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++) {
         s_policy_ctx_t c = { .u = u };
         c.policy = gc_policy_new (specs [i], comp, NULL);

@@ -82,7 +82,7 @@ struct gc_policy_t {
 /*  The registry, NULL-terminated. */
 extern const gc_policy_method_t *const gc_policy_methods [];
 extern const gc_policy_method_t gc_policy_fixed, gc_policy_lazy, gc_policy_accordion,
-       gc_policy_bandwidth, gc_policy_lgreco;
+       gc_policy_bandwidth, gc_policy_lgreco, gc_policy_settle;
 
 const gc_policy_method_t *gc_policy_method_find (const char *keyword);
 

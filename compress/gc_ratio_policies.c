@@ -7,6 +7,7 @@ const gc_policy_method_t *const gc_policy_methods [] = {
     &gc_policy_fixed,
     &gc_policy_lazy,
     &gc_policy_accordion,
+    &gc_policy_settle,
     &gc_policy_bandwidth,
     &gc_policy_lgreco,
     NULL

@@ -646,6 +646,7 @@ T2P_ROWS = [("dense fp32", "none", "none", "fixed"),
             ("LBS over top-k 1 %", "lbs:topk:0.01", "liec:100", "fixed"),
             ("top-k 1 %, lazy", "topk:0.01", "liec:100", "lazy"),
             ("top-k 1 %, accordion", "topk:0.01", "liec:100", "accordion"),
+            ("top-k 1 %, settle", "topk:0.01", "liec:100", "settle"),
             ("top-k 1 %, lgreco", "topk:0.01", "liec:100", "lgreco")]
 #   heterogeneous links: every link 100 MB/s, the thin peers' 10 MB/s (the slower end decides)
 T2P_THIN = "0,5,10,15"
@@ -657,6 +658,7 @@ T2P_HET_ROWS = [("top-k 0.5 %, fixed", "topk:0.005", "fixed"), ("top-k 1 %, fixe
 T2P_BYZ_AGG = "nnm+cwtm:1"
 T2P_BYZ_ATTACK = "alie:1"
 T2P_BYZ_ROWS = [r for r in T2P_ROWS if r[0] in ("top-k 1 %, fixed", "top-k 1 %, lazy", "top-k 1 %, accordion",
+                                                 "top-k 1 %, settle",
                                                  "top-k 1 %, lgreco")]
 
 
@@ -743,7 +745,8 @@ def table2p(args):
             f"megabytes each peer sent until the honest mean first reached {t} ((n/2): only n seeds reached it;",
             "– none) / *MB total* per peer. *cosine*: the default learning-rate schedule; *constant*: lr 0.03",
             "throughout. Policies over top-k 1 %: `lazy` (defaults theta=1, K=2, window=8), `accordion`",
-            "(crit 2 %, calm 0.5 %, eta 0.5, window 10), `lgreco` (per-layer ratios every 10 rounds).", "",
+            "(crit 2 %, calm 0.5 %, eta 0.5, window 10), `settle` (lo 0.25 %, hi 4 %, power 2, window 10),",
+            "`lgreco` (per-layer ratios every 10 rounds).", "",
             "| method | " + " | ".join(f"{lab}: final / MB to {t} / MB total" for lab, _ in T2P_SCHEDULES) + " |",
             "| --- |" + " --- |" * len(T2P_SCHEDULES)]
     for label, comp, ec, policy in T2P_ROWS:

@@ -1,5 +1,5 @@
 /*  Ratio policies: the registry (examples, canonical names, malformed
-    specs), the decisions on synthetic norm sequences (lazy, accordion,
+    specs), the decisions on synthetic norm sequences (lazy, accordion, settle,
     bandwidth), lgreco's allocation against brute force, and the
     composition with error compensation (a skip sends an empty payload and
     keeps everything in the residual; fixed changes no byte). */
@@ -134,6 +134,15 @@ test_decisions (void **state)
         { "bandwidth:rate=10", 0.01, 0, 2, { 1, 1 }, "LL" },
         { "bandwidth", 0.01, 10, 2, { 1, 1 }, "LL" },
         { "fixed", 0.01, 10, 3, { 1, 0, 5 }, "bbb" },
+        //  settle (lo R/4, hi 4R, power 2): lo for the first windows, then
+        //  lo (first |u| / window's)^2: R at half the first norm, 4R at a quarter
+        { "settle:window=2", 0, 0, 10, { 4, 4, 4, 4, 2, 2, 1, 1, 1, 1 }, "LLLLLLbbHH" },
+        //  a growing norm keeps lo; a fall past 4R is capped there
+        { "settle:window=2", 0, 0, 6, { 1, 1, 2, 2, 4, 4 }, "LLLLLL" },
+        { "settle:window=2", 0, 0, 6, { 8, 8, 1, 1, 1, 1 }, "LLLLHH" },
+        //  a window of zero updates (a stopped peer) keeps the ratio it had
+        { "settle:window=2", 0, 0, 8, { 4, 4, 2, 2, 0, 0, 0, 0 }, "LLLLbbbb" },
+        { "settle:window=2:power=1:hi=0.1", 0, 0, 6, { 4, 4, 1, 1, 1, 1 }, "LLLLbb" },
     };
     float *u = malloc (n * sizeof *u);
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
