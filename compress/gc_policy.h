@@ -14,6 +14,10 @@
                                    ratio crit in a critical regime (the mean
                                    |u| of a window changed by eta or more
                                    against the previous window), calm otherwise
+      settle[:lo=R/4][:hi=4R][:window=10][:power=2]
+                                   ratio lo (first window's mean |u| / this
+                                   window's)^power, within [lo, hi]: more as
+                                   the model settles
       bandwidth[:frac=0.5][:rate=B/S][:min=R][:max=R]
                                    the largest ratio in [min, max] whose payload
                                    goes out within frac x the round's compute
