@@ -748,12 +748,9 @@ s_give (gc_cnn_t *self, int t, const float *src, size_t n)
     self->dset [t] = true;
 }
 
-//  dx (= or += when add) the input gradient of a "same" stride-1
-//  convolution with kernel w (oc x c k k), as the convolution of dy with
-//  the kernel transposed and flipped, wflip [ci] [co] [k-1-ki] [k-1-kj] =
-//  w [co] [ci] [ki] [kj] (s_same).
 //  wflip: the kernels of op's transposed convolution, in and out channels
-//  swapped and each kernel flipped.
+//  swapped and each kernel flipped, wflip [ci] [co] [k-1-ki] [k-1-kj] =
+//  w [co] [ci] [ki] [kj].
 static void
 s_flip_kernels (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w)
 {
@@ -767,6 +764,10 @@ s_flip_kernels (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w)
         }
 }
 
+//  dx (= or += when add) the input gradient of a "same" stride-1
+//  convolution with kernel w (oc x c k k), as the convolution of dy with
+//  the kernels flipped and transposed (s_same; a Winograd convolution's
+//  transposed convolution is one too).
 static void
 s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *dy,
            size_t batch, float *dx, bool add)
