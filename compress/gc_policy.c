@@ -134,6 +134,7 @@ gc_policy_destroy (gc_policy_t **self_p)
     gc_policy_t *self = *self_p;
     if (self->desc && self->desc->fini)
         self->desc->fini (self);
+    free (self->state);                 /* a fini has freed it and set it to NULL */
     free (self->layer);
     free (self);
     *self_p = NULL;

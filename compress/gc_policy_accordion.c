@@ -12,8 +12,7 @@
 enum { S_CRIT, S_CALM, S_ETA, S_WINDOW };
 
 typedef struct {
-    double   sum;           /* |u| summed over the current window */
-    uint32_t count;
+    gc_policy_window_t win;
     double   prev;          /* the previous window's mean, < 0 before one */
     bool     critical;
 } s_accordion_t;
@@ -31,28 +30,18 @@ s_init (gc_policy_t *self, gc_err_t *err)
 }
 
 static void
-s_fini (gc_policy_t *self)
-{
-    free (self->state);
-    self->state = NULL;
-}
-
-static void
 s_decide (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d)
 {
     s_accordion_t *st = self->state;
     //  This round's budget is the regime decided at the last window's end.
     d->ratio = st->critical ? self->opt [S_CRIT] : self->opt [S_CALM];
-    st->sum += sqrt (r->sq_update);
-    if (++st->count == (uint32_t) self->opt [S_WINDOW]) {
-        double mean = st->sum / st->count;
+    double mean;
+    if (gc_policy_window_add (&st->win, sqrt (r->sq_update), (uint32_t) self->opt [S_WINDOW], &mean)) {
         if (st->prev > 0)
             st->critical = fabs (mean - st->prev) >= self->opt [S_ETA] * st->prev;
         else
             st->critical = st->prev < 0;    /* the first window's end: still critical */
         st->prev = mean;
-        st->sum = 0;
-        st->count = 0;
     }
 }
 
@@ -64,5 +53,5 @@ const gc_policy_method_t gc_policy_accordion = {
     .opts = { { "crit", 1e-9, 1, false, true, 2 }, { "calm", 1e-9, 1, false, true, 0.5 },
               { "eta", 0, 100, false, false, 0.5 }, { "window", 1, 100000, true, false, 10 } },
     .uses_norm = true,
-    .init = s_init, .fini = s_fini, .decide = s_decide,
+    .init = s_init, .decide = s_decide,
 };

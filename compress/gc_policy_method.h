@@ -54,7 +54,8 @@ struct gc_policy_method_t {
     bool        layered;        /* per-layer budgets: topk only */
     bool        uses_norm;      /* decide reads sq_update (one pass over u; else 0) */
     gc_policy_opt_t opts [GC_POLICY_MAX_OPTS];  /* key NULL ends */
-    /*  State after parsing and its release (NULL: none). */
+    /*  State after parsing (NULL: none) and the release of what it points
+        to (NULL: the state is one allocation, which gc_policy_destroy frees). */
     int   (*init) (gc_policy_t *self, gc_err_t *err);
     void  (*fini) (gc_policy_t *self);
     /*  The round's budget into d: ratio (whole vector; preset to the base)
@@ -78,6 +79,26 @@ struct gc_policy_t {
     uint64_t           skipped;
     void              *state;
 };
+
+/*  The mean |u| of windows of rounds (accordion, settle): gc_policy_window_add
+    adds one round's |u| and, when the window of n rounds closes, returns
+    true with its mean in *mean and starts the next. */
+typedef struct {
+    double   sum;
+    uint32_t count;
+} gc_policy_window_t;
+
+static inline bool
+gc_policy_window_add (gc_policy_window_t *w, double v, uint32_t n, double *mean)
+{
+    w->sum += v;
+    if (++w->count < n)
+        return false;
+    *mean = w->sum / w->count;
+    w->sum = 0;
+    w->count = 0;
+    return true;
+}
 
 /*  The registry, NULL-terminated. */
 extern const gc_policy_method_t *const gc_policy_methods [];

@@ -19,8 +19,7 @@
 enum { S_LO, S_HI, S_WINDOW, S_POWER };
 
 typedef struct {
-    double   sum;           /* |u| summed over the current window */
-    uint32_t count;
+    gc_policy_window_t win;
     double   ref;           /* the first window's mean |u|, < 0 before it */
     double   ratio;         /* this window's */
 } s_settle_t;
@@ -41,23 +40,13 @@ s_init (gc_policy_t *self, gc_err_t *err)
 }
 
 static void
-s_fini (gc_policy_t *self)
-{
-    free (self->state);
-    self->state = NULL;
-}
-
-static void
 s_decide (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d)
 {
     s_settle_t *st = self->state;
     d->ratio = st->ratio;
-    st->sum += sqrt (r->sq_update);
-    if (++st->count < (uint32_t) self->opt [S_WINDOW])
+    double mean;
+    if (!gc_policy_window_add (&st->win, sqrt (r->sq_update), (uint32_t) self->opt [S_WINDOW], &mean))
         return;
-    double mean = st->sum / st->count;
-    st->sum = 0;
-    st->count = 0;
     if (st->ref < 0) {
         st->ref = mean;
         return;
@@ -77,5 +66,5 @@ const gc_policy_method_t gc_policy_settle = {
     .opts = { { "lo", 1e-9, 1, false, true, 0.25 }, { "hi", 1e-9, 1, false, true, 4 },
               { "window", 1, 100000, true, false, 10 }, { "power", 0, 8, false, false, 2 } },
     .uses_norm = true,
-    .init = s_init, .fini = s_fini, .decide = s_decide,
+    .init = s_init, .decide = s_decide,
 };
