@@ -34,9 +34,10 @@
 
 /*  Floats of one chunk's transformed tiles in a Winograd convolution (V, and
     the product M beside it): small enough to stay in L2 between the
-    transform and the 16 sgemms (2^16 to 2^18 ran alike here on lenet-w and
-    resnet8-gn; alone, the sgemms of lenet-w's 64 -> 64 convolution at
-    14x14 ran 1.3 times as fast on chunks of 4 samples as of 16 or 64). */
+    transform and the 16 sgemms (2^16 to 2^18 ran alike in gcbench train on
+    lenet-w and resnet8-gn; in a throwaway driver, the sgemms alone of
+    lenet-w's 64 -> 64 convolution at 14x14 ran 1.3 times as fast on chunks
+    of 4 samples as of 16 or 64). */
 #define S_WINO_FLOATS (1u << 17)
 
 /*  The scratch memory of a forward and backward pass (activations, their
@@ -107,6 +108,32 @@ struct gc_cnn_t {
 
 static bool s_pointwise (const gc_cnn_op_t *op);
 
+int
+gc_cnn_lowering_parse (const char *value, bool *winograd, gc_err_t *err)
+{
+    *winograd = true;
+    if (!value || !strcmp (value, "winograd"))
+        return 0;
+    if (!strcmp (value, "im2col")) {
+        *winograd = false;
+        return 0;
+    }
+    return gc_err_set (err, GC_E_SPEC, "GC_CONV=%s is not im2col or winograd", value);
+}
+
+//  GC_CONV, read once per process (every model new reads the result): a
+//  value that is not a lowering is said once on stderr and Winograd runs.
+static pthread_once_t s_lowering_once = PTHREAD_ONCE_INIT;
+static bool s_winograd = true;
+
+static void
+s_lowering_from_env (void)
+{
+    gc_err_t err = { 0 };
+    if (gc_cnn_lowering_parse (getenv ("GC_CONV"), &s_winograd, &err))
+        fprintf (stderr, "gc_cnn: %s: using winograd\n", err.msg);
+}
+
 gc_cnn_t *
 gc_cnn_new (const char *spec, gc_err_t *err)
 {
@@ -148,8 +175,8 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         self->gn_chunked [i] = net->ops [i].kind == GC_CNN_CONV && !s_pointwise (&net->ops [i])
                             && net->ops [i + 1].kind == GC_CNN_GN && net->ops [i + 1].in == i
                             && readers [i] == 1;
-    const char *lowering = getenv ("GC_CONV");
-    gc_cnn_set_winograd (self, !(lowering && !strcmp (lowering, "im2col")));
+    pthread_once (&s_lowering_once, s_lowering_from_env);
+    gc_cnn_set_winograd (self, s_winograd);
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
         if (self->net.layout.layers [l].kind == GC_LAYER_VECTOR
         &&  self->net.layout.layers [l].count > self->max_vector)
@@ -773,14 +800,13 @@ s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *d
            size_t batch, float *dx, bool add)
 {
     gc_cnn_op_t t = s_transposed (op);
-    size_t k = op->k, kk = k * k, P = op->oh * op->ow, N = batch * P;
-    size_t tkk = t.c * kk;
     s_flip_kernels (self, op, w);
     if (self->wino [op - self->net.ops]) {
         gc_wino_kernels (self->wflip, t.oc, t.c, self->wut);
         s_wino_conv (self, &t, self->wut, dy, batch, NULL, false, add, dx, -1, NULL);
         return;
     }
+    size_t P = op->oh * op->ow, N = batch * P, tkk = t.c * op->k * op->k;
     size_t step = s_chunk (&t, batch);
     gc_conv_taps (&t, self->keep, self->tap);
     for (size_t n0 = 0; n0 < batch; n0 += step) {

@@ -58,6 +58,9 @@ void   gc_cnn_profile (gc_cnn_t *self, bool on);
     im2col lowering, as a model new with GC_CONV=im2col in the environment
     does. The two agree to rounding, not to the bit. */
 void   gc_cnn_set_winograd (gc_cnn_t *self, bool on);
+/*  GC_CONV's value (NULL: unset): winograd (the default) or im2col, into
+    *winograd; anything else is -1 with err naming it (*winograd true). */
+int    gc_cnn_lowering_parse (const char *value, bool *winograd, gc_err_t *err);
 double gc_cnn_sgemm_seconds (const gc_cnn_t *self);
 
 #endif

@@ -66,11 +66,29 @@ s_row (const float *plane, size_t rows, size_t cols, long y)
     return y >= 0 && y < (long) rows ? plane + (size_t) y * cols : NULL;
 }
 
-//  A row of tiles rounded up to the lanes.
-static size_t
-s_lanes (size_t tw)
+/*  The tiling of a chunk of m samples of H x W planes, for V, M or Z of
+    `rows` rows: tiles per plane column (th) and row (tw), a row of tiles
+    rounded up to the lanes (L), a split row's length (S: L and the tile
+    after), the row stride (ld) and the plane stride. */
+typedef struct {
+    size_t th, tw, L, S, ld, plane;
+} s_tiling_t;
+
+static s_tiling_t
+s_tiling (size_t H, size_t W, size_t m, size_t rows)
 {
-    return (tw + GC_WINO_LANES - 1) / GC_WINO_LANES * GC_WINO_LANES;
+    s_tiling_t g = { .th = (H + 1) / 2, .tw = (W + 1) / 2, .S = gc_wino_split_len (W) };
+    g.L = g.S - GC_WINO_LANES;
+    g.ld = gc_wino_ld (m * g.th * g.tw);
+    g.plane = gc_wino_plane (rows, m * g.th * g.tw);
+    return g;
+}
+
+//  Where tile row ty of sample n (of a chunk from n0) starts in a row of V, M or Z.
+static size_t
+s_tile_at (const s_tiling_t *g, size_t n, size_t n0, size_t ty)
+{
+    return ((n - n0) * g->th + ty) * g->tw;
 }
 
 /*  Rows [0, R) of a plane split into even (ev [yy][t] = p [2t]) and odd
@@ -79,8 +97,9 @@ s_lanes (size_t tw)
     plane). P: R rows of 2 S floats, zero but where rows are placed (each
     call places the same extents), so the surroundings read as zeros. All
     rows are placed first, then split: a vector load of floats stored a
-    moment before by narrower stores does not forward (perf: 40 % of the
-    input transform on that one load when it followed each row's copy). */
+    moment before by narrower stores does not forward (perf of a throwaway
+    driver: 40 % of the input transform on that one load when it followed
+    each row's copy). */
 static S_NO_LIBCALLS void
 s_split_plane (const float *plane, size_t H, size_t W, long y0, size_t R, size_t shift,
                float *P, size_t S, float *ev, float *od)
@@ -140,9 +159,8 @@ s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t 
          float *scratch)
 {
     size_t C = op->c, H = op->h, W = op->w;
-    size_t th = (H + 1) / 2, tw = (W + 1) / 2, ld = gc_wino_ld (m * th * tw);
-    size_t L = s_lanes (tw), S = L + GC_WINO_LANES, R = 2 * th + 2;
-    size_t plane = gc_wino_plane (C, m * th * tw);
+    s_tiling_t g = s_tiling (H, W, m, C);
+    size_t S = g.S, R = 2 * g.th + 2;
     //  split rows: e [yy] = columns 2t, o [yy] = columns 2t - 1 of row yy - 1
     //  (placed one on: 2t - 1 is then even, 2t odd)
     float *e = scratch, *o = e + R * S, *P = o + R * S;
@@ -150,10 +168,9 @@ s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t 
     for (size_t c = 0; c < C; c++)
         for (size_t n = n0; n < n0 + m; n++) {
             s_split_plane (x + (c * batch + n) * H * W, H, W, -1, R, 1, P, S, o, e);
-            for (size_t ty = 0; ty < th; ty++) {
-                s_b_tiles (e + 2 * ty * S, o + 2 * ty * S, S,
-                           V + c * ld + ((n - n0) * th + ty) * tw, plane, L);
-            }
+            for (size_t ty = 0; ty < g.th; ty++)
+                s_b_tiles (e + 2 * ty * S, o + 2 * ty * S, S, V + c * g.ld + s_tile_at (&g, n, n0, ty),
+                           g.plane, g.L);
         }
 }
 
@@ -214,19 +231,18 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
           const float *bias, bool relu, bool add, float *y)
 {
     size_t K = op->oc, H = op->oh, W = op->ow;
-    size_t th = (H + 1) / 2, tw = (W + 1) / 2, ld = gc_wino_ld (m * th * tw), L = s_lanes (tw);
-    size_t plane = gc_wino_plane (K, m * th * tw);
+    s_tiling_t g = s_tiling (H, W, m, K);
     //  rows of at most 512 tiles (1024 columns), rounded up
     float out [4][512 + GC_WINO_LANES], tmp [2 * (512 + GC_WINO_LANES)];
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
             float *yp = y + (k * batch + n) * H * W;
-            for (size_t ty = 0; ty < th; ty++) {
-                s_at_tiles (M + k * ld + ((n - n0) * th + ty) * tw, plane, out [0], out [1],
-                            out [2], out [3], L);
+            for (size_t ty = 0; ty < g.th; ty++) {
+                s_at_tiles (M + k * g.ld + s_tile_at (&g, n, n0, ty), g.plane, out [0], out [1],
+                            out [2], out [3], g.L);
                 for (size_t r = 0; r < 2 && 2 * ty + r < H; r++) {
                     float *row = yp + (2 * ty + r) * W;
-                    s_put_row (row, W, out [2 * r], out [2 * r + 1], L, tmp, bias ? bias + k : NULL,
+                    s_put_row (row, W, out [2 * r], out [2 * r + 1], g.L, tmp, bias ? bias + k : NULL,
                                relu, add);
                 }
             }
@@ -259,18 +275,18 @@ s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, s
               float *Z, float *scratch)
 {
     size_t K = op->oc, H = op->oh, W = op->ow;
-    size_t th = (H + 1) / 2, tw = (W + 1) / 2, ld = gc_wino_ld (m * th * tw);
-    size_t L = s_lanes (tw), S = L + GC_WINO_LANES, R = 2 * th;
-    size_t plane = gc_wino_plane (K, m * th * tw);
+    s_tiling_t g = s_tiling (H, W, m, K);
+    size_t S = g.S, R = 2 * g.th;
     //  split rows: e [y] = columns 2t, o [y] = columns 2t + 1 of dY's row y
     float *e = scratch, *o = e + R * S, *P = o + R * S;
     memset (P, 0, R * 2 * S * sizeof (float));
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
             s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, e, o);
-            for (size_t ty = 0; ty < th; ty++) {
+            for (size_t ty = 0; ty < g.th; ty++) {
                 const float *e0 = e + 2 * ty * S, *o0 = o + 2 * ty * S;
-                s_a_tiles (e0, e0 + S, o0, o0 + S, Z + k * ld + ((n - n0) * th + ty) * tw, plane, L);
+                s_a_tiles (e0, e0 + S, o0, o0 + S, Z + k * g.ld + s_tile_at (&g, n, n0, ty),
+                           g.plane, g.L);
             }
         }
 }

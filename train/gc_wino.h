@@ -34,8 +34,10 @@
 #include "gc_cnn_net.h"
 
 /*  Channels a convolution needs on both sides: its 16 sgemms multiply by
-    (out x in) matrices, and with fewer than 8 channels on either side the
-    im2col lowering's one sgemm ran faster (lenet-w's stem, 1 -> 16). */
+    (out x in) matrices, whose inner dimension is the input channels. 16
+    ran as 8 on lenet-w and resnet8-gn, 32 slower (a throwaway driver
+    timing their training step); below 8 was not measured, and no preset
+    has such a layer but the stems from one channel. */
 #define GC_WINO_MIN_CHANNELS 8
 
 /*  Whether op is a convolution gc_wino computes: 3x3, stride 1, padding 1
@@ -67,12 +69,22 @@ gc_wino_ld (size_t T)
 /*  Stride between the 16 planes of V, M or Z (rows of them, T tiles): 16
     floats more than the rows need, so that the 16 rows one tile reads or
     writes do not all fall at the same offset modulo 4 kB (64 rows of 208
-    floats are 13 pages: every stream in one L1 set, the transforms ran at
-    a quarter of their speed). */
+    floats are 13 pages: every stream in one L1 set; a throwaway driver
+    timing the transforms alone saw them run 1.3 to 2.2 times as fast with
+    the offset). */
 static inline size_t
 gc_wino_plane (size_t rows, size_t T)
 {
     return rows * gc_wino_ld (T) + 16;
+}
+
+/*  A plane's row of W columns split into its even or odd ones, for the
+    transforms: a row of tiles rounded up to the lanes, and the tile after. */
+static inline size_t
+gc_wino_split_len (size_t W)
+{
+    size_t tw = (W + 1) / 2;
+    return (tw + GC_WINO_LANES - 1) / GC_WINO_LANES * GC_WINO_LANES + GC_WINO_LANES;
 }
 
 /*  Floats of the scratch gc_wino_input and gc_wino_grad_tiles take: a
@@ -80,9 +92,7 @@ gc_wino_plane (size_t rows, size_t T)
 static inline size_t
 gc_wino_scratch (const gc_cnn_op_t *op)
 {
-    size_t tw = (op->w + 1) / 2, th = (op->h + 1) / 2;
-    size_t row = (tw + GC_WINO_LANES - 1) / GC_WINO_LANES * GC_WINO_LANES + GC_WINO_LANES;
-    return 4 * (2 * th + 2) * row;
+    return 4 * (2 * ((op->h + 1) / 2) + 2) * gc_wino_split_len (op->w);
 }
 
 /*  U (16 x oc x c) from the kernels w (oc x c x 3 x 3). */

@@ -195,6 +195,28 @@ test_winograd (void **state)
     }
 }
 
+//  GC_CONV's values: the two lowerings by name, the default when unset,
+//  anything else refused by name (and Winograd kept).
+static void
+test_lowering_names (void **state)
+{
+    (void) state;
+    static const struct { const char *value; int rc; bool winograd; } cases [] = {
+        { NULL, 0, true }, { "winograd", 0, true }, { "im2col", 0, false },
+        { "", -1, true }, { "IM2COL", -1, true }, { "im2col ", -1, true },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        gc_err_t err = { 0 };
+        bool winograd = !cases [i].winograd;
+        int rc = gc_cnn_lowering_parse (cases [i].value, &winograd, &err);
+        if (rc != cases [i].rc || winograd != cases [i].winograd)
+            fail_msg ("GC_CONV=%s: rc %d, winograd %d", cases [i].value ? cases [i].value : "(unset)",
+                      rc, (int) winograd);
+        if (rc && !strstr (err.msg, cases [i].value))
+            fail_msg ("GC_CONV=%s: error '%s' does not name it", cases [i].value, err.msg);
+    }
+}
+
 //  A batch spanning several lowered chunks gives the mean of its samples'
 //  gradients; the same seed gives the same bytes; the workspace grown by a
 //  larger batch gives the same answer for a smaller one.
@@ -668,6 +690,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_gradients),
         cmocka_unit_test (test_winograd),
+        cmocka_unit_test (test_lowering_names),
         cmocka_unit_test (test_chunks_and_determinism),
         cmocka_unit_test (test_lowering),
         cmocka_unit_test (test_gn_ranges),
