@@ -332,7 +332,7 @@ s_policies (const gc_bench_opts_t *opts)
     gc_bench_emit (opts, "policy_train_step_us", step * 1e6, "us",
                    "\"what\":\"one SGD step, MLP 784-256-128-10, batch 32\"");
     static const char *specs [] = { "lazy", "accordion", "settle", "bandwidth:rate=1e7", "lgreco",
-                                    "lgreco:every=1" };
+                                    "lgreco:every=1", "settle+bandwidth:rate=1e7" };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++) {
         s_policy_ctx_t c = { .u = u };
         c.policy = gc_policy_new (specs [i], comp, NULL);
@@ -342,10 +342,10 @@ s_policies (const gc_bench_opts_t *opts)
         }
         gc_policy_set_env (c.policy, step * 4, 0);
         double d = gc_bench_time_best (s_decide, &c, 5, opts->min_time) / S_POLICY_ROUNDS;
-        char name [64], extra [128];
-        snprintf (name, sizeof name, "policy_%.20s_fraction_of_step", specs [i]);
+        char name [80], extra [384];
+        snprintf (name, sizeof name, "policy_%.32s_fraction_of_step", specs [i]);
         for (char *q = name; *q; q++)
-            if (*q == ':' || *q == '=' || *q == '.')
+            if (*q == ':' || *q == '=' || *q == '.' || *q == '+')
                 *q = '_';
         snprintf (extra, sizeof extra, "\"policy\":\"%s\",\"per_round_us\":%.2f",
                   gc_policy_name (c.policy), d * 1e6);

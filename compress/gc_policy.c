@@ -2,6 +2,7 @@
     table, the round's decision and what it records for the metrics. */
 #include "gc_policy.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,14 +65,11 @@ s_parse (gc_policy_t *self, const gc_spec_t *sp, gc_err_t *err)
     return 0;
 }
 
-gc_policy_t *
-gc_policy_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
+//  One stage: NAME[:OPTIONS] over the compressor.
+static gc_policy_t *
+s_stage_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
 {
     gc_spec_t sp;
-    if (!comp) {
-        gc_err_set (err, GC_E_ARG, "ratio policy: no compressor");
-        return NULL;
-    }
     if (gc_spec_split (&sp, spec, ':', "ratio policy", err)) {
         gc_compress_spec_error (err);
         return NULL;
@@ -121,8 +119,68 @@ gc_policy_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
     return self;
 fail:
     gc_compress_spec_error (err);
-    gc_err_prefix (err, "ratio policy '%s': ", spec);
     gc_policy_destroy (&self);
+    return NULL;
+}
+
+//  A stage after the first only caps the ratio: it must decide one ratio
+//  for the whole vector, and never skip; the first may skip but not set
+//  per-layer budgets (a cap on those would have to rescale the layers).
+static int
+s_check_chain (const gc_policy_t *head, const gc_policy_t *stage, gc_err_t *err)
+{
+    const gc_policy_method_t *d = stage->desc;
+    if (head->desc->layered)
+        return gc_err_set (err, GC_E_SPEC, "'%s' sets per-layer budgets: it cannot be chained",
+                           head->desc->name);
+    if (d->needs_ratio && d->decide && !d->layered && !d->skips)
+        return 0;
+    return gc_err_set (err, GC_E_SPEC, "'%s' cannot follow '+': a later stage of a chain caps "
+                       "the ratio, so it must decide one (bandwidth, settle, accordion)", d->name);
+}
+
+gc_policy_t *
+gc_policy_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
+{
+    if (!comp) {
+        gc_err_set (err, GC_E_ARG, "ratio policy: no compressor");
+        return NULL;
+    }
+    char buf [256];
+    if (!spec || strlen (spec) >= sizeof buf) {
+        gc_err_set (err, GC_E_SPEC, "ratio policy: %s", spec ? "spec too long" : "no spec");
+        return NULL;
+    }
+    size_t len = strlen (spec);
+    if (!len || spec [0] == '+' || spec [len - 1] == '+' || strstr (spec, "++")) {
+        gc_err_set (err, GC_E_SPEC, "ratio policy '%s': an empty stage", spec);
+        return NULL;
+    }
+    snprintf (buf, sizeof buf, "%s", spec);
+    gc_policy_t *head = NULL, **tail = &head;
+    for (char *part = buf, *end; part; part = end) {
+        //  a '+' before a letter starts the next stage ("1e+06" is a number)
+        end = part;
+        while ((end = strchr (end + 1, '+')) && !isalpha ((unsigned char) end [1]))
+            ;
+        if (end)
+            *end++ = '\0';
+        gc_policy_t *stage = s_stage_new (part, comp, err);
+        if (stage && head && s_check_chain (head, stage, err))
+            gc_policy_destroy (&stage);
+        if (!stage)
+            goto fail;
+        *tail = stage;
+        tail = &stage->next;
+        if (stage != head) {
+            size_t used = strlen (head->name);
+            gc_text_add (head->name, sizeof head->name, &used, "+%s", stage->name);
+        }
+    }
+    return head;
+fail:
+    gc_policy_destroy (&head);
+    gc_err_prefix (err, "ratio policy '%s': ", spec);
     return NULL;
 }
 
@@ -132,6 +190,7 @@ gc_policy_destroy (gc_policy_t **self_p)
     if (!self_p || !*self_p)
         return;
     gc_policy_t *self = *self_p;
+    gc_policy_destroy (&self->next);
     if (self->desc && self->desc->fini)
         self->desc->fini (self);
     free (self->state);                 /* a fini has freed it and set it to NULL */
@@ -149,7 +208,7 @@ gc_policy_name (const gc_policy_t *self)
 bool
 gc_policy_is_fixed (const gc_policy_t *self)
 {
-    return self->desc == &gc_policy_fixed;
+    return self->desc == &gc_policy_fixed && !self->next;
 }
 
 bool
@@ -161,16 +220,19 @@ gc_policy_skips (const gc_policy_t *self)
 void
 gc_policy_set_env (gc_policy_t *self, double compute_s, double rate)
 {
-    if (compute_s > 0)
-        self->compute_s = compute_s;
-    if (rate > 0)
-        self->rate = rate;
+    for (; self; self = self->next) {
+        if (compute_s > 0)
+            self->compute_s = compute_s;
+        if (rate > 0)
+            self->rate = rate;
+    }
 }
 
 void
 gc_policy_set_rate (gc_policy_t *self, double rate)
 {
-    self->rate = rate > 0 ? rate : 0;
+    for (; self; self = self->next)
+        self->rate = rate > 0 ? rate : 0;
 }
 
 //  |x|^2 in eight independent lanes, which the compiler vectorises: the
@@ -191,18 +253,60 @@ s_norm2sq (const float *x, size_t n)
     return sq;
 }
 
+//  The whole vector's ratio of per-layer budgets.
+static double
+s_layers_ratio (const gc_policy_t *self)
+{
+    double k = 0;
+    for (size_t l = 0; l < self->layout->n_layers; l++)
+        k += self->layer [l] * (double) self->layout->layers [l].count;
+    return k / (double) self->layout->n_params;
+}
+
+static bool
+s_chain_uses_norm (const gc_policy_t *self)
+{
+    for (; self; self = self->next)
+        if (self->desc->uses_norm)
+            return true;
+    return false;
+}
+
+//  A chain's ratio: the smallest its stages decide. Each decision is
+//  preset to "no opinion" (HUGE_VAL), which a stage with nothing to go on
+//  leaves (bandwidth before it knows a rate); when every stage leaves it,
+//  the base. Every stage decides every round, so that each keeps its own
+//  windows whatever the others decide. The head's skip stands.
+static void
+s_chain_decide (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d)
+{
+    double ratio = HUGE_VAL;
+    for (gc_policy_t *c = self; c; c = c->next) {
+        gc_policy_decision_t dc = { .ratio = HUGE_VAL };
+        if (c->desc->decide)
+            c->desc->decide (c, r, &dc);
+        ratio = fmin (ratio, dc.ratio);
+        if (c == self)
+            d->skip = dc.skip;
+    }
+    d->ratio = ratio < HUGE_VAL ? ratio : self->base;
+}
+
 int
 gc_policy_decide (gc_policy_t *self, const float *update, const float *input,
                   uint64_t round, bool *skip, gc_err_t *err)
 {
     *skip = false;
-    if (!self->desc->decide)
+    if (!self->desc->decide && !self->next)
         return 0;
     size_t n = self->layout->n_params;
-    double sq = self->desc->uses_norm ? s_norm2sq (update, n) : 0;
+    double sq = s_chain_uses_norm (self) ? s_norm2sq (update, n) : 0;
     gc_policy_round_t r = { .update = update, .input = input, .sq_update = sq, .round = round };
     gc_policy_decision_t d = { .ratio = self->base };
-    self->desc->decide (self, &r, &d);
+    if (self->next)
+        s_chain_decide (self, &r, &d);
+    else
+        self->desc->decide (self, &r, &d);
     double ratio = d.ratio;
     *skip = d.skip;
     if (*skip) {
@@ -210,28 +314,27 @@ gc_policy_decide (gc_policy_t *self, const float *update, const float *input,
         self->skipped++;
         return 0;
     }
-    if (!self->desc->needs_ratio) {
+    if (!self->desc->needs_ratio && !self->next) {
         self->budget = self->base > 0 ? self->base : 1;
         return 0;
     }
-    bool layered = self->desc->layered && ratio <= 0;
+    bool layered = self->desc->layered && ratio <= 0;      /* never in a chain */
     if (gc_compressor_set_budget (self->comp, layered ? 0 : ratio, layered ? self->layer : NULL, err))
         return -1;
-    if (layered) {
-        double k = 0;
-        for (size_t l = 0; l < self->layout->n_layers; l++)
-            k += self->layer [l] * (double) self->layout->layers [l].count;
-        ratio = k / (double) n;
-    }
+    if (layered)
+        ratio = s_layers_ratio (self);
     self->budget = ratio;
     self->last_k = gc_k_of_ratio (ratio, n);
+    for (gc_policy_t *c = self->next; c; c = c->next)
+        c->last_k = self->last_k;
     return 0;
 }
 
 void
 gc_policy_note_sent (gc_policy_t *self, size_t len)
 {
-    self->last_len = len;
+    for (; self; self = self->next)
+        self->last_len = len;
 }
 
 void

@@ -27,6 +27,11 @@
                                    the estimated dropped mass under the total
                                    budget of the compressor's ratio
 
+    A chain `A+B[+...]` runs every stage each round and takes the smallest
+    ratio (a stage with nothing to go on gives none); only the first may
+    skip, and lgreco is not chained: `settle+bandwidth:frac=0.5` spends
+    bytes late, but no more than a thin link carries in half a round.
+
     A policy budgets the RATIO of topk and randk (lbs: its inner method's);
     `fixed` works with every method and changes nothing. Decisions are
     counted (gc_policy_budget, gc_policy_skipped). Algorithms:

@@ -3,7 +3,8 @@
     out-link; the bytes an entry costs are measured from the last payload
     (6 before one: a varint index and an fp32 value). rate is the option,
     else what the driver measured or configured (gc_policy_set_env); with
-    neither, or before the first compute time, the base ratio. */
+    neither, or before the first compute time, the base ratio (as a later
+    stage of a chain: no cap). */
 #include <math.h>
 
 #include "gc_policy_method.h"
@@ -15,13 +16,12 @@ s_decide (gc_policy_t *self, const gc_policy_round_t *round, gc_policy_decision_
 {
     (void) round;
     double rate = self->opt [S_RATE] > 0 ? self->opt [S_RATE] : self->rate;
-    double r = self->base;
-    if (rate > 0 && self->compute_s > 0) {
-        double per_entry = self->last_len && self->last_k
-                         ? (double) self->last_len / (double) self->last_k : 6.0;
-        double entries = self->opt [S_FRAC] * self->compute_s * rate / per_entry;
-        r = entries / (double) self->layout->n_params;
-    }
+    if (!(rate > 0 && self->compute_s > 0))
+        return;                         /* nothing to go on: the preset stands */
+    double per_entry = self->last_len && self->last_k
+                     ? (double) self->last_len / (double) self->last_k : 6.0;
+    double entries = self->opt [S_FRAC] * self->compute_s * rate / per_entry;
+    double r = entries / (double) self->layout->n_params;
     d->ratio = fmax (self->opt [S_MIN], fmin (self->opt [S_MAX], r));
 }
 

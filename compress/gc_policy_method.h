@@ -58,8 +58,10 @@ struct gc_policy_method_t {
         to (NULL: the state is one allocation, which gc_policy_destroy frees). */
     int   (*init) (gc_policy_t *self, gc_err_t *err);
     void  (*fini) (gc_policy_t *self);
-    /*  The round's budget into d: ratio (whole vector; preset to the base)
-        or self->layer (per layer, ratio then 0), or skip. NULL: the base. */
+    /*  The round's budget into d: ratio (whole vector; preset to the base,
+        or to 1 for a later stage of a chain, which caps the first: a stage
+        with nothing to go on may leave the preset) or self->layer (per
+        layer, ratio then 0), or skip. NULL: the base. */
     void  (*decide) (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d);
 };
 
@@ -70,7 +72,7 @@ struct gc_policy_t {
     const gc_layout_t *layout;
     double             base;            /* the compressor's parsed ratio */
     double             opt [GC_POLICY_MAX_OPTS];    /* desc->opts' values */
-    char               name [160];
+    char               name [256];      /* canonical spec, a chain's stages joined by '+' */
     double             compute_s, rate; /* gc_policy_set_env */
     size_t             last_len;        /* bytes of the last payload sent */
     size_t             last_k;          /* entries it was budgeted */
@@ -78,6 +80,7 @@ struct gc_policy_t {
     double             budget;          /* last round's, for the metrics */
     uint64_t           skipped;
     void              *state;
+    gc_policy_t       *next;            /* a chain's next stage: a cap on this one's ratio */
 };
 
 /*  The mean |u| of windows of rounds (accordion, settle): gc_policy_window_add

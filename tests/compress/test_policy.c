@@ -205,6 +205,107 @@ test_bandwidth_follows_the_rate (void **state)
     gc_compressor_destroy (&comp);
 }
 
+//  A chain's budget is the smallest of its stages' each round; a stage with
+//  nothing to go on (bandwidth before a rate) caps nothing; the order of
+//  the stages does not matter.
+static void
+test_chain_takes_the_smallest (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    static const double norm [] = { 4, 4, 4, 4, 2, 2, 1, 1, 1, 1, 1, 1 };
+    static const struct { const char *a, *b; double rate; bool swaps; } cases [] = {
+        { "settle:window=2", "bandwidth:rate=3000", 0, true },  /* caps the late rounds */
+        { "settle:window=2", "bandwidth", 3000, true },         /* the rate from the driver */
+        { "settle:window=2", "bandwidth", 0, true },            /* no rate: no cap */
+        { "accordion:window=2", "settle:window=2", 0, true },
+        { "lazy:window=3", "bandwidth:rate=3000", 0, false },   /* skips: only as the head */
+    };
+    float *u = malloc (n * sizeof *u);
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        char ab [128], ba [128];
+        snprintf (ab, sizeof ab, "%s+%s", cases [c].a, cases [c].b);
+        snprintf (ba, sizeof ba, "%s+%s", cases [c].swaps ? cases [c].b : cases [c].a,
+                  cases [c].swaps ? cases [c].a : cases [c].b);
+        const char *specs [4] = { cases [c].a, cases [c].b, ab, ba };
+        gc_compressor_t *comp [4];
+        gc_policy_t *p [4];
+        for (int i = 0; i < 4; i++) {
+            comp [i] = gc_compressor_new ("topk:0.05", &layout, 1, NULL);
+            gc_err_t err = { 0 };
+            p [i] = gc_policy_new (specs [i], comp [i], &err);
+            if (!p [i])
+                fail_msg ("%s: %s", specs [i], err.msg);
+            gc_policy_set_env (p [i], 0.01, cases [c].rate);
+        }
+        for (size_t t = 0; t < sizeof norm / sizeof norm [0]; t++) {
+            for (size_t i = 0; i < n; i++)
+                u [i] = (float) (norm [t] / sqrt ((double) n));
+            double got [4];
+            for (int i = 0; i < 4; i++) {
+                bool skip;
+                assert_int_equal (gc_policy_decide (p [i], u, u, t, &skip, NULL), 0);
+                got [i] = gc_policy_budget (p [i]);
+                gc_policy_note_sent (p [i], 0);
+            }
+            //  the standalone bandwidth stage without a rate keeps the base
+            double b = cases [c].rate == 0 && !strncmp (cases [c].b, "bandwidth", 9)
+                     && !strchr (cases [c].b, ':') ? 1 : got [1];
+            double want = fmin (got [0], b);     /* a skip: 0 */
+            if (got [2] != want)
+                fail_msg ("%s round %zu: budget %g, want %g (%g, %g)", ab, t, got [2], want,
+                          got [0], got [1]);
+            if (got [3] != got [2])
+                fail_msg ("%s round %zu: %g, but %s gives %g", ba, t, got [3], ab, got [2]);
+        }
+        for (int i = 0; i < 4; i++) {
+            gc_policy_destroy (&p [i]);
+            gc_compressor_destroy (&comp [i]);
+        }
+    }
+    free (u);
+}
+
+//  Chains that cannot work are refused with a message naming the spec; a
+//  chain's canonical name parses back to itself.
+static void
+test_chain_specs (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    static const char *bad [] = {
+        "settle+", "+settle", "settle++bandwidth", "settle+lazy", "settle+fixed",
+        "settle+lgreco", "lgreco+bandwidth", "settle+bandwidth:frac=2", "settle+greedy",
+    };
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.02:layer", &layout, 1, NULL);
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        gc_err_t err = { 0 };
+        gc_policy_t *p = gc_policy_new (bad [i], comp, &err);
+        if (p)
+            fail_msg ("'%s' accepted as %s", bad [i], gc_policy_name (p));
+        assert_int_equal (err.code, GC_E_SPEC);
+        if (!strstr (err.msg, bad [i]))
+            fail_msg ("'%s': error '%s' does not name it", bad [i], err.msg);
+    }
+    gc_err_t err = { 0 };
+    gc_policy_t *p = gc_policy_new ("settle:power=3+bandwidth:frac=0.25", comp, &err);
+    assert_non_null (p);
+    assert_false (gc_policy_is_fixed (p));
+    char name [256];
+    snprintf (name, sizeof name, "%s", gc_policy_name (p));
+    assert_non_null (strstr (name, "settle:lo="));
+    assert_non_null (strstr (name, "+bandwidth:frac=0.25"));
+    gc_policy_t *again = gc_policy_new (name, comp, &err);
+    assert_non_null (again);
+    assert_string_equal (gc_policy_name (again), name);
+    gc_policy_destroy (&again);
+    gc_policy_destroy (&p);
+    gc_compressor_destroy (&comp);
+}
+
 static double
 s_brute (size_t nl, size_t nc, const uint32_t *cost, const double *err, uint32_t budget)
 {
@@ -445,6 +546,8 @@ main (void)
         cmocka_unit_test (test_policy_needs_its_method),
         cmocka_unit_test (test_decisions),
         cmocka_unit_test (test_bandwidth_follows_the_rate),
+        cmocka_unit_test (test_chain_takes_the_smallest),
+        cmocka_unit_test (test_chain_specs),
         cmocka_unit_test (test_allocation_is_optimal),
         cmocka_unit_test (test_lgreco_follows_the_mass),
         cmocka_unit_test (test_ec_composition),
