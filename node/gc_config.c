@@ -99,7 +99,8 @@ static const s_key_t s_keys [] = {
     S_K ("gossip/compress", S_STR, compress, "topk:0.01:fp16", 0, 0, "compressor spec (docs/ALGORITHMS.md)"),
     S_K ("gossip/ec", S_STR, ec, "liec:100", 0, 0, "error compensation"),
     S_K ("gossip/policy", S_STR, policy, "fixed", 0, 0,
-         "ratio policy: the compressor's budget per round (docs/ALGORITHMS.md)"),
+         "ratio policy: the compressor's budget per round, or a chain A+B that takes the smaller "
+         "of its stages' ratios each round (docs/ALGORITHMS.md, \"Chains\")"),
     S_K ("gossip/aggregator", S_STR, aggregator, "guard", 0, 0, "robust aggregation rule spec"),
     S_K ("gossip/validate", S_STR, validate, "auto", 0, 0,
          "local validation of the neighbours' models on samples held out of the own shard "

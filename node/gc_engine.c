@@ -726,6 +726,10 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
             moved [j] = ri < 0 || self->moved [ri];
         }
         gc_robust_set_keys (rule, keys, moved, k);
+        //  x += gamma (agg - centre) inside the rule's output pass where it
+        //  has one (guard): the aggregate is then never stored and read back
+        if (!self->learn.fresh_state)
+            gc_robust_set_mix (rule, self->learn.x, centre, (float) self->cfg.gamma);
         rc = gc_robust_aggregate (rule, self->inputs, self->weights, k, self->learn.n, 0,
                                   self->learn.agg, &aerr);
         if (rc == 0 || aerr.code != GC_E_NONFINITE)
@@ -752,7 +756,7 @@ gc_engine_mix (gc_engine_t *self, int64_t now, gc_err_t *err)
     if (rc == 0) {
         if (self->learn.fresh_state)          /* own model was non-finite */
             gc_vec_copy (self->learn.x, self->learn.agg, self->learn.n);
-        else {
+        else if (!gc_robust_mixed (rule)) {   /* the same operations as the rule's own */
             float g = (float) self->cfg.gamma;
             for (size_t i = 0; i < self->learn.n; i++)
                 self->learn.x [i] += g * (self->learn.agg [i] - centre [i]);

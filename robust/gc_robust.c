@@ -569,6 +569,35 @@ s_validate (gc_robust_t *self, const float *const *inputs, const double *weights
     return 0;
 }
 
+//  The mix's x may be the own vector or the centre itself, nothing else the
+//  call reads or writes.
+static int
+s_validate_mix (gc_robust_t *self, const float *const *inputs, size_t k, size_t d,
+                int self_index, const float *centre, const float *out, gc_err_t *err)
+{
+    const gc_robust_mix_t *m = &self->mix;
+    if (!m->x)
+        return 0;
+    const float *own = centre ? centre : self_index >= 0 ? inputs [self_index] : NULL;
+    if (!m->centre)
+        return gc_err_set (err, GC_E_ARG, "%s: the mix has no centre", self->name);
+    if (s_overlap (m->x, out, d))
+        return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps out", self->name);
+    for (size_t i = 0; i < k; i++)
+        if (inputs [i] != m->x && s_overlap (m->x, inputs [i], d))
+            return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps input %zu", self->name, i);
+    if (m->x != m->centre && s_overlap (m->x, m->centre, d))
+        return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps its centre", self->name);
+    for (size_t i = 0; i < k; i++)
+        if (inputs [i] == m->x && m->x != own)
+            return gc_err_set (err, GC_E_ARG, "%s: the mix's x is input %zu, not the own vector",
+                               self->name, i);
+    if ((m->x == own) != (m->x == m->centre))
+        return gc_err_set (err, GC_E_ARG, "%s: the mix's x is the own vector or its centre, "
+                           "not both", self->name);
+    return 0;
+}
+
 //  After a kernel saw NaN/Inf: find every input that holds one.
 static int
 s_report_nonfinite (gc_robust_t *self, const float *const *inputs, size_t k, size_t d,
@@ -603,18 +632,22 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
                               const float *centre, float *out, gc_err_t *err)
 {
     self->n_bad = 0;
+    self->mixed = false;
     self->info.n_selected = 0;
     self->info.iterations = 0;
     self->info.tau = 0;
     self->info.n_clipped = 0;
     self->info.gram_passes = 0;
-    if (s_validate (self, inputs, weights, k, d, self_index, centre, out, err)) {
+    if (s_validate (self, inputs, weights, k, d, self_index, centre, out, err)
+    ||  s_validate_mix (self, inputs, k, d, self_index, centre, out, err)) {
         gc_robust_set_keys (self, NULL, NULL, 0);
+        self->mix.x = NULL;
         return -1;
     }
     gc_robust_ws_t *ws = &self->ws;
     if (gc_robust_ws_reserve_k (ws, k)) {
         gc_robust_set_keys (self, NULL, NULL, 0);
+        self->mix.x = NULL;
         return gc_err_set (err, GC_E_NOMEM, "%s: out of memory for k = %zu", self->name, k);
     }
     for (size_t i = 0; i < k; i++)
@@ -625,6 +658,9 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
     };
     int rc = s_run (self, &st, out);
     gc_robust_set_keys (self, NULL, NULL, 0);
+    self->mix.x = NULL;
+    if (rc)
+        self->mixed = false;
     if (rc == 1)
         return s_report_nonfinite (self, inputs, k, d, err);
     if (rc == 2)
@@ -643,6 +679,18 @@ gc_robust_aggregate (gc_robust_t *self, const float *const *inputs, const double
                      size_t k, size_t d, int self_index, float *out, gc_err_t *err)
 {
     return gc_robust_aggregate_centered (self, inputs, weights, k, d, self_index, NULL, out, err);
+}
+
+void
+gc_robust_set_mix (gc_robust_t *self, float *x, const float *centre, float gamma)
+{
+    self->mix = (gc_robust_mix_t) { .x = x, .centre = centre, .gamma = gamma };
+}
+
+bool
+gc_robust_mixed (const gc_robust_t *self)
+{
+    return self->mixed;
 }
 
 void

@@ -137,4 +137,25 @@ void gc_robust_set_portable (gc_robust_t *self, bool portable);
     rules ignore both. */
 void gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *moved, size_t k);
 
+/*  The caller's mix step, x += gamma (o - centre) for the next call's output
+    o, done inside the rule's output pass where the rule has one (guard), so
+    that o is not stored and read back: out is then scratch (unspecified
+    after the call) and gc_robust_mixed says so. Every other rule stores o in
+    out as always, and the caller mixes. The float operations are the
+    caller's loop's (the difference, the product, the sum), so x gets the
+    same bits either way. x: d floats that overlap no input and not out,
+    unless x is the call's own vector or centre itself (then read before it
+    is written, coordinate by coordinate); centre: d floats. For the next
+    call only; a failed call leaves x as it was. */
+typedef struct {
+    float       *x;
+    const float *centre;
+    float        gamma;
+} gc_robust_mix_t;
+
+void gc_robust_set_mix (gc_robust_t *self, float *x, const float *centre, float gamma);
+
+/*  Whether the last successful call left its output in the mix's x. */
+bool gc_robust_mixed (const gc_robust_t *self);
+
 #endif

@@ -523,7 +523,7 @@ int
 gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                      const float *const *x, const double *w, size_t n, size_t d,
                      const float *own, const uint64_t *keys, const bool *moved,
-                     float *out, double *tau_out, size_t *clipped_out)
+                     const gc_robust_mix_t *mix, float *out, double *tau_out, size_t *clipped_out)
 {
     if (self->d != d) {
         s_reset (self);
@@ -537,7 +537,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     size_t kn = s_history_on (self) ? s_neighbours (self, x, n, own) : 0;
     const gc_robust_guard_kern_t *kern = gc_robust_guard_kern ();
     gc_robust_guard_io_t io = { .x = x, .n = n, .own = own, .nb = self->nb, .kn = kn,
-                                .nb_blk = sc->nb_blk, .sx = sc->sxp, .sign = self->sign };
+                                .nb_blk = sc->nb_blk, .sx = sc->sxp, .sign = self->sign,
+                                .mix = mix };
     gc_robust_guard_sums_t sums = { .d2 = sc->d2, .dot = sc->dot, .pos = sc->pos, .nz = sc->nz,
                                     .above = sc->above, .below = sc->below,
                                     .big = sc->big, .sown = self->sown };
@@ -718,8 +719,11 @@ s_run (gc_robust_t *self, gc_robust_run_t *st, const float *const *x, const doub
     //  After a pre-aggregation an input is a mixture, not one neighbour: no keys.
     const uint64_t *keys = st->mixed || self->n_keys != st->k ? NULL : self->keys;
     const bool *moved = keys ? self->moved : NULL;
-    return gc_robust_guard_run (self->state, &self->ws, x, w, st->kv, st->d, st->own, keys, moved,
-                                out, &self->info.tau, &self->info.n_clipped);
+    const gc_robust_mix_t *mix = self->mix.x ? &self->mix : NULL;
+    int rc = gc_robust_guard_run (self->state, &self->ws, x, w, st->kv, st->d, st->own, keys, moved,
+                                  mix, out, &self->info.tau, &self->info.n_clipped);
+    self->mixed = rc == 0 && mix;
+    return rc;
 }
 
 static void

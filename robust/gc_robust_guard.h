@@ -44,10 +44,12 @@ void               gc_robust_guard_destroy (gc_robust_guard_t **self_p);
     0, 1 (an input holds NaN or Inf; no state was changed), -1 (no memory).
     moved[j] (NULL: all) says whether a message changed input j since the
     last call; the stillness test measures only those.
-    *tau and *clipped receive the radius used and the inputs clipped. */
+    *tau and *clipped receive the radius used and the inputs clipped. With
+    mix (not NULL) out is not written: mix->x += gamma (that - mix->centre)
+    instead (gc_robust_set_mix; a mix->x equal to own is also the centre). */
 int gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                          const float *const *x, const double *w, size_t n, size_t d,
                          const float *own, const uint64_t *keys, const bool *moved,
-                         float *out, double *tau, size_t *clipped);
+                         const gc_robust_mix_t *mix, float *out, double *tau, size_t *clipped);
 
 #endif

@@ -301,17 +301,32 @@ s_k_scan (gc_robust_ws_t *ws, const gc_robust_guard_io_t *io, size_t d, gc_robus
     return s_huge_check (io, d, s);
 }
 
+//  Where a block's output goes on its last run: into o, or the caller's mix
+//  step (gc_robust_set_mix) x += g (o - centre), x being another vector
+//  (S_OUT_MIX) or own itself, which is then also the centre (S_OUT_MIX_OWN:
+//  own = own + g (o - own), written through own, which it was read from).
+typedef enum { S_OUT_STORE, S_OUT_MIX, S_OUT_MIX_OWN } s_out_t;
+
+typedef struct {
+    s_out_t      mode;
+    float       *x;             /* the block's, S_OUT_MIX */
+    const float *centre;
+    float        g;
+} s_out_to_t;
+
 //  One run of the output pass over a block: o = v + sum_i a_i (x_i - own)
 //  for cnt inputs (4, 1 or 0), added one at a time in input order, v being
-//  0 on the block's first run and o after it; on its last run own is added
-//  and the sketch of o taken. The same float operations in the same order
-//  as a zeroed o, then one pass per input, then a pass adding own (the
-//  former form), with o held in a register across them: it is stored once
-//  and not zeroed first. FIRST, LAST and CNT are constants at each call.
+//  0 on the block's first run and o after it; on its last run own is added,
+//  the sketch of o taken and o stored or mixed (OUT). The same float
+//  operations in the same order as a zeroed o, then one pass per input, then
+//  a pass adding own (the former form), with o held in a register across
+//  them: it is stored once and not zeroed first; mixed, the caller's loop's
+//  operations. FIRST, LAST, CNT and OUT are constants at each call.
 static inline __attribute__ ((always_inline)) void
 s_apply_run (float *restrict o, const float *a, const float *const *x, size_t cnt,
              const float *restrict own, size_t n, bool first, bool last,
-             const uint32_t *restrict sg, float *restrict sout)
+             const uint32_t *restrict sg, float *restrict sout, s_out_t out,
+             float *restrict mx, const float *restrict mc, float g)
 {
     const float *restrict x0 = cnt ? x [0] : NULL, *restrict x1 = cnt == 4 ? x [1] : NULL;
     const float *restrict x2 = cnt == 4 ? x [2] : NULL, *restrict x3 = cnt == 4 ? x [3] : NULL;
@@ -330,27 +345,42 @@ s_apply_run (float *restrict o, const float *a, const float *const *x, size_t cn
             v += own [c];
             sout [c] += s_float (s_bits (v) ^ sg [c]);
         }
-        o [c] = v;
+        if (last && out == S_OUT_MIX)
+            mx [c] += g * (v - mc [c]);
+        else if (last && out == S_OUT_MIX_OWN)
+            ((float *) own) [c] = own [c] + g * (v - own [c]);     /* based on own: restrict holds */
+        else
+            o [c] = v;
     }
 }
 
-//  s_apply_run for 4 or 1 inputs with its flags as constants (one copy of
+//  s_apply_run for 4, 1 or 0 inputs with its flags as constants (one copy of
 //  the loop each).
 static void
 s_apply_step (float *o, const float *a, const float *const *x, size_t cnt, const float *own,
-              size_t n, bool first, bool last, const uint32_t *sg, float *sout)
+              size_t n, bool first, bool last, const uint32_t *sg, float *sout,
+              const s_out_to_t *to)
 {
-#define S_RUN(CNT, F, L) s_apply_run (o, a, x, CNT, own, n, F, L, sg, sout); break;
-    switch ((cnt == 4) << 2 | first << 1 | last) {
-        case 0: S_RUN (1, false, false)
-        case 1: S_RUN (1, false, true)
-        case 2: S_RUN (1, true, false)
-        case 3: S_RUN (1, true, true)
-        case 4: S_RUN (4, false, false)
-        case 5: S_RUN (4, false, true)
-        case 6: S_RUN (4, true, false)
-        default: S_RUN (4, true, true)
+#define S_RUN(CNT, F, L, OUT) \
+    s_apply_run (o, a, x, CNT, own, n, F, L, sg, sout, OUT, to->x, to->centre, to->g); break;
+#define S_LAST(CNT, F) \
+    switch (to->mode) { \
+        case S_OUT_MIX: S_RUN (CNT, F, true, S_OUT_MIX) \
+        case S_OUT_MIX_OWN: S_RUN (CNT, F, true, S_OUT_MIX_OWN) \
+        default: S_RUN (CNT, F, true, S_OUT_STORE) } \
+    break;
+    switch ((cnt == 4) << 3 | (cnt == 1) << 2 | first << 1 | last) {
+        case 3: S_LAST (0, true)            /* no input moves the output: own */
+        case 4: S_RUN (1, false, false, S_OUT_STORE)
+        case 5: S_LAST (1, false)
+        case 6: S_RUN (1, true, false, S_OUT_STORE)
+        case 7: S_LAST (1, true)
+        case 8: S_RUN (4, false, false, S_OUT_STORE)
+        case 9: S_LAST (4, false)
+        case 10: S_RUN (4, true, false, S_OUT_STORE)
+        default: S_LAST (4, true)
     }
+#undef S_LAST
 #undef S_RUN
 }
 
@@ -362,13 +392,20 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
     size_t moving = 0;          /* the inputs that move the output */
     for (size_t j = 0; j < io->n; j++)
         moving += a [j] != 0.0f;
+    const gc_robust_mix_t *mix = io->mix;
+    s_out_to_t to = { .mode = !mix ? S_OUT_STORE : mix->x == io->own ? S_OUT_MIX_OWN : S_OUT_MIX,
+                      .g = mix ? mix->gamma : 0 };
     for (size_t c0 = 0; c0 < d; c0 += S_BLOCK) {
         size_t n = d - c0 < S_BLOCK ? d - c0 : S_BLOCK;
         const float *own = io->own + c0;
         float *o = out + c0;
+        if (mix) {
+            to.x = mix->x + c0;
+            to.centre = mix->centre + c0;
+        }
         s_signs (io->sign, c0, n, sg);
         if (!moving) {
-            s_apply_run (o, NULL, NULL, 0, own, n, true, true, sg, sout);
+            s_apply_step (o, NULL, NULL, 0, own, n, true, true, sg, sout, &to);
             continue;
         }
         //  four at a time in input order, then one at a time
@@ -381,13 +418,13 @@ s_k_apply (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
             ga [m] = a [j];
             gx [m++] = io->x [j] + c0;
             if (m == 4) {
-                s_apply_step (o, ga, gx, 4, own, n, done == 0, done + 4 == moving, sg, sout);
+                s_apply_step (o, ga, gx, 4, own, n, done == 0, done + 4 == moving, sg, sout, &to);
                 done += 4;
                 m = 0;
             }
         }
         for (size_t i = 0; i < m; i++, done++)
-            s_apply_step (o, ga + i, gx + i, 1, own, n, done == 0, done + 1 == moving, sg, sout);
+            s_apply_step (o, ga + i, gx + i, 1, own, n, done == 0, done + 1 == moving, sg, sout, &to);
     }
 }
 

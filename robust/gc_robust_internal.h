@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc_robust.h"
 #include "gc_robust_net.h"
 
 //  Coordinates per block of the coordinate-wise tile (k x S_TB floats stay
@@ -148,6 +149,7 @@ typedef struct {
     const float **nb_blk;           /* with kn pointers of scratch */
     float *const *sx;               /* per input: its sketch of x_j - own is added here, or NULL */
     const uint8_t *sign;            /* d: the sketch's sign of each coordinate (1: minus) */
+    const gc_robust_mix_t *mix;     /* apply: the caller's mix step instead of out (NULL: out) */
 } gc_robust_guard_io_t;
 
 /*  What the scan returns, per input j (arrays of n, the caller's): d2 =
@@ -181,7 +183,9 @@ typedef struct {
         is not reported (the scan's d2 reports it). The scan's fast path
         for the usual 4 neighbours. */
     int  (*med4) (const float *const *in, size_t n, float *md);
-    /*  out = own + sum_j a_j (x_j - own), its sketch into sout, one pass. */
+    /*  out = own + sum_j a_j (x_j - own), its sketch into sout, one pass;
+        with io->mix, mix->x += gamma (that - mix->centre) instead of out (a
+        mix->x equal to own is also the centre: gc_robust_set_mix). */
     void (*apply) (const gc_robust_guard_io_t *io, size_t d, const float *a, float *out,
                    float *sout);
 } gc_robust_guard_kern_t;

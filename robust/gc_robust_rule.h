@@ -63,6 +63,8 @@ struct gc_robust_t {
     const uint64_t *keys;   /* gc_robust_set_keys, for the next call only (else NULL) */
     const bool *moved;      /* per input: a message changed it since the last call (NULL: all) */
     size_t    n_keys;
+    gc_robust_mix_t mix;    /* gc_robust_set_mix, for the next call only (x NULL: none) */
+    bool      mixed;        /* the last call left its output in mix.x */
 };
 
 /*  What the pipeline knows about its current (virtual) inputs. Pre-

@@ -7,7 +7,8 @@
     redistribution of the weight cut (the default) and its ablation
     `:self`, the stillness test (a replayed model cut, a straggler's
     unmoved replica not), the ablation words `:nosign`, `:nodir`, `:nomed`
-    and `:nostill`, and the spec. */
+    and `:nostill`, the spec, and the caller's mix step fused into the
+    output pass (gc_robust_set_mix). */
 #include "gc_test.h"
 
 #include <math.h>
@@ -695,6 +696,125 @@ test_ablation_words (void **state)
         }
 }
 
+//  The caller's mix step inside the output pass (gc_robust_set_mix): for
+//  each case, one rule aggregates into out and the caller mixes x +=
+//  g (out - centre) itself, a twin rule with the same history mixes through
+//  set_mix; x gets the same bits, call after call (the histories on, keys
+//  set), at every kernel level. Cases: x apart from the inputs, x the own
+//  vector and centre (in place), gamma 0.5, 7 inputs (two runs of the output
+//  pass), a rule without the fused pass (out written, mixed false), a NaN
+//  (x untouched) and calls the checks refuse.
+typedef struct {
+    const char *spec;
+    size_t      k;
+    bool        in_place;
+    float       gamma;
+    bool        fused;
+} s_mix_case_t;
+
+static void
+s_mix_twins (const s_mix_case_t *mc, gc_rng_t *rng)
+{
+    enum { N = 2500 };      /* two whole blocks and a partial one */
+    gc_robust_t *ref = s_rule (mc->spec), *fused = s_rule (mc->spec);
+    float *x = malloc (mc->k * N * sizeof *x), *own_copy = malloc (N * sizeof *x);
+    float *xa = malloc (N * sizeof *x), *xb = malloc (N * sizeof *x), *out = malloc (N * sizeof *x);
+    const float *in [8];
+    uint64_t keys [8];
+    for (size_t i = 0; i < mc->k; i++) {
+        in [i] = x + i * N;
+        keys [i] = 100 + i;
+    }
+    gc_rng_fill_normal (rng, xa, N, 0.0f, 1.0f);
+    memcpy (xb, xa, N * sizeof *xa);
+    for (int call = 0; call < 4; call++) {
+        for (size_t i = 0; i < mc->k; i++)
+            gc_rng_fill_normal (rng, x + i * N, N, 0.0f, i == mc->k - 1 ? 3.0f : 1.0f);
+        if (mc->in_place)
+            memcpy (x, xa, N * sizeof *x);          /* own = x, as the engine's centre */
+        memcpy (own_copy, x, N * sizeof *x);
+        gc_robust_set_keys (ref, keys, NULL, mc->k);
+        assert_int_equal (gc_robust_aggregate (ref, in, NULL, mc->k, N, 0, out, NULL), 0);
+        for (size_t c = 0; c < N; c++)
+            xa [c] += mc->gamma * (out [c] - own_copy [c]);
+        //  the twin: in place, its x is the own input itself
+        if (mc->in_place)
+            memcpy (x, xb, N * sizeof *x);
+        const float *const *tin = in;
+        float *tx = mc->in_place ? x : xb;
+        gc_robust_set_keys (fused, keys, NULL, mc->k);
+        gc_robust_set_mix (fused, tx, x, mc->gamma);
+        assert_int_equal (gc_robust_aggregate (fused, tin, NULL, mc->k, N, 0, out, NULL), 0);
+        assert_int_equal (gc_robust_mixed (fused), mc->fused);
+        if (!mc->fused)
+            for (size_t c = 0; c < N; c++)
+                tx [c] += mc->gamma * (out [c] - own_copy [c]);
+        if (mc->in_place)
+            memcpy (xb, x, N * sizeof *x);
+        if (memcmp (xa, xb, N * sizeof *xa))
+            fail_msg ("%s, k %zu%s, gamma %g, call %d, %s: x differs", mc->spec, mc->k,
+                      mc->in_place ? ", in place" : "", (double) mc->gamma, call,
+                      gc_cpu_name (gc_cpu_level ()));
+    }
+    gc_robust_destroy (&ref);
+    gc_robust_destroy (&fused);
+    free (x);
+    free (own_copy);
+    free (xa);
+    free (xb);
+    free (out);
+}
+
+static void
+test_mix_in_the_output_pass (void **state)
+{
+    (void) state;
+    static const s_mix_case_t cases [] = {
+        { "guard", 5, false, 1.0f, true }, { "guard", 5, true, 1.0f, true },
+        { "guard", 5, false, 0.5f, true }, { "guard", 7, true, 0.5f, true },
+        { "guard:2:200:0.15:0.3:self", 5, true, 1.0f, true }, { "cwtm:1", 5, false, 1.0f, false },
+    };
+    gc_cpu_level_t start = gc_cpu_level ();
+    gc_rng_t rng;
+    gc_rng_init (&rng, 41, 0);
+    for (int level = GC_CPU_GENERIC; level <= (int) gc_cpu_detected (); level++) {
+        assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+        for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
+            s_mix_twins (&cases [c], &rng);
+    }
+    assert_int_equal (gc_cpu_set_level (start), 0);
+    //  refused: x inside an input, x the own vector with another centre;
+    //  a NaN: no output, x as it was
+    enum { N = 40 };
+    float *x = calloc (5 * N, sizeof *x), mine [N], other [N], out [N];
+    const float *in [5];
+    for (size_t i = 0; i < 5; i++)
+        in [i] = x + i * N;
+    gc_robust_t *r = s_rule ("guard");
+    struct { float *mx; const float *centre; } bad [] = { { x + N + 3, x }, { x, other } };
+    for (size_t b = 0; b < 2; b++) {
+        gc_err_t err = { 0 };
+        gc_robust_set_mix (r, bad [b].mx, bad [b].centre, 1.0f);
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, N, 0, out, &err), -1);
+        assert_int_equal (err.code, GC_E_ARG);
+        assert_non_null (strstr (err.msg, "mix"));
+    }
+    for (size_t c = 0; c < N; c++)
+        mine [c] = other [c] = (float) c;
+    x [3 * N + 7] = NAN;
+    gc_robust_set_mix (r, mine, x, 1.0f);
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, N, 0, out, NULL), -1);
+    assert_false (gc_robust_mixed (r));
+    assert_memory_equal (mine, other, sizeof mine);
+    //  the mix is for one call: the next one stores into out again
+    x [3 * N + 7] = 1;
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, N, 0, out, NULL), 0);
+    assert_false (gc_robust_mixed (r));
+    assert_memory_equal (mine, other, sizeof mine);
+    gc_robust_destroy (&r);
+    free (x);
+}
+
 int
 main (void)
 {
@@ -710,6 +830,7 @@ main (void)
         cmocka_unit_test (test_huge_input_has_no_weight),
         cmocka_unit_test (test_redist),
         cmocka_unit_test (test_ablation_words),
+        cmocka_unit_test (test_mix_in_the_output_pass),
         cmocka_unit_test (test_median_sign_cuts_a_small_shift),
         cmocka_unit_test (test_stillness_cuts_a_replayed_model),
     };
