@@ -817,7 +817,8 @@ def t2h_scenario(comp, policy, seed):
 def t2h_run(runner, key, text, force):
     """One gcnet run, kept in runs/results/t2h/KEY (rerun when its scenario changed or with --force)."""
     out = os.path.join(runner.dir, key)
-    report, scen = os.path.join(out, "report.json"), os.path.join(out, "scenario.zpl")
+    #   not scenario.zpl: gcnet writes its own copy of the scenario there
+    report, scen = os.path.join(out, "report.json"), os.path.join(out, "t2h.zpl")
     fresh = not force and os.path.exists(report) and os.path.exists(scen) and open(scen).read() == text
     if not fresh:
         if os.path.exists(out):
@@ -866,9 +867,7 @@ def table2h(args):
     for label, comp, policy in T2H_ROWS:
         rs = [res[t2p_key("gcnet", comp, policy, seed)] for seed in T2H_SEEDS]
         to, total = zip(*(t2h_since_start(r, t) for r in rs))
-        reached = [v for v in to if v is not None]
-        mean_to = fmt(statistics.mean(reached), "{:.2f}") if len(reached) == len(to) else \
-            (fmt(statistics.mean(reached), "{:.2f}") + f" ({len(reached)}/{len(to)})" if reached else "–")
+        mean_to = t2p_cell(rs, lambda r: t2h_since_start(r, t)[0], "{:.2f}")
         mb = statistics.mean(statistics.mean(q["bytes_sent"] for q in r["report"]["peers"]) / 1e6 for r in rs)
         body.append(f"| {label} | {' / '.join(fmt(v, '{:.2f}') for v in to)} | {mean_to} | "
                     f"{fmt(statistics.mean(r['report']['honest']['mean_accuracy'] for r in rs))} | "
