@@ -4,12 +4,53 @@
     (6 before one: a varint index and an fp32 value). rate is the option,
     else what the driver measured or configured (gc_policy_set_env); with
     neither, or before the first compute time, the base ratio (as a later
-    stage of a chain: no cap). */
+    stage of a chain: no cap). The compute time is the median of the last 9
+    rounds'. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "gc_policy_method.h"
 
 enum { S_FRAC, S_RATE, S_MIN, S_MAX };
+
+//  The compute time is the median of the last S_TIMES rounds' (a process
+//  sharing its cores with others measures train times that swing 10x from
+//  one round to the next, and the budget followed them: gcnet, table 2h); a
+//  steady time, as gcsim's, gives the same budget as the time itself.
+#define S_TIMES 9
+
+typedef struct {
+    double   t [S_TIMES];
+    uint32_t n, at;
+} s_bandwidth_t;
+
+static int
+s_init (gc_policy_t *self, gc_err_t *err)
+{
+    if (!(self->state = calloc (1, sizeof (s_bandwidth_t))))
+        return gc_err_set (err, GC_E_NOMEM, "bandwidth: out of memory");
+    return 0;
+}
+
+//  The median of the window with the round's time added (the lower middle
+//  of an even count: one of the times, never an average of two).
+static double
+s_compute_s (s_bandwidth_t *st, double now)
+{
+    st->t [st->at] = now;
+    st->at = (st->at + 1) % S_TIMES;
+    st->n += st->n < S_TIMES;
+    double v [S_TIMES];
+    memcpy (v, st->t, st->n * sizeof *v);
+    for (uint32_t i = 1; i < st->n; i++)
+        for (uint32_t j = i; j > 0 && v [j - 1] > v [j]; j--) {
+            double tmp = v [j];
+            v [j] = v [j - 1];
+            v [j - 1] = tmp;
+        }
+    return v [(st->n - 1) / 2];
+}
 
 static void
 s_decide (gc_policy_t *self, const gc_policy_round_t *round, gc_policy_decision_t *d)
@@ -18,9 +59,10 @@ s_decide (gc_policy_t *self, const gc_policy_round_t *round, gc_policy_decision_
     double rate = self->opt [S_RATE] > 0 ? self->opt [S_RATE] : self->rate;
     if (!(rate > 0 && self->compute_s > 0))
         return;                         /* nothing to go on: the preset stands */
+    double compute_s = s_compute_s (self->state, self->compute_s);
     double per_entry = self->last_len && self->last_k
                      ? (double) self->last_len / (double) self->last_k : 6.0;
-    double entries = self->opt [S_FRAC] * self->compute_s * rate / per_entry;
+    double entries = self->opt [S_FRAC] * compute_s * rate / per_entry;
     double r = entries / (double) self->layout->n_params;
     d->ratio = fmax (self->opt [S_MIN], fmin (self->opt [S_MAX], r));
 }
@@ -32,5 +74,5 @@ const gc_policy_method_t gc_policy_bandwidth = {
     .needs_ratio = true,
     .opts = { { "frac", 1e-6, 1, false, false, 0.5 }, { "rate", 0, 1e15, false, false, 0 },
               { "min", 1e-9, 1, false, true, 0.1 }, { "max", 1e-9, 1, false, true, 4 } },
-    .decide = s_decide,
+    .init = s_init, .decide = s_decide,
 };

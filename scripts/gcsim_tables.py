@@ -817,13 +817,13 @@ def t2h_scenario(comp, policy, seed):
 def t2h_run(runner, key, text, force):
     """One gcnet run, kept in runs/results/t2h/KEY (rerun when its scenario changed or with --force)."""
     out = os.path.join(runner.dir, key)
-    #   not scenario.zpl: gcnet writes its own copy of the scenario there
-    report, scen = os.path.join(out, "report.json"), os.path.join(out, "t2h.zpl")
+    #   beside the run, not in it: gcnet writes its own scenario.zpl there and refuses a
+    #   directory that holds anything else
+    report, scen = os.path.join(out, "report.json"), out + ".zpl"
     fresh = not force and os.path.exists(report) and os.path.exists(scen) and open(scen).read() == text
     if not fresh:
         if os.path.exists(out):
             shutil.rmtree(out)
-        os.makedirs(out)
         with open(scen, "w") as f:
             f.write(text)
         proc = subprocess.run([GCNET, "run", scen, "--out", out, "--quiet"], capture_output=True, text=True)

@@ -172,7 +172,7 @@ test_decisions (void **state)
 }
 
 //  The bandwidth policy's budget is the rate's: frac x compute x rate bytes
-//  at the measured bytes per entry.
+//  at the measured bytes per entry, the compute time a median over rounds.
 static void
 test_bandwidth_follows_the_rate (void **state)
 {
@@ -200,6 +200,20 @@ test_bandwidth_follows_the_rate (void **state)
     assert_int_equal (gc_policy_decide (p, u, u, 3, &skip, NULL), 0);
     double want = 0.5 * 0.1 * 32000 / (1000.0 / (double) k) / (double) n;
     assert_true (fabs (gc_policy_budget (p) - want) < 1e-12);
+    gc_policy_destroy (&p);
+    //  the compute time is the median of the last 9 rounds': one slow round
+    //  moves nothing, a lasting change moves it once it holds 5 of them
+    p = gc_policy_new ("bandwidth:frac=0.5:min=0.001:max=1:rate=32000", comp, NULL);
+    static const double times [] = { 0.1, 0.1, 0.1, 0.1, 3.0, 0.1, 0.1, 0.2, 0.2, 0.2, 0.2, 0.2 };
+    static const double median [] = { 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.2, 0.2 };
+    for (size_t t = 0; t < sizeof times / sizeof times [0]; t++) {
+        gc_policy_set_env (p, times [t], 0);
+        assert_int_equal (gc_policy_decide (p, u, u, t, &skip, NULL), 0);
+        want = 0.5 * median [t] * 32000 / 6.0 / (double) n;
+        if (fabs (gc_policy_budget (p) - want) > 1e-12)
+            fail_msg ("round %zu (compute %g s): budget %g, want %g (median %g)", t, times [t],
+                      gc_policy_budget (p), want, median [t]);
+    }
     free (u);
     gc_policy_destroy (&p);
     gc_compressor_destroy (&comp);
