@@ -130,7 +130,7 @@ def main():
     print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}")
     print(f"{'preset':12} {'gcnode/s':>10} {'torch/s':>10} {'ratio':>6}"
           f" {'cpu gc/s':>10} {'cpu t/s':>10} {'cpu r':>6} {'sgemm':>6}  params")
-    for preset in ("lenet", "resnet8-gn", "lenet-w"):
+    for preset in ("lenet", "resnet8-gn", "lenet-w", "lenet-w-res"):
         key = f"train_cnn_{preset}_bs{a.batch}"
         if key + "_samples_per_s" not in figures:
             sys.exit(f"torch_speed: gcbench train gave no {key}_samples_per_s")

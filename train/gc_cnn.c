@@ -1108,7 +1108,7 @@ s_forward (void *impl, const float *params, const float *x, size_t batch)
 const gc_model_ops_t gc_cnn_model = {
     .kind = "cnn",
     .help = "cnn:PRESET or cnn:[CxHxW/]LAYER,...: convolutional networks; presets lenet, "
-            "lenet-w, resnet8-gn, resnet20-gn (also as bare names); layers cO[kK][sS][pP] gnG relu "
+            "lenet-w, lenet-w-res, resnet8-gn, resnet20-gn (also as bare names); layers cO[kK][sS][pP] gnG relu "
             "mpK[sS] apK[sS] gap dropP fO rO[sS][xN][gG][z] (docs/CONFIG.md)",
     .example = "cnn:lenet",
     .claims = s_claims, .create = s_create, .destroy = s_destroy, .layout = s_layout,

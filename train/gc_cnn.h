@@ -1,7 +1,7 @@
 /*  gc_cnn — a convolutional network over a flat parameter buffer.
 
     The spec (gc_cnn_spec.c, docs/CONFIG.md "Model specs") is a preset name
-    ("lenet", "lenet-w", "resnet8-gn", "resnet20-gn") or a list of layers
+    ("lenet", "lenet-w", "lenet-w-res", "resnet8-gn", "resnet20-gn") or a list of layers
     ("1x28x28/c16k5,relu,mp2,f10"); the canonical spec spells out every
     layer. Like the MLP the model owns only workspace, grown to the largest
     batch seen and reused after that (no allocation per step), so one

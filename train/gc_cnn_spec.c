@@ -47,6 +47,11 @@ static const s_preset_t s_presets [] = {
     //  Fashion-MNIST bar (docs/RESULTS.md), which lenet does not reach.
     { "lenet-w",     "c16,relu,c32,relu,mp2,c64,relu,c64,relu,mp2,f128,relu,f10",
       "LeNet-style, VGG-like: two 3x3 convolutions per stage (16, 32; 64, 64), 128 hidden" },
+    //  lenet-w with its 14x14 pair a GroupNorm residual block whose branch
+    //  starts as nothing (zero gamma): issue 18's residual bar, with label
+    //  smoothing 0.1 and lr 0.05 (docs/RESULTS.md)
+    { "lenet-w-res", "c16,relu,c32,relu,mp2,r64z,mp2,f128,relu,f10",
+      "lenet-w with its 64-channel pair a GroupNorm residual block (zero-gamma start)" },
 };
 #define S_NPRESETS (sizeof s_presets / sizeof s_presets [0])
 
@@ -406,7 +411,7 @@ gc_cnn_net_parse (gc_cnn_net_t *net, const char *spec, gc_err_t *err)
     if (preset)
         body = preset;
     if (!*body)
-        return s_fail (&b, "no layers (a preset: lenet, lenet-w, resnet8-gn, resnet20-gn; %s)", "or layers like c16k5,relu,mp2,f10");
+        return s_fail (&b, "no layers (a preset: lenet, lenet-w, lenet-w-res, resnet8-gn, resnet20-gn; %s)", "or layers like c16k5,relu,mp2,f10");
     if (s_canon (&b, "cnn:%zux%zux%zu/", b.c, b.h, b.w))
         return -1;
     char buf [GC_MODEL_SPEC_MAX];

@@ -503,6 +503,12 @@ test_specs (void **state)
           + (128 * 576 + 128 + 256 + 128 * 1152 + 128 + 256 + 128 * 64 + 128 + 256)
           + 10 * 128 + 10 },
         { "lenet-w", "cnn:1x28x28/c16k3s1p1,relu,c32k3s1p1", true, 0 },
+        //  the 32 -> 64 block: conv1 + gn + conv2 + gn, a 1x1 shortcut + gn
+        { "cnn:lenet-w-res", "cnn:1x28x28/c16k3s1p1,relu,c32k3s1p1,relu,mp2s2,r64s1x1g4z,mp2s2,f128,"
+          "relu,f10", true,
+          16 * 9 + 16 + 32 * 144 + 32
+          + (64 * 288 + 64 + 128 + 64 * 576 + 64 + 128 + 64 * 32 + 64 + 128)
+          + 128 * 3136 + 128 + 10 * 128 + 10 },
         { "cnn:3x32x32/resnet20-gn", "cnn:3x32x32/c16k3s1p1,gn4,relu,r16s1x3g4,r32s2x3g4,r64s2x3g4,gap,f10", true, 0 },
         { "cnn:2x4x4/c3k3s2p0,ap1,f2", "cnn:2x4x4/c3k3s2p0,ap1s1,f2", true, 3 * 18 + 3 + 2 * 3 + 2 },
         { "cnn:1x4x4/f2", "cnn:1x4x4/f2", true, 2 * 16 + 2 },
