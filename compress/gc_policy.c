@@ -80,6 +80,7 @@ s_stage_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
         return NULL;
     }
     self->comp = comp;
+    self->env = &self->env_own;
     self->layout = gc_compressor_layout (comp);
     self->base = gc_compressor_ratio (comp);
     //  A method without a ratio (sign, qsgd, dense) sends every entry.
@@ -147,11 +148,11 @@ gc_policy_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
         return NULL;
     }
     char buf [256];
-    if (!spec || strlen (spec) >= sizeof buf) {
+    size_t len = spec ? strlen (spec) : 0;
+    if (!spec || len >= sizeof buf) {
         gc_err_set (err, GC_E_SPEC, "ratio policy: %s", spec ? "spec too long" : "no spec");
         return NULL;
     }
-    size_t len = strlen (spec);
     if (!len || spec [0] == '+' || spec [len - 1] == '+' || strstr (spec, "++")) {
         gc_err_set (err, GC_E_SPEC, "ratio policy '%s': an empty stage", spec);
         return NULL;
@@ -172,6 +173,7 @@ gc_policy_new (const char *spec, gc_compressor_t *comp, gc_err_t *err)
             goto fail;
         *tail = stage;
         tail = &stage->next;
+        stage->env = head->env;         /* the chain's rounds are the head's */
         if (stage != head) {
             size_t used = strlen (head->name);
             gc_text_add (head->name, sizeof head->name, &used, "+%s", stage->name);
@@ -220,19 +222,16 @@ gc_policy_skips (const gc_policy_t *self)
 void
 gc_policy_set_env (gc_policy_t *self, double compute_s, double rate)
 {
-    for (; self; self = self->next) {
-        if (compute_s > 0)
-            self->compute_s = compute_s;
-        if (rate > 0)
-            self->rate = rate;
-    }
+    if (compute_s > 0)
+        self->env->compute_s = compute_s;
+    if (rate > 0)
+        self->env->rate = rate;
 }
 
 void
 gc_policy_set_rate (gc_policy_t *self, double rate)
 {
-    for (; self; self = self->next)
-        self->rate = rate > 0 ? rate : 0;
+    self->env->rate = rate > 0 ? rate : 0;
 }
 
 //  |x|^2 in eight independent lanes, which the compiler vectorises: the
@@ -324,17 +323,14 @@ gc_policy_decide (gc_policy_t *self, const float *update, const float *input,
     if (layered)
         ratio = s_layers_ratio (self);
     self->budget = ratio;
-    self->last_k = gc_k_of_ratio (ratio, n);
-    for (gc_policy_t *c = self->next; c; c = c->next)
-        c->last_k = self->last_k;
+    self->env->last_k = gc_k_of_ratio (ratio, n);
     return 0;
 }
 
 void
 gc_policy_note_sent (gc_policy_t *self, size_t len)
 {
-    for (; self; self = self->next)
-        self->last_len = len;
+    self->env->last_len = len;
 }
 
 void

@@ -56,12 +56,13 @@ static void
 s_decide (gc_policy_t *self, const gc_policy_round_t *round, gc_policy_decision_t *d)
 {
     (void) round;
-    double rate = self->opt [S_RATE] > 0 ? self->opt [S_RATE] : self->rate;
-    if (!(rate > 0 && self->compute_s > 0))
+    const gc_policy_env_t *env = self->env;
+    double rate = self->opt [S_RATE] > 0 ? self->opt [S_RATE] : env->rate;
+    if (!(rate > 0 && env->compute_s > 0))
         return;                         /* nothing to go on: the preset stands */
-    double compute_s = s_compute_s (self->state, self->compute_s);
-    double per_entry = self->last_len && self->last_k
-                     ? (double) self->last_len / (double) self->last_k : 6.0;
+    double compute_s = s_compute_s (self->state, env->compute_s);
+    double per_entry = env->last_len && env->last_k
+                     ? (double) env->last_len / (double) env->last_k : 6.0;
     double entries = self->opt [S_FRAC] * compute_s * rate / per_entry;
     double r = entries / (double) self->layout->n_params;
     d->ratio = fmax (self->opt [S_MIN], fmin (self->opt [S_MAX], r));

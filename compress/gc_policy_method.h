@@ -59,11 +59,20 @@ struct gc_policy_method_t {
     int   (*init) (gc_policy_t *self, gc_err_t *err);
     void  (*fini) (gc_policy_t *self);
     /*  The round's budget into d: ratio (whole vector; preset to the base,
-        or to 1 for a later stage of a chain, which caps the first: a stage
-        with nothing to go on may leave the preset) or self->layer (per
-        layer, ratio then 0), or skip. NULL: the base. */
+        or, in a chain, to HUGE_VAL, "no opinion", which a stage with nothing
+        to go on may leave) or self->layer (per layer, ratio then 0), or
+        skip. NULL: the base. */
     void  (*decide) (gc_policy_t *self, const gc_policy_round_t *r, gc_policy_decision_t *d);
 };
+
+/*  What the driver tells a policy about the rounds (gc_policy_set_env,
+    gc_policy_note_sent) and what the last decision budgeted: one per chain,
+    which its stages share. */
+typedef struct {
+    double compute_s, rate;             /* gc_policy_set_env */
+    size_t last_len;                    /* bytes of the last payload sent */
+    size_t last_k;                      /* entries it was budgeted */
+} gc_policy_env_t;
 
 /*  The object; policies keep their state in `state` (their init). */
 struct gc_policy_t {
@@ -73,9 +82,8 @@ struct gc_policy_t {
     double             base;            /* the compressor's parsed ratio */
     double             opt [GC_POLICY_MAX_OPTS];    /* desc->opts' values */
     char               name [256];      /* canonical spec, a chain's stages joined by '+' */
-    double             compute_s, rate; /* gc_policy_set_env */
-    size_t             last_len;        /* bytes of the last payload sent */
-    size_t             last_k;          /* entries it was budgeted */
+    gc_policy_env_t   *env;             /* the chain head's env_own */
+    gc_policy_env_t    env_own;
     double            *layer;           /* n_layers ratios (layered policies) */
     double             budget;          /* last round's, for the metrics */
     uint64_t           skipped;

@@ -583,19 +583,28 @@ s_validate_mix (gc_robust_t *self, const float *const *inputs, size_t k, size_t 
         return gc_err_set (err, GC_E_ARG, "%s: the mix has no centre", self->name);
     if (s_overlap (m->x, out, d))
         return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps out", self->name);
-    for (size_t i = 0; i < k; i++)
-        if (inputs [i] != m->x && s_overlap (m->x, inputs [i], d))
-            return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps input %zu", self->name, i);
-    if (m->x != m->centre && s_overlap (m->x, m->centre, d))
-        return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps its centre", self->name);
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
         if (inputs [i] == m->x && m->x != own)
             return gc_err_set (err, GC_E_ARG, "%s: the mix's x is input %zu, not the own vector",
                                self->name, i);
+        if (inputs [i] != m->x && s_overlap (m->x, inputs [i], d))
+            return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps input %zu", self->name, i);
+    }
+    if (m->x != m->centre && s_overlap (m->x, m->centre, d))
+        return gc_err_set (err, GC_E_ARG, "%s: the mix's x overlaps its centre", self->name);
     if ((m->x == own) != (m->x == m->centre))
         return gc_err_set (err, GC_E_ARG, "%s: the mix's x is the own vector or its centre, "
                            "not both", self->name);
     return 0;
+}
+
+//  What the caller set for one call (gc_robust_set_keys, gc_robust_set_mix),
+//  forgotten when it returns.
+static void
+s_forget_call (gc_robust_t *self)
+{
+    gc_robust_set_keys (self, NULL, NULL, 0);
+    self->mix.x = NULL;
 }
 
 //  After a kernel saw NaN/Inf: find every input that holds one.
@@ -640,14 +649,12 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
     self->info.gram_passes = 0;
     if (s_validate (self, inputs, weights, k, d, self_index, centre, out, err)
     ||  s_validate_mix (self, inputs, k, d, self_index, centre, out, err)) {
-        gc_robust_set_keys (self, NULL, NULL, 0);
-        self->mix.x = NULL;
+        s_forget_call (self);
         return -1;
     }
     gc_robust_ws_t *ws = &self->ws;
     if (gc_robust_ws_reserve_k (ws, k)) {
-        gc_robust_set_keys (self, NULL, NULL, 0);
-        self->mix.x = NULL;
+        s_forget_call (self);
         return gc_err_set (err, GC_E_NOMEM, "%s: out of memory for k = %zu", self->name, k);
     }
     for (size_t i = 0; i < k; i++)
@@ -656,11 +663,8 @@ gc_robust_aggregate_centered (gc_robust_t *self, const float *const *inputs,
         .in = inputs, .k = k, .d = d, .kv = k,
         .own = centre ? centre : self_index >= 0 ? inputs [self_index] : NULL
     };
-    int rc = s_run (self, &st, out);
-    gc_robust_set_keys (self, NULL, NULL, 0);
-    self->mix.x = NULL;
-    if (rc)
-        self->mixed = false;
+    int rc = s_run (self, &st, out);     /* guard sets mixed when it mixed */
+    s_forget_call (self);
     if (rc == 1)
         return s_report_nonfinite (self, inputs, k, d, err);
     if (rc == 2)
