@@ -14,7 +14,14 @@
     thread's CPU clock, each the median over the rounds, and
     gossip_aggregate_over_train_cpu is the ratio of those medians (the mix
     over the training): what another process takes from the CPU is not
-    counted, what it takes from the shared caches is. */
+    counted, what it takes from the shared caches is.
+
+    Training runs on one OpenBLAS thread, as a peer does by default
+    (node/threads = 1): with OpenBLAS's own default, a thread per core, the
+    thread's CPU clock saw only its share of the products and the spinning
+    of the wait for the others (perf: a quarter of the run in sched_yield
+    on 2 cores), so the training it timed depended on the core count. */
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +92,7 @@ int
 gc_bench_gossip (const gc_bench_opts_t *opts)
 {
     gc_err_t err = { 0 };
+    openblas_set_num_threads (1);
     gc_topology_t *topo = gc_topology_new ("complete", S_PEERS, 1, &err);
     gc_trust_t *trust = gc_trust_new ();
     gc_key_t *keys [S_PEERS];

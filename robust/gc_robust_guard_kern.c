@@ -96,13 +96,6 @@ s_fold (const float *lane)
 //  tells when one may be huge (s_huge_check).
 typedef struct { double d2, dot; int64_t pos, nz, above, below; } s_row_t;
 
-static void
-s_row_block (const float *restrict x, const float *restrict own, const float *restrict md,
-             const uint32_t *restrict sg, float *restrict sx, size_t n, s_row_t *r)
-{
-    float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
-    int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
-    int32_t above [S_LANES] = { 0 }, below [S_LANES] = { 0 };
 #define S_ROW_BODY(I, L) { \
         float v = x [I] - own [I]; \
         d2 [L] += v * v; \
@@ -112,7 +105,74 @@ s_row_block (const float *restrict x, const float *restrict own, const float *re
         above [L] += v > md [I]; \
         below [L] += v < md [I]; \
         sx [I] += s_float (s_bits (v) ^ sg [I]); }
+
+#if GC_KLEVEL == GC_KLEVEL_GENERIC
+//  The baseline build has 16 xmm registers, and S_ROW_BODY's six sums of
+//  S_LANES lanes take 24: GCC kept them on the stack (perf: two thirds of
+//  the scan's instructions were spills). Here the whole lanes of a block
+//  are formed four at a time, lanes 4h .. 4h + 3 in pass h over the block
+//  (in L1 after the first), each lane still adding its coordinates in
+//  order: the same operations per lane, so the same bits, as S_ROW_BODY.
+//  GCC's vector extensions, so that an aarch64 build gets the same code.
+typedef float    s_v4f __attribute__ ((vector_size (16)));
+typedef int32_t  s_v4i __attribute__ ((vector_size (16)));
+typedef uint32_t s_v4u __attribute__ ((vector_size (16)));
+
+static inline s_v4f
+s_ld4 (const float *p)
+{
+    s_v4f v;
+    memcpy (&v, p, sizeof v);
+    return v;
+}
+
+static void
+s_row_lanes (const float *restrict x, const float *restrict own, const float *restrict md,
+             const uint32_t *restrict sg, float *restrict sx, size_t full, float *d2,
+             float *dot, int32_t *pos, int32_t *nz, int32_t *above, int32_t *below)
+{
+    const s_v4f zero = { 0 };
+    for (size_t h = 0; h < S_LANES; h += 4) {
+        s_v4f vd2 = zero, vdot = zero;
+        s_v4i vpos = { 0 }, vnz = { 0 }, vab = { 0 }, vbe = { 0 };
+        for (size_t i = h; i < full; i += S_LANES) {
+            s_v4f v = s_ld4 (x + i) - s_ld4 (own + i), m = s_ld4 (md + i);
+            vd2 += v * v;
+            vdot += v * m;
+            vpos -= v > zero;       /* a true comparison is -1 */
+            vnz -= v != zero;
+            vab -= v > m;
+            vbe -= v < m;
+            s_v4u sgn;
+            memcpy (&sgn, sg + i, sizeof sgn);
+            s_v4f t = s_ld4 (sx + i) + (s_v4f) ((s_v4u) v ^ sgn);
+            memcpy (sx + i, &t, sizeof t);
+        }
+        memcpy (d2 + h, &vd2, sizeof vd2);
+        memcpy (dot + h, &vdot, sizeof vdot);
+        memcpy (pos + h, &vpos, sizeof vpos);
+        memcpy (nz + h, &vnz, sizeof vnz);
+        memcpy (above + h, &vab, sizeof vab);
+        memcpy (below + h, &vbe, sizeof vbe);
+    }
+}
+#endif
+
+static void
+s_row_block (const float *restrict x, const float *restrict own, const float *restrict md,
+             const uint32_t *restrict sg, float *restrict sx, size_t n, s_row_t *r)
+{
+    float d2 [S_LANES] = { 0 }, dot [S_LANES] = { 0 };
+    int32_t pos [S_LANES] = { 0 }, nz [S_LANES] = { 0 };
+    int32_t above [S_LANES] = { 0 }, below [S_LANES] = { 0 };
+#if GC_KLEVEL == GC_KLEVEL_GENERIC
+    size_t full = n / S_LANES * S_LANES;
+    s_row_lanes (x, own, md, sg, sx, full, d2, dot, pos, nz, above, below);
+    for (size_t i = full, l = 0; i < n; i++, l++)
+        S_ROW_BODY (i, l)
+#else
     S_LANE_LOOP (n, S_ROW_BODY)
+#endif
 #undef S_ROW_BODY
     r->d2 += s_fold (d2);
     r->dot += s_fold (dot);
