@@ -182,7 +182,7 @@ const gc_compress_method_t gc_method_lgc = {
     .help = "top-k whose values travel as M learned fp16 codes per 64 (a codec trained for warmup rounds)",
     .example = "lgc:0.05:4:warmup=5:steps=1", .malformed = "lgc:0.05:99",
     .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP)
-              | GC_SECTION_BIT (GC_ENC_LGC, GC_VAL_FP16),
+              | GC_SECTION_BITS (GC_ENC_DENSE) | GC_SECTION_BIT (GC_ENC_LGC, GC_VAL_FP16),
     .checks_finite = true,
     .parse = s_parse, .describe = s_describe, .init = s_init, .fini = s_fini,
     .header_seed = s_header_seed, .encode = s_encode,

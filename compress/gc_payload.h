@@ -146,7 +146,10 @@ size_t   gc_varint_write (uint8_t *dst, const uint32_t *idx, size_t nnz, uint32_
 
 /*  Append a sparse section (varint or bitmap, whichever gives the smaller
     body; ties go to varint) for layer `layer` from ascending indices idx[]
-    (layer-local index = idx[i] - base) with values val[], nnz > 0. */
+    (layer-local index = idx[i] - base) with values val[], nnz > 0; or,
+    when it is smaller still (nearly every entry selected), a dense
+    section of the values with +0 at the entries not selected, so that no
+    section is larger than the layer's dense one. */
 int      gc_payload_sparse_section (gc_buf_t *out, const gc_layout_t *layout, size_t layer,
                                     const uint32_t *idx, const float *val, size_t nnz,
                                     uint32_t base, int valfmt, gc_err_t *err);

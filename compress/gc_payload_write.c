@@ -139,6 +139,20 @@ gc_payload_sparse_section (gc_buf_t *out, const gc_layout_t *layout, size_t laye
     size_t bmbytes = (count + 7) / 8;
     bool bitmap = 4 + bmbytes < 8 + vbytes;
     size_t body_len = (bitmap ? 4 + bmbytes : 8 + vbytes) + nnz * vs;
+    //  Nearly every entry selected: the layer as a dense section of the
+    //  values with zeros between them is smaller. So a sparse payload is
+    //  never larger than the dense one, which is the receivers' limit
+    //  (gc_engine_max_payload): at ratio 1 a bitmap section took 4.125
+    //  bytes an entry and every payload was refused as oversize.
+    if (count * vs < body_len) {
+        uint8_t *p = gc_payload_section (out, layout, layer, GC_ENC_DENSE, valfmt, count * vs, err);
+        if (!p)
+            return -1;
+        memset (p, 0, count * vs);         /* +0 in fp32 and in fp16 */
+        for (size_t i = 0; i < nnz; i++)
+            gc_payload_put_values (p + (size_t) (idx [i] - base) * vs, val + i, 1, valfmt);
+        return 0;
+    }
     uint8_t *p = gc_payload_section (out, layout, layer,
                                      bitmap ? GC_ENC_SPARSE_BITMAP : GC_ENC_SPARSE_VARINT,
                                      valfmt, body_len, err);

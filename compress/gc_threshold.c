@@ -41,7 +41,8 @@ const gc_compress_method_t gc_method_threshold = {
     .usage = "threshold[:TAU=0.001][:fp32|fp16]",
     .help = "every entry with |x| > TAU",
     .example = "threshold:0.5:fp16", .malformed = "threshold:-1",
-    .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP),
+    .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP)
+              | GC_SECTION_BITS (GC_ENC_DENSE),
     .checks_finite = true,
     .parse = s_parse, .describe = s_describe, .init = gc_select_init, .encode = s_encode,
 };

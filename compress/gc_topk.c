@@ -116,7 +116,8 @@ const gc_compress_method_t gc_method_topk = {
     .usage = "topk[:RATIO=0.01][:global|layer][:sampled|exact][:fp32|fp16]",
     .help = "the largest RATIO of magnitudes, of the vector or of each layer",
     .example = "topk:0.05:layer:exact:fp16", .malformed = "topk:0.1:fast",
-    .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP),
+    .sections = GC_SECTION_BITS (GC_ENC_SPARSE_VARINT) | GC_SECTION_BITS (GC_ENC_SPARSE_BITMAP)
+              | GC_SECTION_BITS (GC_ENC_DENSE),
     .checks_finite = true,
     .parse = s_parse, .describe = s_describe, .init = gc_select_init, .encode = s_encode,
 };

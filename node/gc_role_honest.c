@@ -21,6 +21,14 @@ gc_role_publish_delta (gc_engine_t *self, gc_err_t *err)
     if (gc_ec_step (self->gossip.ec, self->learn.update, self->round, &self->gossip.payload,
                     through ? NULL : self->learn.sent, &exact, err))
         return -1;
+    //  Every neighbour would refuse it as oversize and the peer would train
+    //  alone, quietly: a configuration error (e.g. qsgd with bucket=1).
+    size_t limit = gc_engine_max_payload (self);
+    if (self->gossip.payload.len > limit)
+        return gc_err_set (err, GC_E_CONFIG,
+                           "compress '%s': %zu-byte payload, over the %zu a receiver takes "
+                           "(a keyframe's); lower the ratio or levels, or enlarge buckets",
+                           self->cfg.compress, self->gossip.payload.len, limit);
     if (through)                        /* sent would be 0 + update: pub + sent without it */
         for (size_t i = 0; i < self->learn.n; i++)
             self->learn.pub [i] += 0.0f + self->learn.update [i];

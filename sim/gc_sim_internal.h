@@ -190,6 +190,7 @@ struct gc_sim_t {
     atomic_uint_fast64_t states_built, states_shared;
     //  end of the run
     bool               stop, honest_done, grace_pushed;
+    atomic_uint        crashes_shown;   /* crashes named on the log so far (gc_sim_peer.c) */
     gc_run_status_t    status;
     uint64_t           messages, deliveries, dropped_fault;
     //  wall clock (timing.json only)

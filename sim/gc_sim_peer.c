@@ -233,10 +233,20 @@ s_down (gc_sim_peer_t *p)
     p->touched = true;
 }
 
+//  How many crashes the log names (the report holds every one): a
+//  configuration error crashes every peer at once.
+#define S_CRASHES_SHOWN 3u
+
 //  The process failed (gcnode would exit non-zero).
 static void
 s_crash (gc_sim_t *sim, gc_sim_peer_t *p, const char *why)
 {
+    if (sim->opts.log) {
+        unsigned shown = atomic_fetch_add (&sim->crashes_shown, 1);
+        if (shown < S_CRASHES_SHOWN)
+            fprintf (sim->opts.log, "gcsim: peer %u crashed: %s%s\n", p->index, why,
+                     shown + 1 == S_CRASHES_SHOWN ? " (further crashes: report.md)" : "");
+    }
     s_feed (sim, p, false, NAN, NAN);       /* the process's last metrics line */
     snprintf (p->res->detail, sizeof p->res->detail, "%.150s", why);
     p->res->crashes++;

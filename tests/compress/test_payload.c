@@ -188,26 +188,36 @@ test_topk_payload_keeps_k_largest (void **state)
 }
 
 //  Index encoding follows the smaller body: varint when sparse, bitmap when
-//  dense; both decode to the same values.
+//  dense, and a dense section with zeros when nearly every entry is
+//  selected; all decode to the same values, and no payload is larger than
+//  the dense one (the receivers' limit: at ratio 1 a bitmap section was).
 static void
 test_varint_or_bitmap_by_size (void **state)
 {
     gc_layout_t layout;
     assert_int_equal (gc_layout_init_flat (&layout, 20000, NULL), 0);
     float *x = s_gauss (20000, 3), *q = malloc (20000 * sizeof *q);
+    gc_buf_t dense;
+    gc_buf_init (&dense);
+    assert_int_equal (gc_payload_encode_dense (&dense, &layout, x, GC_METHOD_NONE, GC_VAL_FP32, 0, NULL), 0);
     static const struct { const char *spec; int enc; } cases [] = {
         { "topk:0.01", GC_ENC_SPARSE_VARINT },      /* ~1.3 bytes per index */
         { "topk:0.05", GC_ENC_SPARSE_VARINT },      /* 1 byte per index: 1000 < 2500 */
         { "topk:0.15", GC_ENC_SPARSE_BITMAP },      /* 3000 bytes > 2500-byte bitmap */
-        { "topk:0.9", GC_ENC_SPARSE_BITMAP },
-        { "threshold:0.0", GC_ENC_SPARSE_BITMAP },
+        { "topk:0.9", GC_ENC_SPARSE_BITMAP },       /* 74504 bytes < 80000 */
+        { "topk:0.98", GC_ENC_DENSE },              /* 80904 bytes > 80000 */
+        { "topk:1", GC_ENC_DENSE },
+        { "threshold:0.0", GC_ENC_DENSE },
+        { "lgc:1:warmup=5", GC_ENC_DENSE },         /* its warm-up rounds send top-k */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         gc_compressor_t *comp = gc_compressor_new (cases [c].spec, &layout, 1, NULL);
+        assert_non_null (comp);
         gc_buf_t out;
         gc_buf_init (&out);
         assert_int_equal (gc_compressor_compress (comp, x, 0, &out, NULL), 0);
         assert_int_equal (out.data [GC_PAYLOAD_HEADER_SIZE + 2], cases [c].enc);
+        assert_true (out.len <= dense.len);
         memset (q, 0, 20000 * sizeof *q);
         assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, q, NULL), 0);
         for (size_t i = 0; i < 20000; i++)
@@ -215,6 +225,7 @@ test_varint_or_bitmap_by_size (void **state)
         gc_buf_free (&out);
         gc_compressor_destroy (&comp);
     }
+    gc_buf_free (&dense);
     free (x);
     free (q);
 }
@@ -391,7 +402,7 @@ b_layer_repeat (gc_buf_t *b)
 static int b_layer_count (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 28, 31); return GC_E_PAYLOAD_LAYOUT; }
 static int b_encoding (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = 9; return GC_E_PAYLOAD_ENCODING; }
 static int b_valfmt (gc_buf_t *b) { s_valid_sparse (b); b->data [27] = 2; return GC_E_PAYLOAD_ENCODING; }
-static int b_enc_method (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = GC_ENC_DENSE; return GC_E_PAYLOAD_ENCODING; }
+static int b_enc_method (gc_buf_t *b) { s_valid_sparse (b); b->data [26] = GC_ENC_LOWRANK; return GC_E_PAYLOAD_ENCODING; }
 static int b_body_past_end (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 32, 0xffffffffu); return GC_E_PAYLOAD_TRUNCATED; }
 static int b_nnz_zero (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 36, 0); return GC_E_PAYLOAD_COUNT; }
 static int b_nnz_big (gc_buf_t *b) { s_valid_sparse (b); gc_put_u32 (b->data + 36, 31); return GC_E_PAYLOAD_COUNT; }
@@ -413,6 +424,8 @@ s_dense_bad (gc_buf_t *b, int at, float v)
 }
 
 static int b_dense_valid (gc_buf_t *b) { s_dense_bad (b, 0, 1.0f); return 0; }
+//  Top-k with nearly every entry selected writes dense sections (+0 between).
+static int b_dense_in_topk (gc_buf_t *b) { s_dense_bad (b, 0, 1.0f); b->data [4] = GC_METHOD_TOPK; return 0; }
 static int b_dense_nan (gc_buf_t *b) { return s_dense_bad (b, 2, NAN); }
 static int b_dense_inf (gc_buf_t *b) { return s_dense_bad (b, 0, INFINITY); }
 static int b_nan_value (gc_buf_t *b) { s_valid_sparse (b); s_f32 (b->data + 50, NAN); return GC_E_PAYLOAD_NONFINITE; }
@@ -604,7 +617,7 @@ test_corrupt_payloads_are_rejected (void **state)
         { "nnz zero", b_nnz_zero }, { "nnz > count", b_nnz_big }, { "sparse length", b_length },
         { "index range", b_index_range }, { "index order", b_index_order },
         { "nan value", b_nan_value }, { "inf value", b_inf_value },
-        { "dense valid", b_dense_valid }, { "dense nan", b_dense_nan }, { "dense inf", b_dense_inf },
+        { "dense valid", b_dense_valid }, { "dense in topk", b_dense_in_topk }, { "dense nan", b_dense_nan }, { "dense inf", b_dense_inf },
         { "varint overlong", b_varint_overlong }, { "varint 33 bits", b_varint_33bits },
         { "varint runs out", b_varint_runs_out }, { "varint trailing", b_varint_trailing },
         { "varint block small", b_varint_block_small }, { "varint huge gap", b_varint_huge_gap },

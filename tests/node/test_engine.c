@@ -217,6 +217,42 @@ test_deterministic (void **state)
     }
 }
 
+//  A payload larger than a dense keyframe, which every receiver refuses as
+//  oversize, stops the publish with a configuration error naming the
+//  compressor (the peer would otherwise train alone without a word); top-k
+//  at ratio 1, which once made such payloads, now sends dense sections that
+//  the receivers take.
+static void
+test_oversize_payload_stops_publish (void **state)
+{
+    static const struct { const char *compress; bool fails; } cases [] = {
+        { "qsgd:1:bucket=1", true },    /* a 4-byte norm and a code for every entry */
+        { "topk:1", false },
+        { "threshold:0", false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
+        gc_engine_config_t cfg;
+        net_config_defaults (&cfg);
+        cfg.model = "64-4096-10";       /* 307 k parameters: past the limit's slack */
+        cfg.compress = cases [c].compress;
+        net_t *net = net_new (3, "ring", &cfg, NULL);
+        if (cases [c].fails) {
+            gc_engine_train (net->engines [0]);
+            gc_err_t err = { 0 };
+            assert_int_equal (gc_engine_publish (net->engines [0], net->now, &err), -1);
+            assert_int_equal (err.code, GC_E_CONFIG);
+            assert_non_null (strstr (err.msg, cases [c].compress));
+        }
+        else {
+            for (int r = 0; r < 3; r++)
+                net_round (net);
+            for (uint32_t i = 0; i < 3; i++)
+                assert_int_equal (gc_engine_rejections (net->engines [i], UINT32_MAX, GC_WIRE_OVERSIZE), 0);
+        }
+        net_destroy (&net);
+    }
+}
+
 int
 main (void)
 {
@@ -227,6 +263,7 @@ main (void)
         cmocka_unit_test (test_gap_triggers_keyframe),
         cmocka_unit_test (test_message_loss),
         cmocka_unit_test (test_deterministic),
+        cmocka_unit_test (test_oversize_payload_stops_publish),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
