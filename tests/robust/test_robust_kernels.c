@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc_cpu.h"
 #include "gc_rng.h"
 #include "gc_robust.h"
 #include "gc_robust_internal.h"
@@ -347,6 +348,99 @@ test_guard_med4_matches_window (void **state)
     free (x);
 }
 
+static const char *
+s_level (size_t l)
+{
+    return gc_cpu_name ((gc_cpu_level_t) l);
+}
+
+//  guard's scan gives the same sums at every level this CPU has, bit for
+//  bit (docs/ALGORITHMS.md: guard is exact across levels): per input d2,
+//  dot, pos, nz, above, below and its sketch, and own's sketch and med2;
+//  over two whole blocks and a tail, with 4 neighbours (the float median)
+//  and 5 (the window kernel), inputs with and without a sketch, coordinates
+//  equal to own and to the median (the counts' ties).
+static void
+test_guard_scan_same_at_every_level (void **state)
+{
+    (void) state;
+    enum { D = 2500, N = 6, SK = GC_ROBUST_SKETCH };
+    float *x = malloc (N * D * sizeof *x);
+    uint8_t *sign = malloc (D);
+    gc_rng_t rng;
+    gc_rng_init (&rng, 29, 0);
+    gc_rng_fill_normal (&rng, x, N * D, 0.0f, 1.0f);
+    for (size_t c = 0; c < D; c += 7)
+        x [1 * D + c] = x [c];                  /* input 1 equals own there */
+    for (size_t c = 0; c < D; c += 11)
+        for (size_t i = 2; i < N; i++)
+            x [i * D + c] = x [2 * D + c];      /* the median equals them there */
+    for (uint32_t c = 0; c < D; c++) {          /* gc_robust_guard.c's sketch signs */
+        uint32_t h = c * 0x9e3779b1u;
+        h ^= h >> 15;
+        h *= 0x85ebca77u;
+        h ^= h >> 13;
+        sign [c] = (uint8_t) (h >> 31);
+    }
+    const float *in [N], *nb [N], *blk [N];
+    for (size_t i = 0; i < N; i++)
+        in [i] = x + i * D;
+    for (size_t i = 1; i < N; i++)
+        nb [i - 1] = in [i];
+    const gc_robust_guard_kern_t *levels [] = {
+        &gc_robust_guard_kern_generic,
+#if GC_X86_LEVELS
+        &gc_robust_guard_kern_avx2, &gc_robust_guard_kern_avx512,
+#endif
+    };
+    size_t n_levels = sizeof levels / sizeof levels [0];
+    if ((size_t) gc_cpu_detected () + 1 < n_levels)
+        n_levels = (size_t) gc_cpu_detected () + 1;
+    //  per level: the sums of N inputs (6 arrays), the sketches, sown, med2
+    typedef struct { double d2 [N], dot [N]; int64_t cnt [4][N]; float sk [N][SK], sown [SK]; double med2; } s_out_t;
+    s_out_t *out = calloc (n_levels, sizeof *out);
+    for (size_t kn = 4; kn <= 5; kn++) {
+        for (size_t l = 0; l < n_levels; l++) {
+            gc_robust_ws_t ws;
+            memset (&ws, 0, sizeof ws);
+            assert_int_equal (gc_robust_ws_reserve_k (&ws, N), 0);
+            s_out_t *o = &out [l];
+            memset (o, 0, sizeof *o);
+            float *sx [N];
+            for (size_t i = 0; i < N; i++)
+                sx [i] = i % 3 == 2 ? NULL : o->sk [i];     /* inputs 2 and 5 without a sketch */
+            uint32_t big [N];
+            gc_robust_guard_sums_t s = { .d2 = o->d2, .dot = o->dot, .pos = o->cnt [0],
+                                         .nz = o->cnt [1], .above = o->cnt [2], .below = o->cnt [3],
+                                         .big = big, .sown = o->sown };
+            gc_robust_guard_io_t io = { .x = in, .n = N, .own = in [0], .nb = nb, .kn = kn,
+                                        .nb_blk = blk, .sx = sx, .sign = sign };
+            assert_int_equal (levels [l]->scan (&ws, &io, D, &s), 0);
+            o->med2 = s.med2;
+            gc_robust_ws_free (&ws);
+            if (l == 0 || !memcmp (o, &out [0], sizeof *o))
+                continue;
+            for (size_t j = 0; j < N; j++) {
+                if (o->d2 [j] != out [0].d2 [j] || o->dot [j] != out [0].dot [j])
+                    fail_msg ("kn %zu, %s, input %zu: d2 %a dot %a, generic %a %a", kn, s_level (l), j,
+                              o->d2 [j], o->dot [j], out [0].d2 [j], out [0].dot [j]);
+                for (size_t q = 0; q < 4; q++)
+                    if (o->cnt [q][j] != out [0].cnt [q][j])
+                        fail_msg ("kn %zu, %s, input %zu: count %zu (pos, nz, above, below) "
+                                  "%lld, generic %lld", kn, s_level (l), j, q, (long long) o->cnt [q][j],
+                                  (long long) out [0].cnt [q][j]);
+            }
+            fail_msg ("kn %zu, %s: a sketch or med2 differs from generic", kn, s_level (l));
+        }
+        //  the counts saw the ties: input 1 equals own on every 7th coordinate
+        assert_true (out [0].cnt [1][1] < D - D / 7 + 1 && out [0].cnt [1][1] > D / 2);
+    }
+    printf ("guard scan: %zu levels bit-identical\n", n_levels);
+    free (out);
+    free (sign);
+    free (x);
+}
+
 //  cwtm:1 at the generic level sums all inputs minus the min and the max
 //  where the exponents' span makes every sum exact: columns of random spans
 //  around that limit (29 - ceil(log2 k)), of one sign or mixed, full mantissas,
@@ -632,6 +726,7 @@ main (void)
         cmocka_unit_test (test_cw_trim1_exponent_spans),
         cmocka_unit_test (test_cw_window_reports_nonfinite),
         cmocka_unit_test (test_guard_med4_matches_window),
+        cmocka_unit_test (test_guard_scan_same_at_every_level),
         cmocka_unit_test (test_mix_window_matches_mix_then_window),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
