@@ -2,7 +2,7 @@
 """Training throughput of gcnode's CNN presets against Debian's PyTorch
 (python3-torch) on the same network, batch and one thread, in the same run.
 
-    scripts/torch_speed.py [--gcbench build/gcbench] [--batch 64] [--min-time 3]
+    scripts/torch_speed.py [--gcbench build/gcbench] [--batch 64] [--min-time 3] [--rounds 1]
 
 Builds each preset in PyTorch from gcnode's canonical spec (the JSON of
 `gcbench train` carries it), times a step (forward, cross-entropy, backward,
@@ -13,7 +13,13 @@ timed on the wall clock and on the calling thread's CPU clock (gcbench's
 on the calling thread), the second of which does not count what the
 scheduler gives other processes on a shared machine; the sgemm fraction is
 of the CPU time.
+
+--rounds N repeats the whole comparison N times, one after the other, and
+prints each round's CPU-clock ratio and their median: on a shared machine
+PyTorch's own figure moved by 10-20 % between runs a minute apart, which one
+round took for a difference between the two.
 """
+import statistics
 import argparse
 import json
 import re
@@ -112,13 +118,8 @@ def torch_samples_per_s(spec, batch, min_time):
     return 5 * batch / best, 5 * batch / best_cpu, n_params
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gcbench", default="build/gcbench")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--min-time", type=float, default=3.0)
-    a = ap.parse_args()
-    torch.set_num_threads(1)
+def one_round(a):
+    """gcbench train, then PyTorch on each preset: {preset: (ours, theirs, ours_cpu, theirs_cpu, frac, params)}."""
     out = subprocess.run([a.gcbench, "train", "--json", "--min-time", str(a.min_time)],
                          check=True, capture_output=True, text=True,
                          env={"OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"}).stdout
@@ -127,21 +128,51 @@ def main():
         if line.startswith("{"):
             f = json.loads(line)
             figures[f["name"]] = f
-    print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}")
-    print(f"{'preset':12} {'gcnode/s':>10} {'torch/s':>10} {'ratio':>6}"
-          f" {'cpu gc/s':>10} {'cpu t/s':>10} {'cpu r':>6} {'sgemm':>6}  params")
-    for preset in ("lenet", "resnet8-gn", "lenet-w", "lenet-w-res"):
+    res = {}
+    for preset in PRESETS:
         key = f"train_cnn_{preset}_bs{a.batch}"
         if key + "_samples_per_s" not in figures:
             sys.exit(f"torch_speed: gcbench train gave no {key}_samples_per_s")
         ours = figures[key + "_samples_per_s"]
-        ours_cpu = figures[key + "_cpu_samples_per_s"]["value"]
         theirs, theirs_cpu, n_params = torch_samples_per_s(ours["model"], a.batch, a.min_time)
-        frac = figures[key + "_sgemm_fraction"]["value"]
-        print(f"{preset:12} {ours['value']:10.0f} {theirs:10.0f} {ours['value'] / theirs:6.2f}"
-              f" {ours_cpu:10.0f} {theirs_cpu:10.0f} {ours_cpu / theirs_cpu:6.2f} {frac:6.2f}  {n_params}")
-        print(f"ratio_{preset}={ours['value'] / theirs:.3f}")
-        print(f"cpu_ratio_{preset}={ours_cpu / theirs_cpu:.3f}")
+        res[preset] = (ours["value"], theirs, figures[key + "_cpu_samples_per_s"]["value"], theirs_cpu,
+                       figures[key + "_sgemm_fraction"]["value"], n_params)
+    return res
+
+
+PRESETS = ("lenet", "resnet8-gn", "lenet-w", "lenet-w-res")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gcbench", default="build/gcbench")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--min-time", type=float, default=3.0)
+    ap.add_argument("--rounds", type=int, default=1, help="repeat the comparison; report the median ratio")
+    a = ap.parse_args()
+    if a.rounds < 1:
+        sys.exit("torch_speed: --rounds must be at least 1")
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}")
+    cpu_ratios = {p: [] for p in PRESETS}
+    for r in range(a.rounds):
+        res = one_round(a)
+        if a.rounds > 1:
+            print(f"round {r + 1} of {a.rounds}")
+        print(f"{'preset':12} {'gcnode/s':>10} {'torch/s':>10} {'ratio':>6}"
+              f" {'cpu gc/s':>10} {'cpu t/s':>10} {'cpu r':>6} {'sgemm':>6}  params")
+        for preset in PRESETS:
+            ours, theirs, ours_cpu, theirs_cpu, frac, n_params = res[preset]
+            print(f"{preset:12} {ours:10.0f} {theirs:10.0f} {ours / theirs:6.2f}"
+                  f" {ours_cpu:10.0f} {theirs_cpu:10.0f} {ours_cpu / theirs_cpu:6.2f} {frac:6.2f}  {n_params}")
+            print(f"ratio_{preset}={ours / theirs:.3f}")
+            print(f"cpu_ratio_{preset}={ours_cpu / theirs_cpu:.3f}")
+            cpu_ratios[preset].append(ours_cpu / theirs_cpu)
+    if a.rounds > 1:
+        for preset in PRESETS:
+            v = cpu_ratios[preset]
+            print(f"median_cpu_ratio_{preset}={statistics.median(v):.3f} "
+                  f"(rounds: {' '.join(f'{x:.2f}' for x in v)})")
 
 
 if __name__ == "__main__":
