@@ -153,7 +153,9 @@ gc_cmd_run (int argc, char **argv)
         while (!gc_engine_done (engine) && !zsys_interrupted && !gc_peer_stopped (p))
             if (gc_peer_round (p, &zsys_interrupted, &err)) {
                 gc_log_error ("%s", err.msg);
-                rc = GC_EXIT_FAILURE;
+                //  2 for what the configuration causes (e.g. a compressor whose
+                //  payloads no receiver takes): systemd does not restart it
+                rc = gc_cli_exit_code (&err);
                 break;
             }
         if (rc == 0) {
