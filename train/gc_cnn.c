@@ -544,14 +544,7 @@ s_fc_rows (gc_cnn_t *self, int i, size_t batch, bool make)
 static void
 s_bias (float *y, size_t n, float b, bool relu)
 {
-    if (relu)
-        for (size_t j = 0; j < n; j++) {
-            float v = y [j] + b;
-            y [j] = v > 0.0f ? v : 0.0f;
-        }
-    else
-        for (size_t j = 0; j < n; j++)
-            y [j] += b;
+    gc_conv_bias (y, n, b, relu ? GC_CONV_BIAS_RELU : GC_CONV_BIAS_ADD);
 }
 
 //  GroupNorm i of samples [n0, n0 + m).
@@ -617,8 +610,7 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
             //  needed anyway, and it adds the bias (the bytes as before)
             if (!relu)
                 for (size_t c = 0; c < op->oc; c++)
-                    for (size_t j = 0; j < m * P; j++)
-                        out [c * N + n0 * P + j] = b [c];
+                    gc_conv_bias (out + c * N + n0 * P, m * P, b [c], GC_CONV_BIAS_FILL);
             s_gemm (self, CblasNoTrans, CblasNoTrans, op->oc, m * P, ckk, w, ckk, self->col,
                     m * P, relu ? 0.0f : 1.0f, out + n0 * P, N);
             //  the chunk's bias and ReLU while its product is still in L2

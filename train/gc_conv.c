@@ -773,6 +773,24 @@ s_sum (const float *x, size_t n)
     return total;
 }
 
+//  gc_conv_bias: three loops the vectoriser takes at the level's width.
+static void
+s_bias (float *y, size_t n, float b, int mode)
+{
+    if (mode == GC_CONV_BIAS_FILL)
+        for (size_t j = 0; j < n; j++)
+            y [j] = b;
+    else
+    if (mode == GC_CONV_BIAS_ADD)
+        for (size_t j = 0; j < n; j++)
+            y [j] += b;
+    else
+        for (size_t j = 0; j < n; j++) {
+            float v = y [j] + b;
+            y [j] = v > 0.0f ? v : 0.0f;
+        }
+}
+
 /*  GroupNorm's loops. Tensors are channel-major (CNHW, gc_cnn.c): the plane
     of sample n, channel c is x + (c batch + n) h w, and a group of one sample
     is cg planes batch h w floats apart. The presets' planes are small (16 to
@@ -993,6 +1011,6 @@ const gc_conv_kern_t GC_KSYM (gc_conv_kern) = {
     .taps = s_taps, .im2col = s_im2col, .col2im = s_col2im,
     .maxpool_forward = s_maxpool_forward, .maxpool_backward = s_maxpool_backward,
     .avgpool_forward = s_avgpool_forward, .avgpool_backward = s_avgpool_backward,
-    .sum = s_sum, .gn_forward = s_gn_forward, .gn_backward = s_gn_backward,
+    .sum = s_sum, .bias = s_bias, .gn_forward = s_gn_forward, .gn_backward = s_gn_backward,
     .gn_scratch = s_gn_scratch,
 };

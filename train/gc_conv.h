@@ -55,6 +55,13 @@ void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t ba
     statistics, a convolution's bias gradient). */
 double gc_conv_sum (const float *x, size_t n);
 
+/*  A convolution's bias over n floats of one output channel, at the
+    level's vector width (gc_cnn.c itself is built for the baseline):
+    GC_CONV_BIAS_FILL y = b (before a product sgemm adds to), _ADD y += b,
+    _RELU y = max (0, y + b). */
+enum { GC_CONV_BIAS_FILL, GC_CONV_BIAS_ADD, GC_CONV_BIAS_RELU };
+void gc_conv_bias (float *y, size_t n, float b, int mode);
+
 /*  GroupNorm of samples [n0, n0 + m) of a batch (a convolution's chunk,
     while it is in L2, or the whole batch): stats gets mean and 1/std per
     sample and group (2 floats); relu: y is max (0, GroupNorm (x)), the ReLU

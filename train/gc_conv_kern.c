@@ -88,6 +88,12 @@ gc_conv_sum (const float *x, size_t n)
 }
 
 void
+gc_conv_bias (float *y, size_t n, float b, int mode)
+{
+    s_kern ()->bias (y, n, b, mode);
+}
+
+void
 gc_conv_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                     const float *gamma, const float *beta, bool relu, float *y, float *stats)
 {

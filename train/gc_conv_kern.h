@@ -22,6 +22,7 @@ typedef struct {
     void   (*avgpool_backward) (const gc_cnn_op_t *op, const float *dy, size_t batch,
                                 float *dx, bool add);
     double (*sum) (const float *x, size_t n);
+    void   (*bias) (float *y, size_t n, float b, int mode);
     void   (*gn_forward) (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
                           size_t m, const float *gamma, const float *beta, bool relu, float *y,
                           float *stats);
