@@ -17,6 +17,8 @@
 static const char *s_specs [] = {
     "none", "fp16", "topk:0.05", "topk:0.5:fp16", "topk:0.02:layer", "randk:0.1", "threshold:1.5",
     "qsgd:4:bucket=16", "sign:bucket=8", "powersgd:2", "powersgd:1:fp16", "lbs:topk:0.1",
+    //  Every entry selected: dense sections in a top-k payload.
+    "topk:1",
     //  Its first payload carries the decoder its lgc sections name.
     "lgc:0.1:4:warmup=0",
 };
