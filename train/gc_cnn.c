@@ -540,13 +540,6 @@ s_fc_rows (gc_cnn_t *self, int i, size_t batch, bool make)
     return self->rows [i];
 }
 
-//  y [j] + b (then the ReLU when relu) over n floats, in place.
-static void
-s_bias (float *y, size_t n, float b, bool relu)
-{
-    gc_conv_bias (y, n, b, relu ? GC_CONV_BIAS_RELU : GC_CONV_BIAS_ADD);
-}
-
 //  GroupNorm i of samples [n0, n0 + m).
 static void
 s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n0, size_t m)
@@ -618,14 +611,14 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
             //  memory: lenet's first output is 3.2 MB at batch 64)
             if (relu)
                 for (size_t c = 0; c < op->oc; c++)
-                    s_bias (out + c * N + n0 * P, m * P, b [c], true);
+                    gc_conv_bias (out + c * N + n0 * P, m * P, b [c], GC_CONV_BIAS_RELU);
             if (self->gn_chunked [i])
                 s_gn_forward (self, i + 1, params, batch, n0, m);
         }
         return;
     }
     for (size_t c = 0; c < op->oc; c++)
-        s_bias (out + c * N, N, b [c], relu);
+        gc_conv_bias (out + c * N, N, b [c], relu ? GC_CONV_BIAS_RELU : GC_CONV_BIAS_ADD);
 }
 
 static void

@@ -101,17 +101,23 @@ s_tile_at (const s_tiling_t *g, size_t n, size_t n0, size_t ty)
     driver: 40 % of the input transform on that one load when it followed
     each row's copy). */
 #if GC_KLEVEL >= GC_KLEVEL_AVX2
+//  The mask of lanes j (of 8) with lo <= j < hi, for masked loads and stores.
+static inline __m256i
+s_lanes (long lo, long hi)
+{
+    __m256i j = _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_andnot_si256 (_mm256_cmpgt_epi32 (_mm256_set1_epi32 ((int) lo), j),
+                                _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((int) hi), j));
+}
+
 /*  The S_VL floats of a placed row from index `at` on: row[at + j] where
     0 <= at + j < W, else 0 (masked lanes are neither read nor faulted). */
 static inline s_vf
 s_ld_placed (const float *row, long at, long W)
 {
-    __m256i idx = _mm256_add_epi32 (_mm256_set1_epi32 ((int) at),
-                                    _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
-    __m256i in = _mm256_andnot_si256 (_mm256_cmpgt_epi32 (_mm256_setzero_si256 (), idx),
-                                      _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((int) W), idx));
     //  formed as an integer: the address may lie before the row
-    return (s_vf) _mm256_maskload_ps ((const float *) ((__UINTPTR_TYPE__) row + at * 4), in);
+    return (s_vf) _mm256_maskload_ps ((const float *) ((__UINTPTR_TYPE__) row + at * 4),
+                                      s_lanes (-at, W - at));
 }
 #endif
 
@@ -217,8 +223,7 @@ static inline void
 s_put_vec (float *row, size_t at, size_t W, __m256 v, __m256 b, bool bias, bool relu, bool add)
 {
     bool whole = at + S_VL <= W;
-    __m256i in = _mm256_cmpgt_epi32 (_mm256_set1_epi32 ((int) (W - at)),
-                                     _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i in = s_lanes (0, (long) (W - at));
     if (add)
         v = _mm256_add_ps (v, whole ? _mm256_loadu_ps (row + at) : _mm256_maskload_ps (row + at, in));
     if (bias)
@@ -362,16 +367,6 @@ s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, s
         }
 }
 
-//  G applied to three values: (a, (a + b + c) / 2, (a - b + c) / 2, c).
-static void
-s_g3 (float a, float b, float c, float *out, size_t stride)
-{
-    out [0] = a;
-    out [stride] = ((a + b) + c) * 0.5f;
-    out [2 * stride] = ((a - b) + c) * 0.5f;
-    out [3 * stride] = c;
-}
-
 //  Tap p [0] of S_VL consecutive 3x3 kernels (9 floats apart), as lanes.
 #if S_VL == 8
 #   define S_TAPS(p) ((s_vf) { (p) [0], (p) [9], (p) [18], (p) [27], (p) [36], (p) [45], (p) [54], (p) [63] })
@@ -379,14 +374,27 @@ s_g3 (float a, float b, float c, float *out, size_t stride)
 #   define S_TAPS(p) ((s_vf) { (p) [0], (p) [9], (p) [18], (p) [27] })
 #endif
 
-//  s_g3 on S_VL kernels at once, the same operations per lane.
+//  G applied to three values of S_VL kernels: (a, (a + b + c) / 2, (a - b + c) / 2, c).
 static inline void
-s_g3v (s_vf a, s_vf b, s_vf c, s_vf *out, size_t stride)
+s_g3 (s_vf a, s_vf b, s_vf c, s_vf *out, size_t stride)
 {
     out [0] = a;
     out [stride] = ((a + b) + c) * 0.5f;
     out [2 * stride] = ((a - b) + c) * 0.5f;
     out [3 * stride] = c;
+}
+
+//  The 16 rows of U = G g G^T of the S_VL kernels at k (9 floats each).
+static inline void
+s_kernel_rows (const float *k, s_vf *u)
+{
+    s_vf g [9], h [4][3];
+    for (int x = 0; x < 9; x++)
+        g [x] = S_TAPS (k + x);
+    for (int col = 0; col < 3; col++)
+        s_g3 (g [col], g [3 + col], g [6 + col], &h [0][col], 3);
+    for (int i = 0; i < 4; i++)
+        s_g3 (h [i][0], h [i][1], h [i][2], u + 4 * i, 1);
 }
 
 /*  U = G g G^T of every 3x3 kernel, S_VL kernels at a time: each of the
@@ -395,31 +403,26 @@ s_g3v (s_vf a, s_vf b, s_vf c, s_vf *out, size_t stride)
     resnet8-gn step, twice a step per layer: forward and the flipped
     kernels of the input gradient). The 9 taps of S_VL kernels are read
     into lanes one by one (built in registers: a vector load of floats just
-    stored one at a time would not forward). */
+    stored one at a time would not forward). The last plane % S_VL kernels
+    go through a zero-padded copy, their lanes stored one by one. */
 static void
 s_kernels (const float *w, size_t oc, size_t c, float *U)
 {
     size_t plane = oc * c, j = 0;
+    s_vf u [16];
     for (; j + S_VL <= plane; j += S_VL) {
-        s_vf g [9], h [4][3], u [16];
-        const float *k = w + j * 9;
-        for (int x = 0; x < 9; x++)
-            g [x] = S_TAPS (k + x);
-        for (int col = 0; col < 3; col++)
-            s_g3v (g [col], g [3 + col], g [6 + col], &h [0][col], 3);
-        for (int i = 0; i < 4; i++)
-            s_g3v (h [i][0], h [i][1], h [i][2], u + 4 * i, 1);
+        s_kernel_rows (w + j * 9, u);
         for (int r = 0; r < 16; r++)
             s_st (U + (size_t) r * plane + j, u [r]);
     }
-    for (; j < plane; j++) {
-        const float *g = w + j * 9;
-        float h [4][3];
-        for (int col = 0; col < 3; col++)
-            s_g3 (g [col], g [3 + col], g [6 + col], &h [0][col], 3);
-        for (int i = 0; i < 4; i++)
-            s_g3 (h [i][0], h [i][1], h [i][2], U + (size_t) (4 * i) * plane + j, plane);
-    }
+    if (j == plane)
+        return;
+    float tail [S_VL * 9] = { 0 };
+    memcpy (tail, w + j * 9, (plane - j) * 9 * sizeof *tail);
+    s_kernel_rows (tail, u);
+    for (int r = 0; r < 16; r++)
+        for (size_t l = 0; j + l < plane; l++)
+            U [(size_t) r * plane + j + l] = u [r][l];
 }
 
 //  G^T applied to four values: (a + (b + c) / 2, (b - c) / 2, (b + c) / 2 + d).
