@@ -37,7 +37,10 @@
     transform and the 16 sgemms (2^16 to 2^18 ran alike in gcbench train on
     lenet-w and resnet8-gn; in a throwaway driver, the sgemms alone of
     lenet-w's 64 -> 64 convolution at 14x14 ran 1.3 times as fast on chunks
-    of 4 samples as of 16 or 64). */
+    of 4 samples as of 16 or 64). The 5x5 form (6x6 tiles) takes twice
+    that: lenet ran 7 % faster with 2^18 floats than with 2^17 (4 samples
+    a chunk against 2; 5 ran slower than 4), lenet-w and resnet8-gn 3-5 %
+    slower with 2^18 of their 4x4 tiles. */
 #define S_WINO_FLOATS (1u << 17)
 
 /*  The scratch memory of a forward and backward pass (activations, their
@@ -91,7 +94,7 @@ struct gc_cnn_t {
     //  of the convolution, right after the chunk's sgemm, while the chunk is
     //  in L2 (its three passes read the stem's 3.2 MB output from memory)
     bool     gn_chunked [GC_CNN_MAX_OPS];
-    //  convolution i runs as Winograd's F(2x2, 3x3) (gc_wino_fits, and not
+    //  convolution i runs as Winograd's F(2x2, 3x3) or F(2x2, 5x5) (gc_wino_fits, and not
     //  turned off: GC_CONV=im2col in the environment, gc_cnn_set_winograd)
     bool     wino [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
@@ -364,7 +367,8 @@ static size_t
 s_wino_chunk (const gc_cnn_op_t *op, size_t batch)
 {
     size_t rows = op->c > op->oc ? op->c : op->oc;
-    size_t m = S_WINO_FLOATS / (16 * rows * gc_wino_tiles (op));
+    size_t floats = op->k == 5 ? 2 * S_WINO_FLOATS : S_WINO_FLOATS;
+    size_t m = floats / (gc_wino_planes (op->k) * rows * gc_wino_tiles (op));
     m = m ? m : 1;
     return m < batch ? m : batch;
 }
@@ -419,12 +423,13 @@ s_reserve (gc_cnn_t *self, size_t batch, bool train)
                            : s_grow (&ws->dact [i], out * sizeof (float));
         if (self->wino [i]) {
             size_t rows = op->c > op->oc ? op->c : op->oc;
-            size_t tiles = 16 * gc_wino_plane (rows, s_wino_chunk (op, batch) * gc_wino_tiles (op));
+            size_t planes = gc_wino_planes (op->k), kk = op->k * op->k;
+            size_t tiles = planes * gc_wino_plane (rows, s_wino_chunk (op, batch) * gc_wino_tiles (op));
             wtiles = tiles > wtiles ? tiles : wtiles;
             wscr = gc_wino_scratch (op) > wscr ? gc_wino_scratch (op) : wscr;
-            wkern = 16 * op->c * op->oc > wkern ? 16 * op->c * op->oc : wkern;
-            if (train && op->c * op->oc * 9 > wflip)
-                wflip = op->c * op->oc * 9;
+            wkern = planes * op->c * op->oc > wkern ? planes * op->c * op->oc : wkern;
+            if (train && op->c * op->oc * kk > wflip)
+                wflip = op->c * op->oc * kk;
         }
         else
         if (op->kind == GC_CNN_CONV && !s_pointwise (op)) {
@@ -566,7 +571,7 @@ s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float 
         size_t m = batch - n0 < step ? batch - n0 : step, T = m * tiles, ld = gc_wino_ld (T);
         size_t pv = gc_wino_plane (C, T), pm = gc_wino_plane (K, T);
         gc_wino_input (op, in, batch, n0, m, self->wv, self->wscr);
-        for (size_t xi = 0; xi < 16; xi++)
+        for (size_t xi = 0; xi < gc_wino_planes (op->k); xi++)
             s_gemm (self, CblasNoTrans, CblasNoTrans, K, T, C, U + xi * K * C, C,
                     self->wv + xi * pv, ld, 0.0f, self->wm + xi * pm, ld);
         gc_wino_output (op, self->wm, batch, n0, m, bias, relu, add, out);
@@ -584,7 +589,7 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
     const float *b = params + self->net.layout.layers [op->bias].offset;
     size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
     if (self->wino [i]) {
-        gc_wino_kernels (w, op->oc, op->c, self->wu);
+        gc_wino_kernels (w, op->oc, op->c, op->k, self->wu);
         s_wino_conv (self, op, self->wu, in, batch, b, relu, false, out,
                      self->gn_chunked [i] ? i + 1 : -1, params);
         return;
@@ -787,7 +792,7 @@ s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *d
     gc_cnn_op_t t = s_transposed (op);
     s_flip_kernels (self, op, w);
     if (self->wino [op - self->net.ops]) {
-        gc_wino_kernels (self->wflip, t.oc, t.c, self->wut);
+        gc_wino_kernels (self->wflip, t.oc, t.c, t.k, self->wut);
         s_wino_conv (self, &t, self->wut, dy, batch, NULL, false, add, dx, -1, NULL);
         return;
     }
@@ -857,11 +862,11 @@ s_wino_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
             s_gn_backward (self, i + 1, params, batch, n0, m, false, grad, beta);
         gc_wino_input (op, in, batch, n0, m, self->wv, self->wscr);
         gc_wino_grad_tiles (op, dy, batch, n0, m, self->wm, self->wscr);
-        for (size_t xi = 0; xi < 16; xi++)
+        for (size_t xi = 0; xi < gc_wino_planes (op->k); xi++)
             s_gemm (self, CblasNoTrans, CblasTrans, K, C, T, self->wm + xi * pm, ld,
                     self->wv + xi * pv, ld, n0 ? 1.0f : 0.0f, self->wdu + xi * K * C, C);
     }
-    gc_wino_kernel_grad (self->wdu, K, C, beta, grad + self->net.layout.layers [op->weight].offset);
+    gc_wino_kernel_grad (self->wdu, K, C, op->k, beta, grad + self->net.layout.layers [op->weight].offset);
     if (self->gn_chunked [i])
         s_conv_bias_grad (self, op, dy, batch, grad, beta);
 }

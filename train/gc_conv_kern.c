@@ -137,13 +137,13 @@ gc_wino_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t
 }
 
 void
-gc_wino_kernels (const float *w, size_t oc, size_t c, float *U)
+gc_wino_kernels (const float *w, size_t oc, size_t c, size_t k, float *U)
 {
-    s_wino ()->kernels (w, oc, c, U);
+    s_wino ()->kernels (w, oc, c, k, U);
 }
 
 void
-gc_wino_kernel_grad (const float *dU, size_t oc, size_t c, float beta, float *dw)
+gc_wino_kernel_grad (const float *dU, size_t oc, size_t c, size_t k, float beta, float *dw)
 {
-    s_wino ()->kernel_grad (dU, oc, c, beta, dw);
+    s_wino ()->kernel_grad (dU, oc, c, k, beta, dw);
 }

@@ -40,8 +40,9 @@ typedef struct {
                       const float *bias, bool relu, bool add, float *y);
     void   (*grad_tiles) (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0,
                           size_t m, float *Z, float *scratch);
-    void   (*kernels) (const float *w, size_t oc, size_t c, float *U);
-    void   (*kernel_grad) (const float *dU, size_t oc, size_t c, float beta, float *dw);
+    void   (*kernels) (const float *w, size_t oc, size_t c, size_t k, float *U);
+    void   (*kernel_grad) (const float *dU, size_t oc, size_t c, size_t k, float beta,
+                           float *dw);
 } gc_wino_kern_t;
 
 extern const gc_conv_kern_t gc_conv_kern_generic;

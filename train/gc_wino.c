@@ -195,23 +195,74 @@ s_b_tiles (const float *e, const float *o, size_t S, float *v, size_t plane, siz
     }
 }
 
+/*  B^T (F(2x2, 5x5)'s, 6x6) applied to six values d [0 .. 5], read s
+    apart, into out [0 .. 5], stride apart: 4 d0 - 5 d2 + d4, 4 (d1 + d2) -
+    (d3 + d4), 4 (d2 - d1) + (d3 - d4), 2 (d3 - d1) + (d4 - d2), (d4 - d2) -
+    2 (d3 - d1), 4 d1 - 5 d3 + d5. */
+static inline void
+s_bt6 (const s_vf *d, size_t s, s_vf *out, size_t stride)
+{
+    s_vf d0 = d [0], d1 = d [s], d2 = d [2 * s], d3 = d [3 * s], d4 = d [4 * s], d5 = d [5 * s];
+    s_vf e = (d3 - d1) * 2.0f, f = d4 - d2;
+    out [0] = (d0 * 4.0f - d2 * 5.0f) + d4;
+    out [stride] = (d1 + d2) * 4.0f - (d3 + d4);
+    out [2 * stride] = (d2 - d1) * 4.0f + (d3 - d4);
+    out [3 * stride] = e + f;
+    out [4 * stride] = f - e;
+    out [5 * stride] = (d1 * 4.0f - d3 * 5.0f) + d5;
+}
+
+/*  B^T d B of a row of 6x6 tiles: e and o hold the split rows 2ty - 2 ..
+    2ty + 3 (stride S), columns 2tx - 2 .. 2tx + 3 of tile tx being e [tx],
+    o [tx], e [tx + 1], o [tx + 1], e [tx + 2], o [tx + 2]; v the 36 output
+    rows, plane apart. Down the columns into h, then along h's rows: 36
+    vectors, in registers where the level has 32 of them (the form that
+    recomputed a column per output row, 6 times the loads, ran 1.4 times
+    as long). */
+static void
+s_b6_tiles (const float *e, const float *o, size_t S, float *v, size_t plane, size_t n)
+{
+    for (size_t t = 0; t < n; t += S_VL) {
+        s_vf d [6][6], h [6][6], u [6];
+        for (size_t i = 0; i < 6; i++)
+            for (size_t j = 0; j < 6; j++)
+                d [i][j] = s_ld ((j % 2 ? o : e) + i * S + t + j / 2);
+        for (size_t j = 0; j < 6; j++)
+            s_bt6 (&d [0][j], 6, &h [0][j], 6);
+        for (size_t i = 0; i < 6; i++) {
+            s_bt6 (h [i], 1, u, 1);
+            for (size_t j = 0; j < 6; j++)
+                s_st (v + (6 * i + j) * plane + t, u [j]);
+        }
+    }
+}
+
 static void
 s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m, float *V,
          float *scratch)
 {
-    size_t C = op->c, H = op->h, W = op->w;
+    size_t C = op->c, H = op->h, W = op->w, pad = op->pad;
     s_tiling_t g = s_tiling (H, W, m, C);
-    size_t S = g.S, R = 2 * g.th + 2;
-    //  split rows: e [yy] = columns 2t, o [yy] = columns 2t - 1 of row yy - 1
-    //  (placed one on: 2t - 1 is then even, 2t odd)
+    size_t S = g.S, R = 2 * g.th + op->k - 1;
+    /*  split rows: e [yy] = columns 2t - pad, o [yy] = columns 2t - pad + 1
+        of row yy - pad, each row placed pad on. 3x3 (pad 1): 2t - 1 is
+        then odd and goes to o, so e and o trade places. */
     float *e = scratch, *o = e + R * S, *P = o + R * S;
     memset (P, 0, R * 2 * S * sizeof (float));
     for (size_t c = 0; c < C; c++)
         for (size_t n = n0; n < n0 + m; n++) {
-            s_split_plane (x + (c * batch + n) * H * W, H, W, -1, R, 1, P, S, o, e);
-            for (size_t ty = 0; ty < g.th; ty++)
-                s_b_tiles (e + 2 * ty * S, o + 2 * ty * S, S, V + c * g.ld + s_tile_at (&g, n, n0, ty),
-                           g.plane, g.L);
+            const float *plane = x + (c * batch + n) * H * W;
+            if (op->k == 3)
+                s_split_plane (plane, H, W, -1, R, 1, P, S, o, e);
+            else
+                s_split_plane (plane, H, W, -(long) pad, R, pad, P, S, e, o);
+            for (size_t ty = 0; ty < g.th; ty++) {
+                float *v = V + c * g.ld + s_tile_at (&g, n, n0, ty);
+                if (op->k == 3)
+                    s_b_tiles (e + 2 * ty * S, o + 2 * ty * S, S, v, g.plane, g.L);
+                else
+                    s_b6_tiles (e + 2 * ty * S, o + 2 * ty * S, S, v, g.plane, g.L);
+            }
         }
 }
 
@@ -302,6 +353,37 @@ s_at_tiles (const float *m, size_t plane, float *y00, float *y01, float *y10, fl
     }
 }
 
+/*  F(2x2, 5x5)'s A^T (2x6) applied to six values r [0 .. 5], s apart:
+    (r1 + r2) + (r3 + r4) + r0 and (r1 - r2) + 2 (r3 - r4) + r5. */
+static inline void
+s_at2 (const s_vf *r, size_t s, s_vf *y0, s_vf *y1)
+{
+    *y0 = ((r [s] + r [2 * s]) + (r [3 * s] + r [4 * s])) + r [0];
+    *y1 = ((r [s] - r [2 * s]) + (r [3 * s] - r [4 * s]) * 2.0f) + r [5 * s];
+}
+
+//  A^T M A of a row of 6x6 tiles, as s_at_tiles with 36 rows: down each
+//  column j, then along the two rows.
+static void
+s_at6_tiles (const float *m, size_t plane, float *y00, float *y01, float *y10, float *y11,
+             size_t n)
+{
+    for (size_t t = 0; t < n; t += S_VL) {
+        s_vf r [6][6], s0 [6], s1 [6], y [4];
+        for (size_t i = 0; i < 6; i++)
+            for (size_t j = 0; j < 6; j++)
+                r [i][j] = s_ld (m + (6 * i + j) * plane + t);
+        for (size_t j = 0; j < 6; j++)
+            s_at2 (&r [0][j], 6, &s0 [j], &s1 [j]);
+        s_at2 (s0, 1, &y [0], &y [1]);
+        s_at2 (s1, 1, &y [2], &y [3]);
+        s_st (y00 + t, y [0]);
+        s_st (y01 + t, y [1]);
+        s_st (y10 + t, y [2]);
+        s_st (y11 + t, y [3]);
+    }
+}
+
 static void
 s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
           const float *bias, bool relu, bool add, float *y)
@@ -314,8 +396,11 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
         for (size_t n = n0; n < n0 + m; n++) {
             float *yp = y + (k * batch + n) * H * W;
             for (size_t ty = 0; ty < g.th; ty++) {
-                s_at_tiles (M + k * g.ld + s_tile_at (&g, n, n0, ty), g.plane, out [0], out [1],
-                            out [2], out [3], g.L);
+                const float *mt = M + k * g.ld + s_tile_at (&g, n, n0, ty);
+                if (op->k == 3)
+                    s_at_tiles (mt, g.plane, out [0], out [1], out [2], out [3], g.L);
+                else
+                    s_at6_tiles (mt, g.plane, out [0], out [1], out [2], out [3], g.L);
                 for (size_t r = 0; r < 2 && 2 * ty + r < H; r++) {
                     float *row = yp + (2 * ty + r) * W;
                     s_put_row (row, W, out [2 * r], out [2 * r + 1], g.L, tmp, bias ? bias + k : NULL,
@@ -346,6 +431,28 @@ s_a_tiles (const float *e0, const float *e1, const float *o0, const float *o1, f
     }
 }
 
+/*  F(2x2, 5x5)'s A (6x2: rows (1, 0), (1, 1), (1, -1), (1, 2), (1, -2),
+    (0, 1)) down and along a row of dY's 2x2 tiles, as s_a_tiles. */
+static void
+s_a6_tiles (const float *e0, const float *e1, const float *o0, const float *o1, float *z,
+            size_t plane, size_t n)
+{
+    for (size_t t = 0; t < n; t += S_VL) {
+        s_vf ge0 = s_ld (e0 + t), ge1 = s_ld (e1 + t), go0 = s_ld (o0 + t), go1 = s_ld (o1 + t);
+        s_vf qe [6] = { ge0, ge0 + ge1, ge0 - ge1, ge0 + ge1 * 2.0f, ge0 - ge1 * 2.0f, ge1 };
+        s_vf qo [6] = { go0, go0 + go1, go0 - go1, go0 + go1 * 2.0f, go0 - go1 * 2.0f, go1 };
+        for (size_t i = 0; i < 6; i++) {
+            float *zi = z + 6 * i * plane + t;
+            s_st (zi, qe [i]);
+            s_st (zi + plane, qe [i] + qo [i]);
+            s_st (zi + 2 * plane, qe [i] - qo [i]);
+            s_st (zi + 3 * plane, qe [i] + qo [i] * 2.0f);
+            s_st (zi + 4 * plane, qe [i] - qo [i] * 2.0f);
+            s_st (zi + 5 * plane, qo [i]);
+        }
+    }
+}
+
 static void
 s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, size_t m,
               float *Z, float *scratch)
@@ -361,8 +468,11 @@ s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, s
             s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, e, o);
             for (size_t ty = 0; ty < g.th; ty++) {
                 const float *e0 = e + 2 * ty * S, *o0 = o + 2 * ty * S;
-                s_a_tiles (e0, e0 + S, o0, o0 + S, Z + k * g.ld + s_tile_at (&g, n, n0, ty),
-                           g.plane, g.L);
+                float *z = Z + k * g.ld + s_tile_at (&g, n, n0, ty);
+                if (op->k == 3)
+                    s_a_tiles (e0, e0 + S, o0, o0 + S, z, g.plane, g.L);
+                else
+                    s_a6_tiles (e0, e0 + S, o0, o0 + S, z, g.plane, g.L);
             }
         }
 }
@@ -405,9 +515,48 @@ s_kernel_rows (const float *k, s_vf *u)
     into lanes one by one (built in registers: a vector load of floats just
     stored one at a time would not forward). The last plane % S_VL kernels
     go through a zero-padded copy, their lanes stored one by one. */
+/*  G (F(2x2, 5x5)'s, 6x5) applied to five values: a / 4, (a + b + c + d +
+    e) / 6, (a - b + c - d + e) / 6, (a + 2b + 4c + 8d + 16e) / 24, (a - 2b
+    + 4c - 8d + 16e) / 24, e. Divided, not multiplied by a rounded 1/6. */
 static void
-s_kernels (const float *w, size_t oc, size_t c, float *U)
+s_g5 (const float *in, size_t in_stride, float *out, size_t stride)
 {
+    float a = in [0], b = in [in_stride], c = in [2 * in_stride], d = in [3 * in_stride];
+    float e = in [4 * in_stride];
+    float even = (a + c) + e, odd = b + d;
+    float even4 = (a + c * 4.0f) + e * 16.0f, odd4 = b * 2.0f + d * 8.0f;
+    out [0] = a * 0.25f;
+    out [stride] = (even + odd) / 6.0f;
+    out [2 * stride] = (even - odd) / 6.0f;
+    out [3 * stride] = (even4 + odd4) / 24.0f;
+    out [4 * stride] = (even4 - odd4) / 24.0f;
+    out [5 * stride] = e;
+}
+
+//  U = G g G^T of every 5x5 kernel, one at a time (a small part of a
+//  step: once per kernel, the sgemms' work is per tile).
+static void
+s_kernels5 (const float *w, size_t oc, size_t c, float *U)
+{
+    size_t plane = oc * c;
+    for (size_t j = 0; j < plane; j++) {
+        float h [6][5], u [6][6];
+        for (int col = 0; col < 5; col++)
+            s_g5 (w + j * 25 + col, 5, &h [0][col], 5);
+        for (int i = 0; i < 6; i++)
+            s_g5 (h [i], 1, u [i], 1);
+        for (int x = 0; x < 36; x++)
+            U [(size_t) x * plane + j] = u [x / 6][x % 6];
+    }
+}
+
+static void
+s_kernels (const float *w, size_t oc, size_t c, size_t k, float *U)
+{
+    if (k == 5) {
+        s_kernels5 (w, oc, c, U);
+        return;
+    }
     size_t plane = oc * c, j = 0;
     s_vf u [16];
     for (; j + S_VL <= plane; j += S_VL) {
@@ -434,9 +583,46 @@ s_gt4 (float a, float b, float c, float d, float *out, size_t stride)
     out [2 * stride] = (b + c) * 0.5f + d;
 }
 
+/*  G^T (F(2x2, 5x5)'s, 5x6) applied to six values; with p = u1 + u2, q =
+    u1 - u2, r = u3 + u4, s = u3 - u4: u0 / 4 + (4p + r) / 24, (2q + s) / 12,
+    (p + r) / 6, (q + 2s) / 6, (p + 4r) / 6 + u5. */
 static void
-s_kernel_grad (const float *dU, size_t oc, size_t c, float beta, float *dw)
+s_gt6 (const float *u, size_t in_stride, float *out, size_t stride)
 {
+    float p = u [in_stride] + u [2 * in_stride], q = u [in_stride] - u [2 * in_stride];
+    float r = u [3 * in_stride] + u [4 * in_stride], s = u [3 * in_stride] - u [4 * in_stride];
+    out [0] = u [0] * 0.25f + (p * 4.0f + r) / 24.0f;
+    out [stride] = (q * 2.0f + s) / 12.0f;
+    out [2 * stride] = (p + r) / 6.0f;
+    out [3 * stride] = (q + s * 2.0f) / 6.0f;
+    out [4 * stride] = (p + r * 4.0f) / 6.0f + u [5 * in_stride];
+}
+
+static void
+s_kernel_grad5 (const float *dU, size_t oc, size_t c, float beta, float *dw)
+{
+    size_t plane = oc * c;
+    for (size_t j = 0; j < plane; j++) {
+        float d [6][6], a [5][6], g [5][5];
+        for (int x = 0; x < 36; x++)
+            d [x / 6][x % 6] = dU [(size_t) x * plane + j];
+        for (int col = 0; col < 6; col++)
+            s_gt6 (&d [0][col], 6, &a [0][col], 6);
+        for (int r = 0; r < 5; r++)
+            s_gt6 (a [r], 1, g [r], 1);
+        float *out = dw + j * 25;
+        for (int x = 0; x < 25; x++)
+            out [x] = beta != 0.0f ? beta * out [x] + g [x / 5][x % 5] : g [x / 5][x % 5];
+    }
+}
+
+static void
+s_kernel_grad (const float *dU, size_t oc, size_t c, size_t k, float beta, float *dw)
+{
+    if (k == 5) {
+        s_kernel_grad5 (dU, oc, c, beta, dw);
+        return;
+    }
     size_t plane = oc * c;
     for (size_t j = 0; j < plane; j++) {
         float d [4][4], a [3][4], g [3][3];

@@ -1,6 +1,9 @@
-/*  gc_wino — Winograd's minimal filtering F(2x2, 3x3) (Lavin and Gray,
-    "Fast Algorithms for Convolutional Neural Networks", 2016) for the 3x3,
-    stride-1, padding-1 convolutions of gc_cnn: each 2x2 block of outputs
+/*  gc_wino — Winograd's minimal filtering F(2x2, 3x3) and F(2x2, 5x5)
+    (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+    2016) for the 3x3 and 5x5 "same" stride-1 convolutions of gc_cnn. The
+    3x3 form is described here; the 5x5 one is the same with 6x6 tiles
+    (36 products for a 2x2 block instead of 100, 2.8 times fewer; section
+    "F(2x2, 5x5)" below). Each 2x2 block of outputs
     (a tile) comes from a 4x4 block of inputs through 16 products instead of
     36, so a convolution becomes 16 sgemms of (out x in) by (in x tiles),
     2.25 times fewer multiply-adds than the im2col lowering's one sgemm of
@@ -19,8 +22,13 @@
     transforms are sums of floats and exact halvings: the same bits at every
     kernel level (gc_wino.c is compiled once per level like gc_conv.c).
 
-    Layouts: tensors CNHW as in gc_conv.h; U and dU are 16 planes of
-    (out x in); V, M and Z are 16 planes of (rows x T) with row stride
+    F(2x2, 5x5): the same with 6x6 tiles (gc_wino_side) whose input block
+    starts two rows and columns up; its B^T, G and A^T are in gc_wino.c and
+    docs/ALGORITHMS.md (entries 2, 4, 5 and divisions by 4, 6, 12, 24: not
+    exact, but the same operations in the same order at every level).
+
+    Layouts: tensors CNHW as in gc_conv.h; U and dU are gc_wino_planes
+    planes of (out x in) (16 or 36); V, M and Z as many planes of (rows x T) with row stride
     gc_wino_ld (T), gc_wino_plane (rows, T) apart, T the tiles of a chunk of m samples, sample-major, then
     tile row, then tile column. The transforms run along a row of tiles
     GC_WINO_LANES at a time, the last group spilling into the next row's
@@ -40,14 +48,29 @@
     has such a layer but the stems from one channel. */
 #define GC_WINO_MIN_CHANNELS 8
 
-/*  Whether op is a convolution gc_wino computes: 3x3, stride 1, padding 1
-    (the output the input's size), enough channels both ways. */
+/*  Whether op is a convolution gc_wino computes: 3x3 with padding 1 or
+    5x5 with padding 2, stride 1 (the output the input's size), enough
+    channels both ways. */
 static inline bool
 gc_wino_fits (const gc_cnn_op_t *op)
 {
-    return op->kind == GC_CNN_CONV && op->k == 3 && op->stride == 1 && op->pad == 1
-        && op->oh == op->h && op->ow == op->w
+    return op->kind == GC_CNN_CONV && (op->k == 3 || op->k == 5) && op->stride == 1
+        && 2 * op->pad + 1 == op->k && op->oh == op->h && op->ow == op->w
         && op->c >= GC_WINO_MIN_CHANNELS && op->oc >= GC_WINO_MIN_CHANNELS;
+}
+
+/*  A tile's side: 2 outputs and k - 1 more inputs (4 for 3x3, 6 for 5x5). */
+static inline size_t
+gc_wino_side (size_t k)
+{
+    return k + 1;
+}
+
+/*  Planes of U, V, M and Z: a tile's entries, one sgemm each (16 or 36). */
+static inline size_t
+gc_wino_planes (size_t k)
+{
+    return gc_wino_side (k) * gc_wino_side (k);
 }
 
 /*  Tiles of one sample of op's output. */
@@ -92,13 +115,13 @@ gc_wino_split_len (size_t W)
 static inline size_t
 gc_wino_scratch (const gc_cnn_op_t *op)
 {
-    return 4 * (2 * ((op->h + 1) / 2) + 2) * gc_wino_split_len (op->w);
+    return 4 * (2 * ((op->h + 1) / 2) + op->k - 1) * gc_wino_split_len (op->w);
 }
 
-/*  U (16 x oc x c) from the kernels w (oc x c x 3 x 3). */
-void gc_wino_kernels (const float *w, size_t oc, size_t c, float *U);
+/*  U (planes x oc x c) from the kernels w (oc x c x k x k), k 3 or 5. */
+void gc_wino_kernels (const float *w, size_t oc, size_t c, size_t k, float *U);
 
-/*  V (16 x c x T) from samples [n0, n0 + m) of x (batch samples, CNHW);
+/*  V (planes x c x T) from samples [n0, n0 + m) of x (batch samples, CNHW);
     scratch: gc_wino_scratch (op) floats. */
 void gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                     float *V, float *scratch);
@@ -108,12 +131,13 @@ void gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t 
 void gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
                      const float *bias, bool relu, bool add, float *y);
 
-/*  Z (16 x oc x T) = A dY A^T of samples [n0, n0 + m) of dy; scratch as
+/*  Z (planes x oc x T) = A dY A^T of samples [n0, n0 + m) of dy; scratch as
     for gc_wino_input. */
 void gc_wino_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0,
                          size_t m, float *Z, float *scratch);
 
-/*  dw (oc x c x 3 x 3) = G^T dU G, plus beta dw unless beta is 0. */
-void gc_wino_kernel_grad (const float *dU, size_t oc, size_t c, float beta, float *dw);
+/*  dw (oc x c x k x k) = G^T dU G, plus beta dw unless beta is 0. */
+void gc_wino_kernel_grad (const float *dU, size_t oc, size_t c, size_t k, float beta,
+                          float *dw);
 
 #endif

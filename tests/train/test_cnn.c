@@ -130,6 +130,10 @@ test_gradients (void **state)
         "2x5x1/c8,c8,f3",
         "1x3x4/c8,gn2,relu,c12,gn3,f3",
         "1x6x6/c8,gn4,relu,r8g4x2,gap,f3",
+        //  Winograd F(2x2, 5x5): odd sides, a side under the tile's, more
+        //  out than in and fewer
+        "2x7x5/c8,relu,c8k5,relu,f3",
+        "1x3x9/c8,c12k5,gn3,relu,c8k5,f3",
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
         s_check_gradient (specs [i], 0.0f);
@@ -154,6 +158,8 @@ test_winograd (void **state)
     (void) state;
     static const char *specs [] = {
         "lenet-w", "resnet8-gn", "1x9x7/c8,relu,c16,gn4,relu,r16x2,f4", "3x16x16/c8,c8,c8,f3",
+        //  F(2x2, 5x5): lenet's 16 -> 32 at 14x14, odd sides, fewer out than in
+        "lenet", "2x13x11/c8k5,relu,c16k5,gn4,relu,c9k5,f3",
         //  kernel counts (out x in) that are no multiple of the vector width: 90, 110
         "9x8x8/c10,relu,c11,f3",
     };
@@ -589,6 +595,7 @@ test_levels (void **state)
     (void) state;
     static const char *specs [] = {
         "lenet", "resnet8-gn", "lenet-w", "1x9x7/c8,relu,c16,gn4,relu,r16x2,f4", "2x5x1/c8,c8,f3",
+        "2x13x11/c8k5,relu,c16k5,gn4,relu,c9k5,f3",
         "2x9x9/c3k5s1p2,relu,mp2s3,f3", "2x7x7/c3,mp3s2,ap3s2,f3",
         "1x9x9/c2k4s3p0,gn2,relu,f3", "2x7x7/c4,gn2,relu,mp2,r6s2g2,gap,f3",
     };
