@@ -92,7 +92,12 @@ s_tile_at (const s_tiling_t *g, size_t n, size_t n0, size_t ty)
 }
 
 /*  Rows [0, R) of a plane split into even (ev [yy][t] = p [2t]) and odd
-    (od [yy][t] = p [2t + 1]) entries, t in [0, S), where p is the plane's
+    (od [yy][t] = p [2t + 1]) entries, t in [0, n) rounded up to the lanes
+    (n: the entries the row's real tiles read; the transforms' last group
+    of lanes reads further, for tiles past the row's end whose values no
+    output uses, and finds what an earlier plane left or the zeros the
+    caller wrote; splitting them too was a third of the split's work on a
+    28-column plane, half on a 14-column one), where p is the plane's
     row yy + y0 placed at shift in a row of 2 S zeros (all zeros outside the
     plane). P: R rows of 2 S floats, zero but where rows are placed (each
     call places the same extents), so the surroundings read as zeros. All
@@ -123,7 +128,7 @@ s_ld_placed (const float *row, long at, long W)
 
 static S_NO_LIBCALLS void
 s_split_plane (const float *plane, size_t H, size_t W, long y0, size_t R, size_t shift,
-               float *P, size_t S, float *ev, float *od)
+               float *P, size_t S, size_t n, float *ev, float *od)
 {
 #if GC_KLEVEL >= GC_KLEVEL_AVX2
     //  With masked loads the rows are split straight from the plane, P
@@ -135,7 +140,7 @@ s_split_plane (const float *plane, size_t H, size_t W, long y0, size_t R, size_t
     const s_vf zero = { 0 };
     for (size_t yy = 0; yy < R; yy++) {
         const float *row = s_row (plane, H, W, (long) yy + y0);
-        for (size_t t = 0; t < S; t += S_VL) {
+        for (size_t t = 0; t < n; t += S_VL) {
             long at = (long) (2 * t) - (long) shift;
             s_vf a = row ? s_ld_placed (row, at, (long) W) : zero;
             s_vf b = row ? s_ld_placed (row, at + S_VL, (long) W) : zero;
@@ -153,7 +158,7 @@ s_split_plane (const float *plane, size_t H, size_t W, long y0, size_t R, size_t
                 dst [x] = row [x];
     }
     for (size_t yy = 0; yy < R; yy++)
-        for (size_t t = 0; t < S; t += S_VL) {
+        for (size_t t = 0; t < n; t += S_VL) {
             s_vf a = s_ld (P + yy * 2 * S + 2 * t), b = s_ld (P + yy * 2 * S + 2 * t + S_VL);
             s_st (ev + yy * S + t, S_EVEN (a, b));
             s_st (od + yy * S + t, S_ODD (a, b));
@@ -248,14 +253,14 @@ s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t 
         of row yy - pad, each row placed pad on. 3x3 (pad 1): 2t - 1 is
         then odd and goes to o, so e and o trade places. */
     float *e = scratch, *o = e + R * S, *P = o + R * S;
-    memset (P, 0, R * 2 * S * sizeof (float));
+    memset (scratch, 0, R * 4 * S * sizeof (float));
     for (size_t c = 0; c < C; c++)
         for (size_t n = n0; n < n0 + m; n++) {
             const float *plane = x + (c * batch + n) * H * W;
             if (op->k == 3)
-                s_split_plane (plane, H, W, -1, R, 1, P, S, o, e);
+                s_split_plane (plane, H, W, -1, R, 1, P, S, g.tw + 1, o, e);
             else
-                s_split_plane (plane, H, W, -(long) pad, R, pad, P, S, e, o);
+                s_split_plane (plane, H, W, -(long) pad, R, pad, P, S, g.tw + 2, e, o);
             for (size_t ty = 0; ty < g.th; ty++) {
                 float *v = V + c * g.ld + s_tile_at (&g, n, n0, ty);
                 if (op->k == 3)
@@ -462,10 +467,10 @@ s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, s
     size_t S = g.S, R = 2 * g.th;
     //  split rows: e [y] = columns 2t, o [y] = columns 2t + 1 of dY's row y
     float *e = scratch, *o = e + R * S, *P = o + R * S;
-    memset (P, 0, R * 2 * S * sizeof (float));
+    memset (scratch, 0, R * 4 * S * sizeof (float));
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
-            s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, e, o);
+            s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, g.tw, e, o);
             for (size_t ty = 0; ty < g.th; ty++) {
                 const float *e0 = e + 2 * ty * S, *o0 = o + 2 * ty * S;
                 float *z = Z + k * g.ld + s_tile_at (&g, n, n0, ty);
