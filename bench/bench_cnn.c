@@ -1,11 +1,15 @@
 /*  gcbench train, CNN figures: training throughput of the CNN presets at
     batch 64 on one thread, on the wall clock and on the thread's CPU clock
-    (what survives a shared machine), and the fraction of the step's CPU time
-    spent inside sgemm (the rest is lowering, pooling, GroupNorm and the update).
+    (what survives a shared machine), the fraction of the step's CPU time
+    spent inside sgemm (the rest is lowering, pooling, GroupNorm and the
+    update), and Winograd's speed-up: the step's CPU time with every
+    convolution lowered (GC_CONV=im2col) over its time as it runs, measured
+    alternately in the same run.
 
     A step is what scripts/torch_speed.py times in PyTorch on the same
     network: loss and gradient, then plain SGD (params -= lr grad). */
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +40,29 @@ s_steps (void *arg)
                           c->y + (size_t) b * c->batch, c->batch, c->grad, 1.0f, 0.0f, NULL);
         cblas_saxpy ((int) c->n, -0.01f, c->grad, 1, c->params, 1);
     }
+}
+
+/*  The lowering's best CPU time for c's steps over Winograd's, each the
+    best of its own runs and of `cpu` (Winograd's, just measured), taken
+    in turns (lowering, Winograd, lowering) so that a machine that speeds up
+    or slows down during the run moves both. */
+static double
+s_winograd_speedup (s_ctx_t *c, const gc_bench_opts_t *opts, double cpu)
+{
+    double lowered = 0;
+    for (int turn = 0; turn < 3; turn++) {
+        bool on = turn % 2 == 1;
+        gc_cnn_set_winograd (c->cnn, on);
+        if (turn == 0)
+            s_steps (c);        /* grows the lowering's workspace */
+        double t = gc_bench_cpu_best (s_steps, c, 2, opts->min_time / 2);
+        if (on)
+            cpu = t < cpu ? t : cpu;
+        else
+            lowered = turn == 0 || t < lowered ? t : lowered;
+    }
+    gc_cnn_set_winograd (c->cnn, true);
+    return lowered / cpu;
 }
 
 static int
@@ -70,6 +97,7 @@ s_bench (const gc_bench_opts_t *opts, const char *preset, size_t batch)
     double t0 = gc_bench_cpu_best (s_steps, &c, 1, 0);
     double fraction = gc_cnn_sgemm_seconds (c.cnn) / t0;
     gc_cnn_profile (c.cnn, false);
+    double speedup = s_winograd_speedup (&c, opts, cpu);
     double samples_per_s = (double) batch * c.steps / best;
     char name [96], extra [384];
     snprintf (extra, sizeof extra, "\"model\":\"%s\",\"batch\":%zu,\"threads\":1",
@@ -82,6 +110,8 @@ s_bench (const gc_bench_opts_t *opts, const char *preset, size_t batch)
     gc_bench_emit (opts, name, samples_per_s * gc_cnn_train_flops (c.cnn) * 1e-9, "GFLOP/s", extra);
     snprintf (name, sizeof name, "train_cnn_%s_bs%zu_sgemm_fraction", preset, batch);
     gc_bench_emit (opts, name, fraction, "ratio", extra);
+    snprintf (name, sizeof name, "train_cnn_%s_bs%zu_winograd_speedup", preset, batch);
+    gc_bench_emit (opts, name, speedup, "ratio", extra);
     gc_mem_free (c.params);
     gc_mem_free (c.grad);
     gc_mem_free (c.x);

@@ -1,11 +1,12 @@
 /*  The transforms of gc_wino.h, compiled once per kernel level like
     gc_conv.c (gc_klevel.h); gc_conv_kern.c picks one. A plane's even and
     odd columns are first split into padded rows of their own, so that the
-    tiles of a row read entries tx and tx + 1 of each, at unit stride; then
-    every loop runs over a row of tiles rounded up to GC_WINO_LANES, so the
-    vectoriser needs no short remainder (a 14x14 plane has rows of 7 tiles).
-    Sums in a fixed order, halvings exact, no contraction: every level gives
-    the same bits. */
+    tiles of a row read entries tx and tx + 1 of each (tx + 2 as well for
+    5x5), at unit stride; then every loop runs over a row of tiles rounded
+    up to GC_WINO_LANES, so the vectoriser needs no short remainder (a
+    14x14 plane has rows of 7 tiles). Sums in a fixed order, halvings exact
+    (5x5: scalings by 2, 4 and 5 and divisions by 4, 6, 12 and 24, each in
+    a fixed order too), no contraction: every level gives the same bits. */
 #include "gc_conv_kern.h"
 #include "gc_klevel.h"
 #include "gc_wino.h"
