@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_data.h"
 #include "gc_cli.h"
+#include "gc_model_file.h"
 #include "gc_dataset.h"
 #include "gc_model.h"
 #include "gc_mem.h"
@@ -27,6 +29,7 @@ typedef struct {
     gc_optim_config_t  optim;
     gc_augment_t       augment;
     int                quiet;
+    const char        *save;        /* the final parameters as a GCMODEL1 file */
 } s_opts_t;
 
 static void
@@ -58,6 +61,8 @@ s_help (void)
         "  --train-samples N     use only the first N training samples (default all)\n"
         "  --seed N              seed for initialisation and sampling (default 1)\n"
         "  --threads N           OpenBLAS threads (default 1)\n"
+        "  --save FILE           write the final model to FILE (GCMODEL1: gcnode eval\n"
+        "                        reads it)\n"
         "  --quiet               only the final line\n"
         "  -h, --help            this text\n\nModel kinds:\n",
         GC_DEFAULT_DATA_DIR, GC_MODEL_DEFAULT_SPEC);
@@ -88,6 +93,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
         { "seed", required_argument, NULL, 'S' },
         { "threads", required_argument, NULL, 't' },
         { "quiet", no_argument, NULL, 'q' },
+        { "save", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -117,6 +123,7 @@ s_parse (int argc, char **argv, s_opts_t *o)
                     rc = gc_optim_check_label_smoothing (o->optim.label_smoothing, "--label-smoothing", &err);
                 break;
             case 'q': o->quiet = 1; break;
+            case 'o': o->save = optarg; break;
             case 'h': s_help (); return -1;
             default: return gc_cli_bad_option (S_CMD, c, argv);
         }
@@ -125,36 +132,6 @@ s_parse (int argc, char **argv, s_opts_t *o)
         return gc_cli_usage_error (S_CMD, "%s", err.msg);
     if (optind < argc)
         return gc_cli_usage_error (S_CMD, "unexpected argument '%s'", argv [optind]);
-    return 0;
-}
-
-static int
-s_load_data (const s_opts_t *o, const gc_model_t *model, gc_dataset_t *train, gc_dataset_t *test)
-{
-    gc_err_t err = { 0 };
-    bool fell_back;
-    if (gc_dataset_open (o->data, o->seed, train, test, &fell_back, &err))
-        return gc_cli_usage_error (S_CMD, "%s", err.msg);
-    if (fell_back)
-        fprintf (stderr, "gcnode train: %s has no dataset (install dataset-fashion-mnist); "
-                 "using the built-in synthetic task instead\n", GC_DEFAULT_DATA_DIR);
-    if (o->train_samples > 0 && (size_t) o->train_samples < train->n)
-        train->n = (size_t) o->train_samples;
-    if (train->dim != gc_model_input_dim (model) || train->n_classes > gc_model_n_classes (model)) {
-        int rc = gc_cli_usage_error (S_CMD, "--model %s takes %zu features and %d classes, "
-                                     "the data has %zu and %d", gc_model_spec (model),
-                                     gc_model_input_dim (model), gc_model_n_classes (model),
-                                     train->dim, train->n_classes);
-        gc_dataset_free (train);
-        gc_dataset_free (test);
-        return rc;
-    }
-    if (gc_model_check_data (model, train, o->data ? o->data : GC_DEFAULT_DATA_DIR, &err)) {
-        gc_dataset_free (train);
-        gc_dataset_free (test);
-        return gc_cli_usage_error (S_CMD, "--model: %s", err.msg);
-    }
-    gc_dataset_standardise (train, test);
     return 0;
 }
 
@@ -198,6 +175,8 @@ s_train (const s_opts_t *o, gc_model_t *model, const gc_dataset_t *train, const 
             fflush (stdout);
         }
         printf ("test_accuracy=%.4f\n", accuracy);
+        if (o->save && gc_model_file_write (o->save, params, n, &err))
+            rc = gc_cli_error (S_CMD, &err);
     }
     gc_sampler_destroy (&sampler);
     gc_optim_destroy (&optim);
@@ -225,7 +204,7 @@ gc_cmd_train (int argc, char **argv)
         return rc;
     }
     gc_dataset_t train, test;
-    rc = s_load_data (&o, model, &train, &test);
+    rc = gc_cmd_load_data (S_CMD, o.data, o.seed, o.train_samples, model, &train, &test);
     if (rc == 0) {
         if (!o.quiet)
             printf ("model %s (%zu parameters), %zu training and %zu test samples, batch %ld, "

@@ -52,6 +52,7 @@ int gc_cli_dispatch (const char *prog, const char *version, const gc_cli_command
 void gc_cli_set_blas_threads (int n);
 
 int gc_cmd_train (int argc, char **argv);
+int gc_cmd_eval (int argc, char **argv);
 int gc_cmd_run (int argc, char **argv);
 int gc_cmd_control (int argc, char **argv);
 int gc_cmd_keygen (int argc, char **argv);

@@ -12,6 +12,7 @@
 static const gc_cli_command_t s_commands [] = {
     { "run", gc_cmd_run, "run one peer of a gossip training network" },
     { "train", gc_cmd_train, "train one model on one machine (the baseline)" },
+    { "eval", gc_cmd_eval, "test accuracy of model files and of their average" },
     { "control", gc_cmd_control, "send a command to a running peer's control channel" },
     { "keygen", gc_cmd_keygen, "generate a peer identity (NAME.key/.pub) and CURVE keys (NAME.curve/.curve.pub)" },
     { "id", gc_cmd_id, "print the peer id of a key file" },

@@ -1,8 +1,11 @@
-/*  gcnode train as a user runs it: nonsense options and bad data give one
-    clear line and exit 2; a small synthetic run prints test_accuracy=. */
+/*  gcnode train and gcnode eval as a user runs them: nonsense options and
+    bad data give one clear line and exit 2; a small synthetic run prints
+    test_accuracy=, and eval reads back what train --save wrote. */
 #include "gc_test.h"
 
 #include <stdio.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,12 +29,19 @@ s_teardown (void **state)
     return 0;
 }
 
+//  gcnode ARGS exits with code and prints needle; its output (to free).
+static char *
+s_expect_out (const char *args, int code, const char *needle)
+{
+    char cmd [4096];
+    snprintf (cmd, sizeof cmd, "%s %s", s_gcnode, args);
+    return gc_test_expect (cmd, code, needle);
+}
+
 static void
 s_expect (const char *args, int code, const char *needle)
 {
-    char cmd [2048];
-    snprintf (cmd, sizeof cmd, "%s %s", s_gcnode, args);
-    free (gc_test_expect (cmd, code, needle));
+    free (s_expect_out (args, code, needle));
 }
 
 static void
@@ -93,6 +103,84 @@ test_small_synthetic_run (void **state)
     s_expect ("--help", 0, "commands:");
 }
 
+//  The value after `key` in out (the first occurrence), or -1.
+static double
+s_value (const char *out, const char *key)
+{
+    const char *at = strstr (out, key);
+    return at ? atof (at + strlen (key)) : -1.0;
+}
+
+static void
+s_path (char *path, size_t size, const char *name)
+{
+    snprintf (path, size, "%s/%s", s_dir, name);
+}
+
+/*  What train --save writes, eval reads back to the same accuracy; the
+    average of two copies is the model itself; files that are not the
+    model are refused by name. */
+static void
+test_eval_reads_what_train_saves (void **state)
+{
+    static const char *data = "--data synthetic --train-samples 2000";
+    char a [512], nan_file [512], cmd [2048];
+    s_path (a, sizeof a, "a.model");
+    snprintf (cmd, sizeof cmd, "train %s --epochs 1 --quiet --save %s", data, a);
+    char *trained = s_expect_out (cmd, 0, "test_accuracy=0.");
+    double want = s_value (trained, "test_accuracy=");
+    free (trained);
+
+    snprintf (cmd, sizeof cmd, "eval %s %s %s", data, a, a);
+    char *out = s_expect_out (cmd, 0, "average_model test_accuracy=");
+    //  the loss too: a ReLU net scaled by a constant keeps its accuracy
+    const char *file_line = strstr (out, "a.model test_accuracy=");
+    const char *avg_line = strstr (out, "average_model test_accuracy=");
+    if (!file_line || !avg_line || s_value (file_line, "test_accuracy=") != want
+        || s_value (avg_line, "test_accuracy=") != want
+        || s_value (out, "mean test_accuracy=") != want
+        || s_value (avg_line, "test_loss=") != s_value (file_line, "test_loss="))
+        fail_msg ("train printed %.4f, eval:\n%s", want, out);
+    free (out);
+
+    //  a copy with one parameter made NaN: refused, naming it
+    size_t n = 0;
+    float *p = NULL;
+    FILE *f = fopen (a, "rb");
+    assert_non_null (f);
+    uint8_t head [16];
+    assert_int_equal (fread (head, 1, 16, f), 16);
+    memcpy (&n, head + 8, sizeof n);
+    p = malloc (n * sizeof *p);
+    assert_non_null (p);
+    assert_int_equal (fread (p, sizeof *p, n, f), n);
+    fclose (f);
+    p [7] = NAN;
+    s_path (nan_file, sizeof nan_file, "nan.model");
+    f = fopen (nan_file, "wb");
+    assert_non_null (f);
+    fwrite (head, 1, 16, f);
+    fwrite (p, sizeof *p, n, f);
+    fclose (f);
+    free (p);
+
+    static const struct { const char *args; const char *file; int code; const char *needle; } cases [] = {
+        { "", "nan.model", 2, "nan.model: parameter 7 is nan" },
+        { "--model 784-10", "a.model", 2, "expected 7850" },
+        { "", "missing.model", 1, "missing.model: cannot open" },
+        { "--model cnn:lenet", "a.model", 2, "expects samples of 1x28x28" },
+        { "--threads 0", "a.model", 2, "--threads: 0 is outside" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char file [512];
+        s_path (file, sizeof file, cases [i].file);
+        snprintf (cmd, sizeof cmd, "eval %s %s %s", data, cases [i].args, file);
+        s_expect (cmd, cases [i].code, cases [i].needle);
+    }
+    s_expect ("eval --data synthetic", 2, "no model file");
+    s_expect ("eval --help", 0, "usage: gcnode eval");
+}
+
 int
 main (void)
 {
@@ -100,6 +188,7 @@ main (void)
         cmocka_unit_test (test_bad_options_exit_2_with_one_line),
         cmocka_unit_test (test_corrupt_dataset_names_the_file),
         cmocka_unit_test (test_small_synthetic_run),
+        cmocka_unit_test (test_eval_reads_what_train_saves),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }
