@@ -294,30 +294,54 @@ s_put_vec (float *row, size_t at, size_t W, __m256 v, __m256 b, bool bias, bool 
 }
 #endif
 
-//  One output row from its even (ye) and odd (yo) columns, L of each:
-//  row = (row + when add) the values (+ bias, then the ReLU), W floats.
-static S_NO_LIBCALLS void
-s_put_row (float *row, size_t W, const float *ye, const float *yo, size_t L, float *tmp,
-           const float *bias, bool relu, bool add)
+/*  A^T M A of S_VL tiles of a tile row from t on: m holds the 16 rows of
+    the tile row's products (plane apart); y [0 .. 3] get the two output
+    rows' even and odd columns (y00, y01, y10, y11). Down the columns (s0 =
+    m0 + m1 + m2, s1 = m1 - m2 - m3 of each column j), then the same along. */
+static inline void
+s_at16 (const float *m, size_t plane, size_t t, s_vf *y)
 {
-#if GC_KLEVEL >= GC_KLEVEL_AVX2
-    //  Straight from the zipped vectors: through tmp, the rows (7 to 28
-    //  floats) went out in scalar stores (perf: 4 % of a resnet8-gn step).
-    (void) tmp;
-    __m256 bv = _mm256_set1_ps (bias ? *bias : 0.0f);
-    for (size_t t = 0; t < L && 2 * t < W; t += S_VL) {
-        s_vf a = s_ld (ye + t), b = s_ld (yo + t);
-        s_put_vec (row, 2 * t, W, (__m256) S_ZIP_LO (a, b), bv, bias, relu, add);
-        if (2 * t + S_VL < W)
-            s_put_vec (row, 2 * t + S_VL, W, (__m256) S_ZIP_HI (a, b), bv, bias, relu, add);
+    s_vf s0 [4], s1 [4];
+    for (size_t j = 0; j < 4; j++) {
+        s_vf m0 = s_ld (m + j * plane + t), m1 = s_ld (m + (4 + j) * plane + t);
+        s_vf m2 = s_ld (m + (8 + j) * plane + t), m3 = s_ld (m + (12 + j) * plane + t);
+        s0 [j] = (m0 + m1) + m2;
+        s1 [j] = (m1 - m2) - m3;
     }
-    return;
-#endif
-    for (size_t t = 0; t < L; t += S_VL) {
-        s_vf a = s_ld (ye + t), b = s_ld (yo + t);
-        s_st (tmp + 2 * t, S_ZIP_LO (a, b));
-        s_st (tmp + 2 * t + S_VL, S_ZIP_HI (a, b));
-    }
+    y [0] = (s0 [0] + s0 [1]) + s0 [2];
+    y [1] = (s0 [1] - s0 [2]) - s0 [3];
+    y [2] = (s1 [0] + s1 [1]) + s1 [2];
+    y [3] = (s1 [1] - s1 [2]) - s1 [3];
+}
+
+/*  F(2x2, 5x5)'s A^T (2x6) applied to six values r [0 .. 5], s apart:
+    (r1 + r2) + (r3 + r4) + r0 and (r1 - r2) + 2 (r3 - r4) + r5. */
+static inline void
+s_at2 (const s_vf *r, size_t s, s_vf *y0, s_vf *y1)
+{
+    *y0 = ((r [s] + r [2 * s]) + (r [3 * s] + r [4 * s])) + r [0];
+    *y1 = ((r [s] - r [2 * s]) + (r [3 * s] - r [4 * s]) * 2.0f) + r [5 * s];
+}
+
+//  s_at16 for 6x6 tiles (36 rows of products): down each column j, then
+//  along the two rows.
+static inline void
+s_at36 (const float *m, size_t plane, size_t t, s_vf *y)
+{
+    s_vf r [6][6], s0 [6], s1 [6];
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++)
+            r [i][j] = s_ld (m + (6 * i + j) * plane + t);
+    for (size_t j = 0; j < 6; j++)
+        s_at2 (&r [0][j], 6, &s0 [j], &s1 [j]);
+    s_at2 (s0, 1, &y [0], &y [1]);
+    s_at2 (s1, 1, &y [2], &y [3]);
+}
+
+//  row = (row + when add) tmp (+ bias, then the ReLU), W floats, one by one.
+static S_NO_LIBCALLS void
+s_put_tmp (float *row, size_t W, const float *tmp, const float *bias, bool relu, bool add)
+{
     float b = bias ? *bias : 0.0f;
     if (!bias && !relu) {
         if (add)
@@ -335,59 +359,50 @@ s_put_row (float *row, size_t W, const float *ye, const float *yo, size_t L, flo
     }
 }
 
-//  A^T down and along the rows of tiles: m holds the 16 rows of a tile
-//  row's products (plane apart), out the two output rows' even and odd
-//  columns (y00, y01, y10, y11), n tiles.
-static void
-s_at_tiles (const float *m, size_t plane, float *y00, float *y01, float *y10, float *y11,
-            size_t n)
+/*  The output rows of one tile row: row [r] (NULL past the plane's last
+    row) = (row + when add) A^T M A's values (+ bias, then the ReLU), W
+    floats each; m as for s_at16, L tiles, tmp for the generic level. */
+static S_NO_LIBCALLS void
+s_put_rows (const float *m, size_t plane, size_t k, float *const *row, size_t W, size_t L,
+            float *tmp, const float *bias, bool relu, bool add)
 {
-    for (size_t t = 0; t < n; t += S_VL) {
-        s_vf s0 [4], s1 [4];
-        //  down: s0 = m0 + m1 + m2, s1 = m1 - m2 - m3 of each column j
-        for (size_t j = 0; j < 4; j++) {
-            s_vf m0 = s_ld (m + j * plane + t), m1 = s_ld (m + (4 + j) * plane + t);
-            s_vf m2 = s_ld (m + (8 + j) * plane + t), m3 = s_ld (m + (12 + j) * plane + t);
-            s0 [j] = (m0 + m1) + m2;
-            s1 [j] = (m1 - m2) - m3;
+#if GC_KLEVEL >= GC_KLEVEL_AVX2
+    /*  Straight from the zipped vectors into the rows: through a buffer of
+        a tile row's values, then one call per output row, they cost 1.4
+        times as much (perf of lenet-w: 15 % of a step in s_output and
+        s_put_row); through tmp and scalar stores, more still (4 % of a
+        resnet8-gn step in the stores alone). */
+    (void) tmp;
+    __m256 bv = _mm256_set1_ps (bias ? *bias : 0.0f);
+    for (size_t t = 0; t < L && 2 * t < W; t += S_VL) {
+        s_vf y [4];
+        if (k == 3)
+            s_at16 (m, plane, t, y);
+        else
+            s_at36 (m, plane, t, y);
+        for (size_t r = 0; r < 2 && row [r]; r++) {
+            s_vf a = y [2 * r], b = y [2 * r + 1];
+            s_put_vec (row [r], 2 * t, W, (__m256) S_ZIP_LO (a, b), bv, bias, relu, add);
+            if (2 * t + S_VL < W)
+                s_put_vec (row [r], 2 * t + S_VL, W, (__m256) S_ZIP_HI (a, b), bv, bias, relu, add);
         }
-        //  along: the same on each
-        s_st (y00 + t, (s0 [0] + s0 [1]) + s0 [2]);
-        s_st (y01 + t, (s0 [1] - s0 [2]) - s0 [3]);
-        s_st (y10 + t, (s1 [0] + s1 [1]) + s1 [2]);
-        s_st (y11 + t, (s1 [1] - s1 [2]) - s1 [3]);
     }
-}
-
-/*  F(2x2, 5x5)'s A^T (2x6) applied to six values r [0 .. 5], s apart:
-    (r1 + r2) + (r3 + r4) + r0 and (r1 - r2) + 2 (r3 - r4) + r5. */
-static inline void
-s_at2 (const s_vf *r, size_t s, s_vf *y0, s_vf *y1)
-{
-    *y0 = ((r [s] + r [2 * s]) + (r [3 * s] + r [4 * s])) + r [0];
-    *y1 = ((r [s] - r [2 * s]) + (r [3 * s] - r [4 * s]) * 2.0f) + r [5 * s];
-}
-
-//  A^T M A of a row of 6x6 tiles, as s_at_tiles with 36 rows: down each
-//  column j, then along the two rows.
-static void
-s_at6_tiles (const float *m, size_t plane, float *y00, float *y01, float *y10, float *y11,
-             size_t n)
-{
-    for (size_t t = 0; t < n; t += S_VL) {
-        s_vf r [6][6], s0 [6], s1 [6], y [4];
-        for (size_t i = 0; i < 6; i++)
-            for (size_t j = 0; j < 6; j++)
-                r [i][j] = s_ld (m + (6 * i + j) * plane + t);
-        for (size_t j = 0; j < 6; j++)
-            s_at2 (&r [0][j], 6, &s0 [j], &s1 [j]);
-        s_at2 (s0, 1, &y [0], &y [1]);
-        s_at2 (s1, 1, &y [2], &y [3]);
-        s_st (y00 + t, y [0]);
-        s_st (y01 + t, y [1]);
-        s_st (y10 + t, y [2]);
-        s_st (y11 + t, y [3]);
+    return;
+#endif
+    //  tmp: the two rows, 2 L floats apart
+    for (size_t t = 0; t < L; t += S_VL) {
+        s_vf y [4];
+        if (k == 3)
+            s_at16 (m, plane, t, y);
+        else
+            s_at36 (m, plane, t, y);
+        for (size_t r = 0; r < 2; r++) {
+            s_st (tmp + r * 2 * L + 2 * t, S_ZIP_LO (y [2 * r], y [2 * r + 1]));
+            s_st (tmp + r * 2 * L + 2 * t + S_VL, S_ZIP_HI (y [2 * r], y [2 * r + 1]));
+        }
     }
+    for (size_t r = 0; r < 2 && row [r]; r++)
+        s_put_tmp (row [r], W, tmp + r * 2 * L, bias, relu, add);
 }
 
 static void
@@ -396,22 +411,15 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
 {
     size_t K = op->oc, H = op->oh, W = op->ow;
     s_tiling_t g = s_tiling (H, W, m, K);
-    //  rows of at most 512 tiles (1024 columns), rounded up
-    float out [4][512 + GC_WINO_LANES], tmp [2 * (512 + GC_WINO_LANES)];
+    //  two rows of at most 512 tiles (1024 columns), rounded up
+    float tmp [4 * (512 + GC_WINO_LANES)];
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
             float *yp = y + (k * batch + n) * H * W;
             for (size_t ty = 0; ty < g.th; ty++) {
-                const float *mt = M + k * g.ld + s_tile_at (&g, n, n0, ty);
-                if (op->k == 3)
-                    s_at_tiles (mt, g.plane, out [0], out [1], out [2], out [3], g.L);
-                else
-                    s_at6_tiles (mt, g.plane, out [0], out [1], out [2], out [3], g.L);
-                for (size_t r = 0; r < 2 && 2 * ty + r < H; r++) {
-                    float *row = yp + (2 * ty + r) * W;
-                    s_put_row (row, W, out [2 * r], out [2 * r + 1], g.L, tmp, bias ? bias + k : NULL,
-                               relu, add);
-                }
+                float *rows [2] = { yp + 2 * ty * W, 2 * ty + 1 < H ? yp + (2 * ty + 1) * W : NULL };
+                s_put_rows (M + k * g.ld + s_tile_at (&g, n, n0, ty), g.plane, op->k, rows, W, g.L,
+                            tmp, bias ? bias + k : NULL, relu, add);
             }
         }
 }
