@@ -97,6 +97,12 @@ struct gc_cnn_t {
     //  convolution i runs as Winograd's F(2x2, 3x3) or F(2x2, 5x5) (gc_wino_fits, and not
     //  turned off: GC_CONV=im2col in the environment, gc_cnn_set_winograd)
     bool     wino [GC_CNN_MAX_OPS];
+    //  Winograd convolution i, its ReLU i + 1 and a 2x2 max pooling i + 2
+    //  that alone reads the ReLU (pooled [i + 1]) run as one: the output
+    //  transform writes the pooled tensor and its indices
+    //  (gc_wino_output_pool), never the convolution's output (perf: the
+    //  pooling's own pass was 3 % of a lenet-w step)
+    bool     wino_pool [GC_CNN_MAX_OPS];
     float   *vgrad;                     /* gradients of two vector layers */
     float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
@@ -217,8 +223,13 @@ void   gc_cnn_profile (gc_cnn_t *self, bool on) { self->profile = on; self->sgem
 void
 gc_cnn_set_winograd (gc_cnn_t *self, bool on)
 {
-    for (int i = 0; i < self->net.n_ops; i++)
-        self->wino [i] = on && gc_wino_fits (&self->net.ops [i]);
+    const gc_cnn_op_t *ops = self->net.ops;
+    for (int i = 0; i < self->net.n_ops; i++) {
+        self->wino [i] = on && gc_wino_fits (&ops [i]);
+        self->wino_pool [i] = self->wino [i] && self->fused [i] && i + 2 < self->net.n_ops
+                           && self->pooled [i + 1] && ops [i + 2].in == i + 1
+                           && gc_wino_pools (&ops [i], &ops [i + 2]);
+    }
 }
 void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on) { self->drop_fixed = on; }
 double gc_cnn_sgemm_seconds (const gc_cnn_t *self) { return self->sgemm_s; }
@@ -560,11 +571,13 @@ s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n
 
 /*  A Winograd convolution (gc_wino.h) of in with the transformed kernels U:
     out = (or += when add) the product, plus bias, then the ReLU; gn >= 0:
-    the GroupNorm that runs on each chunk right after it (gn_chunked). */
+    the GroupNorm that runs on each chunk right after it (gn_chunked); arg
+    not NULL: out is instead the 2x2 max pooling of that (with the ReLU),
+    arg its indices (wino_pool). */
 static void
 s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float *in,
              size_t batch, const float *bias, bool relu, bool add, float *out, int gn,
-             const float *params)
+             const float *params, int32_t *arg)
 {
     size_t C = op->c, K = op->oc, step = s_wino_chunk (op, batch), tiles = gc_wino_tiles (op);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
@@ -574,7 +587,10 @@ s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float 
         for (size_t xi = 0; xi < gc_wino_planes (op->k); xi++)
             s_gemm (self, CblasNoTrans, CblasNoTrans, K, T, C, U + xi * K * C, C,
                     self->wv + xi * pv, ld, 0.0f, self->wm + xi * pm, ld);
-        gc_wino_output (op, self->wm, batch, n0, m, bias, relu, add, out);
+        if (arg)
+            gc_wino_output_pool (op, self->wm, batch, n0, m, bias, out, arg);
+        else
+            gc_wino_output (op, self->wm, batch, n0, m, bias, relu, add, out);
         if (gn >= 0)
             s_gn_forward (self, gn, params, batch, n0, m);
     }
@@ -590,8 +606,9 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
     size_t P = op->oh * op->ow, ckk = op->c * op->k * op->k, N = batch * P;
     if (self->wino [i]) {
         gc_wino_kernels (w, op->oc, op->c, op->k, self->wu);
-        s_wino_conv (self, op, self->wu, in, batch, b, relu, false, out,
-                     self->gn_chunked [i] ? i + 1 : -1, params);
+        bool pool = self->wino_pool [i];
+        s_wino_conv (self, op, self->wu, in, batch, b, relu, false, pool ? self->act [i + 2] : out,
+                     self->gn_chunked [i] ? i + 1 : -1, params, pool ? self->arg [i + 2] : NULL);
         return;
     }
     if (s_pointwise (op))
@@ -699,6 +716,8 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
         switch (op->kind) {
             case GC_CNN_CONV:
                 s_conv_forward (self, op, params, in, batch, relu, out);
+                if (self->wino_pool [i])
+                    i++;                        /* the pooling is done, and below its ReLU */
                 if (self->gn_chunked [i]) {
                     i++;                        /* the GroupNorm is done */
                     relu = self->fused [i];     /* and its ReLU */
@@ -793,7 +812,7 @@ s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *d
     s_flip_kernels (self, op, w);
     if (self->wino [op - self->net.ops]) {
         gc_wino_kernels (self->wflip, t.oc, t.c, t.k, self->wut);
-        s_wino_conv (self, &t, self->wut, dy, batch, NULL, false, add, dx, -1, NULL);
+        s_wino_conv (self, &t, self->wut, dy, batch, NULL, false, add, dx, -1, NULL, NULL);
         return;
     }
     size_t P = op->oh * op->ow, N = batch * P, tkk = t.c * op->k * op->k;

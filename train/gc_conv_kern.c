@@ -123,6 +123,13 @@ gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, s
 }
 
 void
+gc_wino_output_pool (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
+                     const float *bias, float *pooled, int32_t *arg)
+{
+    s_wino ()->output_pool (op, M, batch, n0, m, bias, pooled, arg);
+}
+
+void
 gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
                 const float *bias, bool relu, bool add, float *y)
 {

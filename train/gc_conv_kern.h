@@ -38,6 +38,8 @@ typedef struct {
                      float *V, float *scratch);
     void   (*output) (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
                       const float *bias, bool relu, bool add, float *y);
+    void   (*output_pool) (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0,
+                           size_t m, const float *bias, float *pooled, int32_t *arg);
     void   (*grad_tiles) (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0,
                           size_t m, float *Z, float *scratch);
     void   (*kernels) (const float *w, size_t oc, size_t c, size_t k, float *U);

@@ -424,6 +424,85 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
         }
 }
 
+typedef int32_t s_vi __attribute__ ((vector_size (S_VL * 4)));
+
+//  a where the mask's lanes are set, else b (bit by bit)
+static inline s_vf
+s_pick (s_vi mask, s_vf a, s_vf b)
+{
+    return (s_vf) (((s_vi) a & mask) | ((s_vi) b & ~mask));
+}
+
+//  v + b (when bias), then the ReLU (+0 where not v > 0: NaN too), as s_put_vec.
+static inline s_vf
+s_bias_relu (s_vf v, bool bias, float b)
+{
+    v = bias ? v + b : v;
+    return (s_vf) ((s_vi) (v > 0.0f) & (s_vi) v);
+}
+
+//  The first n lanes of v and of a into p and q (a whole vector when n >= S_VL).
+static inline void
+s_st_first (float *p, s_vf v, int32_t *q, s_vi a, size_t n)
+{
+    if (n >= S_VL) {
+        memcpy (p, &v, sizeof v);
+        memcpy (q, &a, sizeof a);
+        return;
+    }
+    memcpy (p, &v, n * sizeof (float));
+    memcpy (q, &a, n * sizeof (int32_t));
+}
+
+/*  One row of pooled outputs from a tile row (ty) of products m: the four
+    values of each tile with the bias and the ReLU, then the window's
+    maximum as s_maxpool2_split takes it (the right one of a row where it
+    is larger, then the bottom row's where it is larger) and its index in
+    the W-column plane. ow = W / 2 outputs, L tiles. */
+static void
+s_pool_row (const float *m, size_t plane, size_t k, size_t ty, size_t W, size_t L,
+            const float *bias, float *out, int32_t *arg)
+{
+    size_t ow = W / 2;
+    float b = bias ? *bias : 0.0f;
+    s_vi lane;
+    for (int l = 0; l < S_VL; l++)
+        lane [l] = 2 * l;
+    for (size_t t = 0; t < L && t < ow; t += S_VL) {
+        s_vf y [4];
+        if (k == 3)
+            s_at16 (m, plane, t, y);
+        else
+            s_at36 (m, plane, t, y);
+        for (int i = 0; i < 4; i++)
+            y [i] = s_bias_relu (y [i], bias != NULL, b);
+        s_vi col = lane + (int32_t) (2 * t);
+        s_vi right0 = (s_vi) (y [1] > y [0]), right1 = (s_vi) (y [3] > y [2]);
+        s_vf top = s_pick (right0, y [1], y [0]), bot = s_pick (right1, y [3], y [2]);
+        s_vi itop = col + (int32_t) (2 * ty * W) + (right0 & 1);
+        s_vi ibot = col + (int32_t) ((2 * ty + 1) * W) + (right1 & 1);
+        s_vi down = (s_vi) (bot > top);
+        s_st_first (out + t, s_pick (down, bot, top), arg + t, itop ^ ((itop ^ ibot) & down),
+                    ow - t);
+    }
+}
+
+static void
+s_output_pool (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
+               const float *bias, float *pooled, int32_t *arg)
+{
+    size_t K = op->oc, H = op->oh, W = op->ow, P = (H / 2) * (W / 2);
+    s_tiling_t g = s_tiling (H, W, m, K);
+    for (size_t k = 0; k < K; k++)
+        for (size_t n = n0; n < n0 + m; n++) {
+            size_t at = (k * batch + n) * P;
+            for (size_t ty = 0; ty < g.th; ty++)
+                s_pool_row (M + k * g.ld + s_tile_at (&g, n, n0, ty), g.plane, op->k, ty, W, g.L,
+                            bias ? bias + k : NULL, pooled + at + ty * (W / 2),
+                            arg + at + ty * (W / 2));
+        }
+}
+
 //  A down two rows of dY (g0, g1: q0 = g0, q1 = g0 + g1, q2 = g0 - g1,
 //  q3 = -g1), at columns 2tx (e) and 2tx + 1 (o); A^T along them (z0 = qe,
 //  z1 = qe + qo, z2 = qe - qo, z3 = -qo): 16 rows of z, plane apart.
@@ -653,6 +732,6 @@ s_kernel_grad (const float *dU, size_t oc, size_t c, size_t k, float beta, float
 }
 
 const gc_wino_kern_t GC_KSYM (gc_wino_kern) = {
-    .input = s_input, .output = s_output, .grad_tiles = s_grad_tiles,
+    .input = s_input, .output = s_output, .output_pool = s_output_pool, .grad_tiles = s_grad_tiles,
     .kernels = s_kernels, .kernel_grad = s_kernel_grad,
 };

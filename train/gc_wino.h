@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gc_cnn_net.h"
 
@@ -130,6 +131,25 @@ void gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t 
     when bias is not NULL, then max (0, .) when relu. */
 void gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
                      const float *bias, bool relu, bool add, float *y);
+
+/*  Whether op's output, after its ReLU, can go straight into a 2x2 max
+    pooling of stride 2 (gc_wino_output_pool): even sides, so that each
+    tile's 2x2 block of outputs is one pooling window. */
+static inline bool
+gc_wino_pools (const gc_cnn_op_t *op, const gc_cnn_op_t *pool)
+{
+    return op->oh % 2 == 0 && op->ow % 2 == 0 && pool->kind == GC_CNN_MAXPOOL && pool->k == 2
+        && pool->stride == 2 && pool->h == op->oh && pool->w == op->ow
+        && pool->oh == op->oh / 2 && pool->ow == op->ow / 2;
+}
+
+/*  Samples [n0, n0 + m) of gc_wino_output's y with the bias and the ReLU,
+    max-pooled 2x2 with stride 2 (gc_wino_pools) into pooled (C x batch x
+    H/2 x W/2), arg the index in its H x W plane of each window's maximum:
+    what gc_conv_maxpool_forward gives on y, bit for bit (the same
+    comparisons: a tie keeps the left, then the top), without y. */
+void gc_wino_output_pool (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0,
+                          size_t m, const float *bias, float *pooled, int32_t *arg);
 
 /*  Z (planes x oc x T) = A dY A^T of samples [n0, n0 + m) of dy; scratch as
     for gc_wino_input. */

@@ -133,6 +133,10 @@ test_gradients (void **state)
         //  Winograd F(2x2, 5x5): odd sides, a side under the tile's, more
         //  out than in and fewer
         "2x7x5/c8,relu,c8k5,relu,f3",
+        //  Winograd with its ReLU and 2x2 pooling in the output transform
+        //  (even sides), and without (odd)
+        "2x6x6/c8,relu,c8,relu,mp2,f3", "2x6x4/c8,relu,c8k5,relu,mp2,f3",
+        "2x7x7/c8,relu,c8,relu,mp2,f3",
         "1x3x9/c8,c12k5,gn3,relu,c8k5,f3",
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
