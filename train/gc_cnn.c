@@ -103,6 +103,12 @@ struct gc_cnn_t {
     //  (gc_wino_output_pool), never the convolution's output (perf: the
     //  pooling's own pass was 3 % of a lenet-w step)
     bool     wino_pool [GC_CNN_MAX_OPS];
+    //  ReLU i is read only by Winograd convolution sole [i], whose input
+    //  gradient pass masks by the ReLU's output and writes the ReLU's input
+    //  gradient itself (gc_wino_output's mask): ReLU i has no backward pass
+    //  (perf: that pass was 2.7 % of a lenet-w step)
+    bool     relu_dx [GC_CNN_MAX_OPS];
+    int      sole [GC_CNN_MAX_OPS];     /* the one operation reading tensor i, or -1 */
     float   *vgrad;                     /* gradients of two vector layers */
     float   *gnbuf;                     /* GroupNorm backward's lanes */
     //  dropout: on in a call that computes a gradient (training), off in a
@@ -168,6 +174,15 @@ gc_cnn_new (const char *spec, gc_err_t *err)
                            || op->kind == GC_CNN_DROPOUT)
                           && op->in >= 0 && self->flat [op->in]);
     }
+    for (int i = 0; i < net->n_ops; i++)
+        self->sole [i] = -1;
+    for (int i = 0; i < net->n_ops; i++) {
+        const gc_cnn_op_t *op = &net->ops [i];
+        if (op->in >= 0 && readers [op->in] == 1)
+            self->sole [op->in] = i;
+        if (op->kind == GC_CNN_ADD && op->in2 >= 0 && readers [op->in2] == 1)
+            self->sole [op->in2] = i;
+    }
     for (int i = 0; i + 1 < net->n_ops; i++) {
         gc_cnn_kind_t kind = net->ops [i].kind;
         self->fused [i] = (kind == GC_CNN_CONV || kind == GC_CNN_GN || kind == GC_CNN_ADD)
@@ -229,6 +244,12 @@ gc_cnn_set_winograd (gc_cnn_t *self, bool on)
         self->wino_pool [i] = self->wino [i] && self->fused [i] && i + 2 < self->net.n_ops
                            && self->pooled [i + 1] && ops [i + 2].in == i + 1
                            && gc_wino_pools (&ops [i], &ops [i + 2]);
+    }
+    for (int i = 0; i < self->net.n_ops; i++) {
+        int j = self->sole [i];
+        self->relu_dx [i] = ops [i].kind == GC_CNN_RELU && ops [i].in >= 0 && !self->pooled [i]
+                         && j > i && ops [j].kind == GC_CNN_CONV && self->wino [j]
+                         && ops [j].in == i;
     }
 }
 void   gc_cnn_dropout_fix (gc_cnn_t *self, bool on) { self->drop_fixed = on; }
@@ -569,15 +590,23 @@ s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n
                         relu ? self->act [i + 1] : self->act [i], self->stats [i]);
 }
 
-/*  A Winograd convolution (gc_wino.h) of in with the transformed kernels U:
-    out = (or += when add) the product, plus bias, then the ReLU; gn >= 0:
-    the GroupNorm that runs on each chunk right after it (gn_chunked); arg
-    not NULL: out is instead the 2x2 max pooling of that (with the ReLU),
-    arg its indices (wino_pool). */
+/*  Where a Winograd convolution's product goes: out = (or += when add) the
+    product (masked by a ReLU's output: mask), plus bias, then the ReLU;
+    gn >= 0: the GroupNorm that runs on each chunk right after it
+    (gn_chunked, with params); arg not NULL: out is instead the 2x2 max
+    pooling of that (with the ReLU), arg its indices (wino_pool). */
+typedef struct {
+    float       *out;
+    const float *bias, *mask, *params;
+    bool         relu, add;
+    int          gn;
+    int32_t     *arg;
+} s_wino_out_t;
+
+//  A Winograd convolution (gc_wino.h) of in with the transformed kernels U into o.
 static void
 s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float *in,
-             size_t batch, const float *bias, bool relu, bool add, float *out, int gn,
-             const float *params, int32_t *arg)
+             size_t batch, const s_wino_out_t *o)
 {
     size_t C = op->c, K = op->oc, step = s_wino_chunk (op, batch), tiles = gc_wino_tiles (op);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
@@ -587,12 +616,12 @@ s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float 
         for (size_t xi = 0; xi < gc_wino_planes (op->k); xi++)
             s_gemm (self, CblasNoTrans, CblasNoTrans, K, T, C, U + xi * K * C, C,
                     self->wv + xi * pv, ld, 0.0f, self->wm + xi * pm, ld);
-        if (arg)
-            gc_wino_output_pool (op, self->wm, batch, n0, m, bias, out, arg);
+        if (o->arg)
+            gc_wino_output_pool (op, self->wm, batch, n0, m, o->bias, o->out, o->arg);
         else
-            gc_wino_output (op, self->wm, batch, n0, m, bias, relu, add, out);
-        if (gn >= 0)
-            s_gn_forward (self, gn, params, batch, n0, m);
+            gc_wino_output (op, self->wm, batch, n0, m, o->bias, o->relu, o->add, o->mask, o->out);
+        if (o->gn >= 0)
+            s_gn_forward (self, o->gn, o->params, batch, n0, m);
     }
 }
 
@@ -607,8 +636,11 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
     if (self->wino [i]) {
         gc_wino_kernels (w, op->oc, op->c, op->k, self->wu);
         bool pool = self->wino_pool [i];
-        s_wino_conv (self, op, self->wu, in, batch, b, relu, false, pool ? self->act [i + 2] : out,
-                     self->gn_chunked [i] ? i + 1 : -1, params, pool ? self->arg [i + 2] : NULL);
+        s_wino_out_t o = {
+            .out = pool ? self->act [i + 2] : out, .bias = b, .params = params, .relu = relu,
+            .gn = self->gn_chunked [i] ? i + 1 : -1, .arg = pool ? self->arg [i + 2] : NULL,
+        };
+        s_wino_conv (self, op, self->wu, in, batch, &o);
         return;
     }
     if (s_pointwise (op))
@@ -806,15 +838,17 @@ s_flip_kernels (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w)
 //  transposed convolution is one too).
 static void
 s_conv_dx (gc_cnn_t *self, const gc_cnn_op_t *op, const float *w, const float *dy,
-           size_t batch, float *dx, bool add)
+           size_t batch, float *dx, bool add, const float *mask)
 {
     gc_cnn_op_t t = s_transposed (op);
     s_flip_kernels (self, op, w);
     if (self->wino [op - self->net.ops]) {
         gc_wino_kernels (self->wflip, t.oc, t.c, t.k, self->wut);
-        s_wino_conv (self, &t, self->wut, dy, batch, NULL, false, add, dx, -1, NULL, NULL);
+        s_wino_out_t o = { .out = dx, .mask = mask, .add = add, .gn = -1 };
+        s_wino_conv (self, &t, self->wut, dy, batch, &o);
         return;
     }
+    assert (!mask);
     size_t P = op->oh * op->ow, N = batch * P, tkk = t.c * op->k * op->k;
     size_t step = s_chunk (&t, batch);
     gc_conv_taps (&t, self->keep, self->tap);
@@ -905,10 +939,17 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     if (!self->gn_chunked [i])
         s_conv_bias_grad (self, op, dy, batch, grad, beta);
     bool need_dx = op->in >= 0;
-    float *dx = need_dx ? self->dact [op->in] : NULL;
-    bool add = need_dx && self->dset [op->in];
+    //  the tensor whose gradient dX is: the input's, or past a ReLU (relu_dx)
+    int to = op->in;
+    const float *mask = NULL;
+    if (need_dx && self->relu_dx [op->in]) {
+        mask = self->act [op->in];
+        to = self->net.ops [op->in].in;
+    }
+    float *dx = need_dx ? self->dact [to] : NULL;
+    bool add = need_dx && self->dset [to];
     if (need_dx)
-        self->dset [op->in] = true;
+        self->dset [to] = true;
     if (s_pointwise (op)) {
         s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, N, dy, N, in, N, beta,
                 grad + wl->offset, ckk);
@@ -920,7 +961,7 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     if (self->wino [i]) {
         s_wino_backward (self, op, params, in, dy, batch, grad, beta);
         if (need_dx)
-            s_conv_dx (self, op, w, dy, batch, dx, add);
+            s_conv_dx (self, op, w, dy, batch, dx, add, mask);
         return;
     }
     size_t step = s_chunk (op, batch);
@@ -942,7 +983,7 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     if (self->gn_chunked [i])
         s_conv_bias_grad (self, op, dy, batch, grad, beta);
     if (need_dx && same)
-        s_conv_dx (self, op, w, dy, batch, dx, add);
+        s_conv_dx (self, op, w, dy, batch, dx, add, NULL);
 }
 
 static void
@@ -1001,8 +1042,8 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
         const float *in = s_tensor (self, op->in);
         const float *dy = i == last ? self->act [last] : self->dact [i];
         size_t n = batch * gc_cnn_op_out_size (op);
-        if (self->pooled [i])
-            continue;       /* done by the pooling that reads it */
+        if (self->pooled [i] || self->relu_dx [i])
+            continue;       /* done by the pooling or the convolution that reads it */
         assert (i == last || self->dset [i]);
         switch (op->kind) {
             case GC_CNN_CONV: s_conv_backward (self, op, params, in, dy, batch, grad, beta); break;

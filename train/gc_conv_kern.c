@@ -131,9 +131,9 @@ gc_wino_output_pool (const gc_cnn_op_t *op, const float *M, size_t batch, size_t
 
 void
 gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
-                const float *bias, bool relu, bool add, float *y)
+                const float *bias, bool relu, bool add, const float *mask, float *y)
 {
-    s_wino ()->output (op, M, batch, n0, m, bias, relu, add, y);
+    s_wino ()->output (op, M, batch, n0, m, bias, relu, add, mask, y);
 }
 
 void

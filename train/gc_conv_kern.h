@@ -37,7 +37,7 @@ typedef struct {
     void   (*input) (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
                      float *V, float *scratch);
     void   (*output) (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
-                      const float *bias, bool relu, bool add, float *y);
+                      const float *bias, bool relu, bool add, const float *mask, float *y);
     void   (*output_pool) (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0,
                            size_t m, const float *bias, float *pooled, int32_t *arg);
     void   (*grad_tiles) (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0,

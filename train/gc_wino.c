@@ -274,13 +274,19 @@ s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t 
 
 #if GC_KLEVEL >= GC_KLEVEL_AVX2
 //  Lanes at .. at + S_VL of a row of W floats (those below W): row = (row
-//  + when add) v (+ b when bias, then the ReLU), the scalar loop's
-//  operations lane by lane; a partial vector through masked loads and stores.
+//  + when add) v (+0 where mrow, when given, is not > 0; + b when bias,
+//  then the ReLU), the scalar loop's operations lane by lane; a partial
+//  vector through masked loads and stores.
 static inline void
-s_put_vec (float *row, size_t at, size_t W, __m256 v, __m256 b, bool bias, bool relu, bool add)
+s_put_vec (float *row, const float *mrow, size_t at, size_t W, __m256 v, __m256 b, bool bias,
+           bool relu, bool add)
 {
     bool whole = at + S_VL <= W;
     __m256i in = s_lanes (0, (long) (W - at));
+    if (mrow) {                         /* +0 where the mask is not > 0 */
+        __m256 mv = whole ? _mm256_loadu_ps (mrow + at) : _mm256_maskload_ps (mrow + at, in);
+        v = _mm256_and_ps (_mm256_cmp_ps (mv, _mm256_setzero_ps (), _CMP_GT_OQ), v);
+    }
     if (add)
         v = _mm256_add_ps (v, whole ? _mm256_loadu_ps (row + at) : _mm256_maskload_ps (row + at, in));
     if (bias)
@@ -338,11 +344,20 @@ s_at36 (const float *m, size_t plane, size_t t, s_vf *y)
     s_at2 (s1, 1, &y [2], &y [3]);
 }
 
-//  row = (row + when add) tmp (+ bias, then the ReLU), W floats, one by one.
+//  row = (row + when add) tmp (+0 where mrow, when given, is not > 0; +
+//  bias, then the ReLU), W floats, one by one.
 static S_NO_LIBCALLS void
-s_put_tmp (float *row, size_t W, const float *tmp, const float *bias, bool relu, bool add)
+s_put_tmp (float *row, const float *mrow, size_t W, const float *tmp, const float *bias,
+           bool relu, bool add)
 {
     float b = bias ? *bias : 0.0f;
+    if (mrow) {
+        for (size_t x = 0; x < W; x++) {
+            float v = mrow [x] > 0.0f ? tmp [x] : 0.0f;
+            row [x] = add ? row [x] + v : v;
+        }
+        return;
+    }
     if (!bias && !relu) {
         if (add)
             for (size_t x = 0; x < W; x++)
@@ -360,11 +375,12 @@ s_put_tmp (float *row, size_t W, const float *tmp, const float *bias, bool relu,
 }
 
 /*  The output rows of one tile row: row [r] (NULL past the plane's last
-    row) = (row + when add) A^T M A's values (+ bias, then the ReLU), W
-    floats each; m as for s_at16, L tiles, tmp for the generic level. */
+    row) = (row + when add) A^T M A's values (+0 where mrow [r], when not
+    NULL, is not > 0; + bias, then the ReLU), W floats each; m as for
+    s_at16, L tiles, tmp for the generic level. */
 static S_NO_LIBCALLS void
-s_put_rows (const float *m, size_t plane, size_t k, float *const *row, size_t W, size_t L,
-            float *tmp, const float *bias, bool relu, bool add)
+s_put_rows (const float *m, size_t plane, size_t k, float *const *row, const float *const *mrow,
+            size_t W, size_t L, float *tmp, const float *bias, bool relu, bool add)
 {
 #if GC_KLEVEL >= GC_KLEVEL_AVX2
     /*  Straight from the zipped vectors into the rows: through a buffer of
@@ -382,9 +398,10 @@ s_put_rows (const float *m, size_t plane, size_t k, float *const *row, size_t W,
             s_at36 (m, plane, t, y);
         for (size_t r = 0; r < 2 && row [r]; r++) {
             s_vf a = y [2 * r], b = y [2 * r + 1];
-            s_put_vec (row [r], 2 * t, W, (__m256) S_ZIP_LO (a, b), bv, bias, relu, add);
+            s_put_vec (row [r], mrow [r], 2 * t, W, (__m256) S_ZIP_LO (a, b), bv, bias, relu, add);
             if (2 * t + S_VL < W)
-                s_put_vec (row [r], 2 * t + S_VL, W, (__m256) S_ZIP_HI (a, b), bv, bias, relu, add);
+                s_put_vec (row [r], mrow [r], 2 * t + S_VL, W, (__m256) S_ZIP_HI (a, b), bv, bias,
+                           relu, add);
         }
     }
     return;
@@ -402,12 +419,12 @@ s_put_rows (const float *m, size_t plane, size_t k, float *const *row, size_t W,
         }
     }
     for (size_t r = 0; r < 2 && row [r]; r++)
-        s_put_tmp (row [r], W, tmp + r * 2 * L, bias, relu, add);
+        s_put_tmp (row [r], mrow [r], W, tmp + r * 2 * L, bias, relu, add);
 }
 
 static void
 s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
-          const float *bias, bool relu, bool add, float *y)
+          const float *bias, bool relu, bool add, const float *mask, float *y)
 {
     size_t K = op->oc, H = op->oh, W = op->ow;
     s_tiling_t g = s_tiling (H, W, m, K);
@@ -415,11 +432,14 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
     float tmp [4 * (512 + GC_WINO_LANES)];
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
-            float *yp = y + (k * batch + n) * H * W;
+            size_t at = (k * batch + n) * H * W;
             for (size_t ty = 0; ty < g.th; ty++) {
-                float *rows [2] = { yp + 2 * ty * W, 2 * ty + 1 < H ? yp + (2 * ty + 1) * W : NULL };
-                s_put_rows (M + k * g.ld + s_tile_at (&g, n, n0, ty), g.plane, op->k, rows, W, g.L,
-                            tmp, bias ? bias + k : NULL, relu, add);
+                bool two = 2 * ty + 1 < H;
+                float *rows [2] = { y + at + 2 * ty * W, two ? y + at + (2 * ty + 1) * W : NULL };
+                const float *mrows [2] = { mask ? mask + at + 2 * ty * W : NULL,
+                                           mask && two ? mask + at + (2 * ty + 1) * W : NULL };
+                s_put_rows (M + k * g.ld + s_tile_at (&g, n, n0, ty), g.plane, op->k, rows, mrows,
+                            W, g.L, tmp, bias ? bias + k : NULL, relu, add);
             }
         }
 }

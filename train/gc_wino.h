@@ -128,9 +128,12 @@ void gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t 
                     float *V, float *scratch);
 
 /*  Samples [n0, n0 + m) of y = (or += when add) A^T M A, plus bias [o]
-    when bias is not NULL, then max (0, .) when relu. */
+    when bias is not NULL, then max (0, .) when relu; with a mask (a
+    tensor of y's shape: a ReLU's output), each value is first kept where
+    the mask's is > 0 and +0 elsewhere (y is then the ReLU's input
+    gradient, A^T M A its output gradient). */
 void gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
-                     const float *bias, bool relu, bool add, float *y);
+                     const float *bias, bool relu, bool add, const float *mask, float *y);
 
 /*  Whether op's output, after its ReLU, can go straight into a 2x2 max
     pooling of stride 2 (gc_wino_output_pool): even sides, so that each
