@@ -123,7 +123,7 @@ s_bench (const gc_bench_opts_t *opts, const char *preset, size_t batch)
 int
 gc_bench_train_cnn (const gc_bench_opts_t *opts)
 {
-    static const char *presets [] = { "lenet", "resnet8-gn", "lenet-w", "lenet-w-res" };
+    static const char *presets [] = { "lenet", "resnet8-gn", "lenet-w", "lenet-w-res", "resnet20-gn" };
     int rc = 0;
     for (size_t i = 0; i < sizeof presets / sizeof presets [0]; i++)
         rc |= s_bench (opts, presets [i], 64);

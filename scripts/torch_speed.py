@@ -140,7 +140,7 @@ def one_round(a):
     return res
 
 
-PRESETS = ("lenet", "resnet8-gn", "lenet-w", "lenet-w-res")
+PRESETS = ("lenet", "resnet8-gn", "lenet-w", "lenet-w-res", "resnet20-gn")
 
 
 def main():
