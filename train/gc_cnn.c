@@ -94,6 +94,12 @@ struct gc_cnn_t {
     //  of the convolution, right after the chunk's sgemm, while the chunk is
     //  in L2 (its three passes read the stem's 3.2 MB output from memory)
     bool     gn_chunked [GC_CNN_MAX_OPS];
+    //  and its ReLU feeds a max pooling alone (pooled): the pooling runs per
+    //  chunk too, forward after the GroupNorm and backward before it, while
+    //  the chunk is in L2 (a stem's output is 3.2 MB at batch 64); the
+    //  pooling op itself is then skipped (chunk_pool)
+    bool     gn_pool [GC_CNN_MAX_OPS];
+    bool     chunk_pool [GC_CNN_MAX_OPS];
     //  convolution i runs as Winograd's F(2x2, 3x3) or F(2x2, 5x5) (gc_wino_fits, and not
     //  turned off: GC_CONV=im2col in the environment, gc_cnn_set_winograd)
     bool     wino [GC_CNN_MAX_OPS];
@@ -205,6 +211,11 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         self->gn_chunked [i] = net->ops [i].kind == GC_CNN_CONV && !s_pointwise (&net->ops [i])
                             && net->ops [i + 1].kind == GC_CNN_GN && net->ops [i + 1].in == i
                             && readers [i] == 1;
+    for (int i = 0; i + 3 < net->n_ops; i++) {
+        self->gn_pool [i] = self->gn_chunked [i] && self->fused [i + 1] && self->pooled [i + 2]
+                         && net->ops [i + 3].kind == GC_CNN_MAXPOOL && net->ops [i + 3].in == i + 2;
+        self->chunk_pool [i + 3] = self->gn_pool [i];
+    }
     pthread_once (&s_lowering_once, s_lowering_from_env);
     gc_cnn_set_winograd (self, s_winograd);
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
@@ -599,6 +610,19 @@ s_gn_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n
                         relu ? self->act [i + 1] : self->act [i], self->stats [i]);
 }
 
+/*  Convolution i's GroupNorm (gn_chunked) on the chunk [n0, n0 + m) just
+    computed, and the max pooling after its ReLU when that runs per chunk
+    too (gn_pool). */
+static void
+s_gn_chunk_forward (gc_cnn_t *self, int i, const float *params, size_t batch, size_t n0,
+                    size_t m)
+{
+    s_gn_forward (self, i + 1, params, batch, n0, m);
+    if (self->gn_pool [i])
+        gc_conv_maxpool_forward (&self->net.ops [i + 3], self->act [i + 2], batch, n0, m,
+                                 self->act [i + 3], self->arg [i + 3]);
+}
+
 /*  Where a Winograd convolution's product goes: out = (or += when add) the
     product (masked by a ReLU's output: mask), plus bias, then the ReLU;
     gn >= 0: the GroupNorm that runs on each chunk right after it
@@ -630,7 +654,7 @@ s_wino_conv (gc_cnn_t *self, const gc_cnn_op_t *op, const float *U, const float 
         else
             gc_wino_output (op, self->wm, batch, n0, m, o->bias, o->relu, o->add, o->mask, o->out);
         if (o->gn >= 0)
-            s_gn_forward (self, o->gn, o->params, batch, n0, m);
+            s_gn_chunk_forward (self, o->gn - 1, o->params, batch, n0, m);
     }
 }
 
@@ -676,7 +700,7 @@ s_conv_forward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, cons
                 for (size_t c = 0; c < op->oc; c++)
                     gc_conv_bias (out + c * N + n0 * P, m * P, b [c], GC_CONV_BIAS_RELU);
             if (self->gn_chunked [i])
-                s_gn_forward (self, i + 1, params, batch, n0, m);
+                s_gn_chunk_forward (self, i, params, batch, n0, m);
         }
         return;
     }
@@ -755,7 +779,8 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
         float *out = relu ? self->act [i + 1] : self->act [i];
         size_t n = batch * gc_cnn_op_out_size (op);
         switch (op->kind) {
-            case GC_CNN_CONV:
+            case GC_CNN_CONV: {
+                int conv = i;
                 s_conv_forward (self, op, params, in, batch, relu, out);
                 if (self->wino_pool [i])
                     i++;                        /* the pooling is done, and below its ReLU */
@@ -763,7 +788,10 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
                     i++;                        /* the GroupNorm is done */
                     relu = self->fused [i];     /* and its ReLU */
                 }
+                if (self->gn_pool [conv])
+                    i++;                        /* and the pooling after it */
                 break;
+            }
             case GC_CNN_FC:
                 s_fc_forward (self, op, params, s_fc_rows (self, i, batch, true), batch, out);
                 break;
@@ -772,7 +800,7 @@ s_forward_pass (gc_cnn_t *self, const float *params, const float *x, size_t batc
                 for (size_t j = 0; j < n; j++)
                     out [j] = in [j] > 0.0f ? in [j] : 0.0f;
                 break;
-            case GC_CNN_MAXPOOL: gc_conv_maxpool_forward (op, in, batch, out, self->arg [i]); break;
+            case GC_CNN_MAXPOOL: gc_conv_maxpool_forward (op, in, batch, 0, batch, out, self->arg [i]); break;
             case GC_CNN_DROPOUT: s_dropout_forward (self, i, in, n, seed, out); break;
             case GC_CNN_AVGPOOL:
             case GC_CNN_GAP:     gc_conv_avgpool_forward (op, in, batch, out); break;
@@ -907,6 +935,21 @@ s_conv_bias_grad (gc_cnn_t *self, const gc_cnn_op_t *op, const float *dy, size_t
     s_vector_grad (grad + bl->offset, db, op->oc, beta);
 }
 
+/*  The backward pass of the pooling after convolution i's GroupNorm and
+    ReLU on the chunk [n0, n0 + m), when it runs per chunk (gn_pool): the
+    GroupNorm's output gradient, right before its backward reads it. Only
+    that pooling writes it (the GroupNorm and its ReLU have one reader
+    each), so it is written, not added to. */
+static void
+s_pool_chunk_backward (gc_cnn_t *self, int i, size_t batch, size_t n0, size_t m)
+{
+    if (!self->gn_pool [i])
+        return;
+    int p = i + 3;
+    gc_conv_maxpool_backward (&self->net.ops [p], self->dact [p], self->arg [p], self->act [p],
+                              batch, n0, m, self->dact [i + 1], false);
+}
+
 /*  A Winograd convolution's kernel gradient, chunk by chunk: dU += Z V^T
     (the output gradient's tiles by the input's), then G^T dU G into the
     gradient; the chunked GroupNorm's backward and the bias gradient as in
@@ -920,8 +963,10 @@ s_wino_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step, T = m * tiles, ld = gc_wino_ld (T);
         size_t pv = gc_wino_plane (C, T), pm = gc_wino_plane (K, T);
-        if (self->gn_chunked [i])
+        if (self->gn_chunked [i]) {
+            s_pool_chunk_backward (self, i, batch, n0, m);
             s_gn_backward (self, i + 1, params, batch, n0, m, false, grad, beta);
+        }
         gc_wino_input (op, in, batch, n0, m, self->wv, self->wscr);
         gc_wino_grad_tiles (op, dy, batch, n0, m, self->wm, self->wscr);
         for (size_t xi = 0; xi < gc_wino_planes (op->k); xi++)
@@ -978,8 +1023,10 @@ s_conv_backward (gc_cnn_t *self, const gc_cnn_op_t *op, const float *params, con
     gc_conv_taps (op, self->keep, self->tap);
     for (size_t n0 = 0; n0 < batch; n0 += step) {
         size_t m = batch - n0 < step ? batch - n0 : step;
-        if (self->gn_chunked [i])
+        if (self->gn_chunked [i]) {
+            s_pool_chunk_backward (self, i, batch, n0, m);
             s_gn_backward (self, i + 1, params, batch, n0, m, false, grad, beta);
+        }
         gc_conv_im2col (op, in, batch, n0, m, self->col, self->keep, self->tap);
         s_gemm (self, CblasNoTrans, CblasTrans, op->oc, ckk, m * P, dy + n0 * P, N,
                 self->col, m * P, n0 ? 1.0f : beta, grad + wl->offset, ckk);
@@ -1092,9 +1139,13 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
                 if (op->in < 0)
                     break;
                 int t = self->pooled [op->in] ? net->ops [op->in].in : op->in;
+                if (self->chunk_pool [i]) {
+                    self->dset [t] = true;      /* by the convolution's chunks (gn_pool) */
+                    break;
+                }
                 gc_conv_maxpool_backward (op, dy, self->arg [i],
-                                          self->pooled [op->in] ? self->act [i] : NULL, batch,
-                                          self->dact [t], self->dset [t]);
+                                          self->pooled [op->in] ? self->act [i] : NULL, batch, 0,
+                                          batch, self->dact [t], self->dset [t]);
                 self->dset [t] = true;
                 break;
             }

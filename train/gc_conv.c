@@ -623,11 +623,12 @@ s_maxpool2_split (const gc_cnn_op_t *op, const float *src, float *dst, int32_t *
 }
 
 static void
-s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
-                         int32_t *arg)
+s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
+                   float *y, int32_t *arg)
 {
     size_t k = op->k, s = op->stride, hw = op->h * op->w, P = op->oh * op->ow;
-    for (size_t plane = 0; plane < batch * op->c; plane++) {
+    for (size_t q = 0; q < op->c * m; q++) {
+        size_t plane = (q / m) * batch + n0 + q % m;   /* channel q / m, sample n0 + q % m */
         const float *src = x + plane * hw;
         float *dst = y + plane * P;
         int32_t *a = arg + plane * P;
@@ -655,12 +656,13 @@ s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y
 
 static void
 s_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
-                          const float *y, size_t batch, float *dx, bool add)
+                    const float *y, size_t batch, size_t n0, size_t m, float *dx, bool add)
 {
     size_t hw = op->h * op->w, P = op->oh * op->ow;
     //  plane by plane: the plane zeroed and scattered into while it is in L1
     //  (a memset of the whole tensor first had it leave the cache in between)
-    for (size_t plane = 0; plane < batch * op->c; plane++) {
+    for (size_t q = 0; q < op->c * m; q++) {
+        size_t plane = (q / m) * batch + n0 + q % m;   /* channel q / m, sample n0 + q % m */
         float *d = dx + plane * hw;
         const float *g = dy + plane * P;
         const int32_t *a = arg + plane * P;

@@ -35,17 +35,18 @@ void gc_conv_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t
 void gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
                      float *dx, bool add, const float *keep, const int32_t *at);
 
-/*  Max pooling keeps the position of each maximum (within its plane) in
-    arg, which backward routes the gradient through. */
-void gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch,
-                              float *y, int32_t *arg);
+/*  Max pooling of samples [n0, n0 + m) keeps the position of each maximum
+    (within its plane) in arg, which backward routes the gradient through. */
+void gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                              size_t m, float *y, int32_t *arg);
 /*  y (the pooled output) not NULL: the gradient of a ReLU's input whose
     output was pooled, the ReLU's mask taken from y (where the maximum is not
     positive the ReLU passes nothing); windows must not overlap (k <= stride),
     so that each input gets at most one term and the result is the same as
-    the ReLU's own pass. */
+    the ReLU's own pass. Samples [n0, n0 + m). */
 void gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
-                               const float *y, size_t batch, float *dx, bool add);
+                               const float *y, size_t batch, size_t n0, size_t m, float *dx,
+                               bool add);
 /*  Average pooling; GC_CNN_GAP is the window of the whole plane. */
 void gc_conv_avgpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y);
 void gc_conv_avgpool_backward (const gc_cnn_op_t *op, const float *dy, size_t batch,

@@ -55,17 +55,17 @@ gc_conv_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, siz
 }
 
 void
-gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, float *y,
-                         int32_t *arg)
+gc_conv_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                         size_t m, float *y, int32_t *arg)
 {
-    s_kern ()->maxpool_forward (op, x, batch, y, arg);
+    s_kern ()->maxpool_forward (op, x, batch, n0, m, y, arg);
 }
 
 void
 gc_conv_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
-                          const float *y, size_t batch, float *dx, bool add)
+                          const float *y, size_t batch, size_t n0, size_t m, float *dx, bool add)
 {
-    s_kern ()->maxpool_backward (op, dy, arg, y, batch, dx, add);
+    s_kern ()->maxpool_backward (op, dy, arg, y, batch, n0, m, dx, add);
 }
 
 void

@@ -14,10 +14,11 @@ typedef struct {
                       size_t m, float *col, const float *keep, const int32_t *at);
     void   (*col2im) (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
                       float *dx, bool add, const float *keep, const int32_t *at);
-    void   (*maxpool_forward) (const gc_cnn_op_t *op, const float *x, size_t batch,
-                               float *y, int32_t *arg);
+    void   (*maxpool_forward) (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0,
+                               size_t m, float *y, int32_t *arg);
     void   (*maxpool_backward) (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
-                                const float *y, size_t batch, float *dx, bool add);
+                                const float *y, size_t batch, size_t n0, size_t m, float *dx,
+                                bool add);
     void   (*avgpool_forward) (const gc_cnn_op_t *op, const float *x, size_t batch, float *y);
     void   (*avgpool_backward) (const gc_cnn_op_t *op, const float *dy, size_t batch,
                                 float *dx, bool add);

@@ -137,6 +137,8 @@ test_gradients (void **state)
         //  (even sides), and without (odd)
         "2x6x6/c8,relu,c8,relu,mp2,f3", "2x6x4/c8,relu,c8k5,relu,mp2,f3",
         "2x7x7/c8,relu,c8,relu,mp2,f3",
+        //  the pooling after a chunked GroupNorm, per chunk: lowered, Winograd
+        "2x8x8/c4,gn2,relu,mp2,f3", "8x6x6/c8,gn4,relu,mp2,f3",
         "1x3x9/c8,c12k5,gn3,relu,c8k5,f3",
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs [0]; i++)
