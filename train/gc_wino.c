@@ -345,20 +345,14 @@ s_at36 (const float *m, size_t plane, size_t t, s_vf *y)
 }
 
 //  row = (row + when add) tmp (+0 where mrow, when given, is not > 0; +
-//  bias, then the ReLU), W floats, one by one.
+//  bias, then the ReLU), W floats, one by one: s_put_vec's operations in
+//  its order.
 static S_NO_LIBCALLS void
 s_put_tmp (float *row, const float *mrow, size_t W, const float *tmp, const float *bias,
            bool relu, bool add)
 {
     float b = bias ? *bias : 0.0f;
-    if (mrow) {
-        for (size_t x = 0; x < W; x++) {
-            float v = mrow [x] > 0.0f ? tmp [x] : 0.0f;
-            row [x] = add ? row [x] + v : v;
-        }
-        return;
-    }
-    if (!bias && !relu) {
+    if (!mrow && !bias && !relu) {
         if (add)
             for (size_t x = 0; x < W; x++)
                 row [x] += tmp [x];
@@ -368,7 +362,8 @@ s_put_tmp (float *row, const float *mrow, size_t W, const float *tmp, const floa
         return;
     }
     for (size_t x = 0; x < W; x++) {
-        float v = add ? tmp [x] + row [x] : tmp [x];
+        float v = mrow && !(mrow [x] > 0.0f) ? 0.0f : tmp [x];
+        v = add ? v + row [x] : v;
         v = bias ? v + b : v;
         row [x] = relu && !(v > 0.0f) ? 0.0f : v;
     }
@@ -620,14 +615,6 @@ s_kernel_rows (const float *k, s_vf *u)
         s_g3 (h [i][0], h [i][1], h [i][2], u + 4 * i, 1);
 }
 
-/*  U = G g G^T of every 3x3 kernel, S_VL kernels at a time: each of the
-    16 rows of U is then one vector store over consecutive kernels, where
-    the scalar form made 16 stores a plane apart per kernel (3 % of a
-    resnet8-gn step, twice a step per layer: forward and the flipped
-    kernels of the input gradient). The 9 taps of S_VL kernels are read
-    into lanes one by one (built in registers: a vector load of floats just
-    stored one at a time would not forward). The last plane % S_VL kernels
-    go through a zero-padded copy, their lanes stored one by one. */
 /*  G (F(2x2, 5x5)'s, 6x5) applied to five values: a / 4, (a + b + c + d +
     e) / 6, (a - b + c - d + e) / 6, (a + 2b + 4c + 8d + 16e) / 24, (a - 2b
     + 4c - 8d + 16e) / 24, e. Divided, not multiplied by a rounded 1/6. */
@@ -663,13 +650,17 @@ s_kernels5 (const float *w, size_t oc, size_t c, float *U)
     }
 }
 
+/*  U = G g G^T of every 3x3 kernel, S_VL kernels at a time: each of the
+    16 rows of U is then one vector store over consecutive kernels, where
+    the scalar form made 16 stores a plane apart per kernel (3 % of a
+    resnet8-gn step, twice a step per layer: forward and the flipped
+    kernels of the input gradient). The 9 taps of S_VL kernels are read
+    into lanes one by one (built in registers: a vector load of floats just
+    stored one at a time would not forward). The last plane % S_VL kernels
+    go through a zero-padded copy, their lanes stored one by one. */
 static void
-s_kernels (const float *w, size_t oc, size_t c, size_t k, float *U)
+s_kernels3 (const float *w, size_t oc, size_t c, float *U)
 {
-    if (k == 5) {
-        s_kernels5 (w, oc, c, U);
-        return;
-    }
     size_t plane = oc * c, j = 0;
     s_vf u [16];
     for (; j + S_VL <= plane; j += S_VL) {
@@ -687,10 +678,21 @@ s_kernels (const float *w, size_t oc, size_t c, size_t k, float *U)
             U [(size_t) r * plane + j + l] = u [r][l];
 }
 
-//  G^T applied to four values: (a + (b + c) / 2, (b - c) / 2, (b + c) / 2 + d).
 static void
-s_gt4 (float a, float b, float c, float d, float *out, size_t stride)
+s_kernels (const float *w, size_t oc, size_t c, size_t k, float *U)
 {
+    if (k == 5)
+        s_kernels5 (w, oc, c, U);
+    else
+        s_kernels3 (w, oc, c, U);
+}
+
+//  G^T applied to four values u [0 .. 3], in_stride apart: (u0 + (u1 + u2)
+//  / 2, (u1 - u2) / 2, (u1 + u2) / 2 + u3).
+static void
+s_gt4 (const float *u, size_t in_stride, float *out, size_t stride)
+{
+    float a = u [0], b = u [in_stride], c = u [2 * in_stride], d = u [3 * in_stride];
     out [0] = a + (b + c) * 0.5f;
     out [stride] = (b - c) * 0.5f;
     out [2 * stride] = (b + c) * 0.5f + d;
@@ -711,43 +713,25 @@ s_gt6 (const float *u, size_t in_stride, float *out, size_t stride)
     out [4 * stride] = (p + r * 4.0f) / 6.0f + u [5 * in_stride];
 }
 
-static void
-s_kernel_grad5 (const float *dU, size_t oc, size_t c, float beta, float *dw)
-{
-    size_t plane = oc * c;
-    for (size_t j = 0; j < plane; j++) {
-        float d [6][6], a [5][6], g [5][5];
-        for (int x = 0; x < 36; x++)
-            d [x / 6][x % 6] = dU [(size_t) x * plane + j];
-        for (int col = 0; col < 6; col++)
-            s_gt6 (&d [0][col], 6, &a [0][col], 6);
-        for (int r = 0; r < 5; r++)
-            s_gt6 (a [r], 1, g [r], 1);
-        float *out = dw + j * 25;
-        for (int x = 0; x < 25; x++)
-            out [x] = beta != 0.0f ? beta * out [x] + g [x / 5][x % 5] : g [x / 5][x % 5];
-    }
-}
-
+/*  dw = G^T dU G of every kernel (k x k from a side x side tile of dU,
+    side = k + 1): G^T down the columns, then along the k rows, with the
+    form's G^T (s_gt4, s_gt6). */
 static void
 s_kernel_grad (const float *dU, size_t oc, size_t c, size_t k, float beta, float *dw)
 {
-    if (k == 5) {
-        s_kernel_grad5 (dU, oc, c, beta, dw);
-        return;
-    }
-    size_t plane = oc * c;
+    void (*gt) (const float *, size_t, float *, size_t) = k == 5 ? s_gt6 : s_gt4;
+    size_t plane = oc * c, side = k + 1, kk = k * k;
     for (size_t j = 0; j < plane; j++) {
-        float d [4][4], a [3][4], g [3][3];
-        for (int x = 0; x < 16; x++)
-            d [x / 4][x % 4] = dU [(size_t) x * plane + j];
-        for (int col = 0; col < 4; col++)
-            s_gt4 (d [0][col], d [1][col], d [2][col], d [3][col], &a [0][col], 4);
-        for (int r = 0; r < 3; r++)
-            s_gt4 (a [r][0], a [r][1], a [r][2], a [r][3], &g [r][0], 1);
-        float *out = dw + j * 9;
-        for (int x = 0; x < 9; x++)
-            out [x] = beta != 0.0f ? beta * out [x] + g [x / 3][x % 3] : g [x / 3][x % 3];
+        float d [36], a [30], g [25];
+        for (size_t x = 0; x < side * side; x++)
+            d [x] = dU [x * plane + j];
+        for (size_t col = 0; col < side; col++)
+            gt (d + col, side, a + col, side);
+        for (size_t r = 0; r < k; r++)
+            gt (a + r * side, 1, g + r * k, 1);
+        float *out = dw + j * kk;
+        for (size_t x = 0; x < kk; x++)
+            out [x] = beta != 0.0f ? beta * out [x] + g [x] : g [x];
     }
 }
 
