@@ -130,25 +130,50 @@ s_write_all (int fd, const uint8_t *p, size_t len)
     return 0;
 }
 
-int
-gc_fs_write_atomic (const char *path, const void *data, size_t len, mode_t mode, gc_err_t *err)
+/*  The temporary file gc_fs_write_atomic writes first, opened (0600): its
+    name in tmp, and path's directory as given in dirbuf ("." for a bare
+    name, "/" for "/x": what gets synced). The descriptor, or -1. */
+static int
+s_open_tmp (const char *path, char *tmp, char *dirbuf, gc_err_t *err)
 {
-    //  The directory part as given ("" for a bare name, "" before "/x"):
-    //  the temporary file goes there and that is what gets synced.
     const char *slash = strrchr (path, '/'), *name = slash ? slash + 1 : path;
     int dir_len = slash ? (int) (slash - path) : 0;
-    char tmp [PATH_MAX], dirbuf [PATH_MAX];
     if (!*name)
         return gc_err_set (err, GC_E_IO, "%s: not a file name", path);
-    if (snprintf (tmp, sizeof tmp, "%.*s%s.%s.tmp.XXXXXX", dir_len, path, slash ? "/" : "", name)
-            >= (int) sizeof tmp
-    ||  snprintf (dirbuf, sizeof dirbuf, "%.*s", dir_len, path) >= (int) sizeof dirbuf)
+    if (snprintf (tmp, PATH_MAX, "%.*s%s.%s.tmp.XXXXXX", dir_len, path, slash ? "/" : "", name)
+            >= PATH_MAX
+    ||  snprintf (dirbuf, PATH_MAX, "%.*s", dir_len, path) >= PATH_MAX)
         return gc_err_set (err, GC_E_IO, "%.200s...: path too long", path);
     if (!dirbuf [0])
-        snprintf (dirbuf, sizeof dirbuf, "%s", slash ? "/" : ".");
+        snprintf (dirbuf, PATH_MAX, "%s", slash ? "/" : ".");
     int fd = mkstemp (tmp);
     if (fd < 0)
         return gc_err_set (err, GC_E_IO, "%s: cannot create a file next to it (%s)", path, strerror (errno));
+    return fd;
+}
+
+int
+gc_fs_check_writable (const char *path, gc_err_t *err)
+{
+    struct stat st;
+    if (stat (path, &st) == 0 && S_ISDIR (st.st_mode))
+        return gc_err_set (err, GC_E_IO, "%s: is a directory", path);
+    char tmp [PATH_MAX], dirbuf [PATH_MAX];
+    int fd = s_open_tmp (path, tmp, dirbuf, err);
+    if (fd < 0)
+        return -1;
+    close (fd);
+    unlink (tmp);
+    return 0;
+}
+
+int
+gc_fs_write_atomic (const char *path, const void *data, size_t len, mode_t mode, gc_err_t *err)
+{
+    char tmp [PATH_MAX], dirbuf [PATH_MAX];
+    int fd = s_open_tmp (path, tmp, dirbuf, err);
+    if (fd < 0)
+        return -1;
     const char *step = "cannot write";
     int rc = s_write_all (fd, data, len);
     if (rc == 0 && (rc = fchmod (fd, mode)) != 0)

@@ -28,4 +28,10 @@ int gc_fs_read_file (const char *path, size_t max_bytes, char **buf, size_t *len
     whatever happens. */
 int gc_fs_write_atomic (const char *path, const void *data, size_t len, mode_t mode, gc_err_t *err);
 
+/*  Whether gc_fs_write_atomic could write path, tried by creating and
+    removing its temporary file: checked before a long run whose result
+    goes there (path a directory, or a directory that is missing or not
+    writable, is GC_E_IO with the reason). */
+int gc_fs_check_writable (const char *path, gc_err_t *err);
+
 #endif

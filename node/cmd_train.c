@@ -9,6 +9,7 @@
 #include "gc_cli.h"
 #include "gc_model_file.h"
 #include "gc_dataset.h"
+#include "gc_fs.h"
 #include "gc_model.h"
 #include "gc_mem.h"
 #include "gc_optim.h"
@@ -194,6 +195,9 @@ gc_cmd_train (int argc, char **argv)
         return rc < 0 ? GC_EXIT_OK : rc;
     gc_cli_set_blas_threads ((int) o.threads);
     gc_err_t err = { 0 };
+    //  before the training, not after it
+    if (o.save && gc_fs_check_writable (o.save, &err))
+        return gc_cli_usage_error (S_CMD, "--save: %s", err.msg);
     gc_model_t *model = gc_model_new (o.model, &err);
     if (!model)
         return gc_cli_usage_error (S_CMD, "--model: %s", err.msg);

@@ -590,6 +590,12 @@ gc_peer_new (gc_config_t *cfg, const gc_peer_options_t *opt, bool *bad_input, gc
         rc = -1;
     if (rc == 0 && p->resume && s_resume (p, err))
         rc = -1;
+    //  where the final model goes, tried now rather than when the run ends
+    if (rc == 0 && *cfg->final_model && gc_fs_check_writable (cfg->final_model, err)) {
+        gc_err_prefix (err, "node/final_model: ");
+        bad = true;
+        rc = -1;
+    }
     if (rc == 0 && *cfg->metrics && !(p->metrics = fopen (cfg->metrics, "a"))) {
         gc_err_set (err, GC_E_IO, "node/metrics: cannot open %s (%s)", cfg->metrics, strerror (errno));
         bad = true;

@@ -182,6 +182,31 @@ test_write_atomic (void **state)
     assert_int_equal (s_entries (dir), 2);
 }
 
+//  What gc_fs_write_atomic would refuse is refused beforehand, leaving
+//  nothing behind; what it would write passes, the file still absent.
+static void
+test_check_writable (void **state)
+{
+    char dir [1024];
+    s_path (dir, sizeof dir, "c");
+    assert_int_equal (gc_fs_mkdirs (dir, 0755, NULL), 0);
+    static const struct { const char *rel; bool ok; const char *needle; } cases [] = {
+        { "c/new.model", true, NULL },
+        { "c", false, "is a directory" },
+        { "c/missing/x.model", false, "cannot create a file next to it" },
+        { "c/none/", false, "not a file name" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char path [1024];
+        s_path (path, sizeof path, cases [i].rel);
+        gc_err_t err = { 0 };
+        int rc = gc_fs_check_writable (path, &err);
+        if (cases [i].ok ? rc != 0 : rc != -1 || err.code != GC_E_IO || !strstr (err.msg, cases [i].needle))
+            fail_msg ("%s: rc %d code %d '%s'", cases [i].rel, rc, err.code, err.msg);
+        assert_int_equal (s_entries (dir), 0);      /* no probe, no file left */
+    }
+}
+
 int
 main (void)
 {
@@ -189,6 +214,7 @@ main (void)
         cmocka_unit_test (test_mkdirs),
         cmocka_unit_test (test_read_file),
         cmocka_unit_test (test_write_atomic),
+        cmocka_unit_test (test_check_writable),
     };
     return cmocka_run_group_tests (tests, s_setup, s_teardown);
 }

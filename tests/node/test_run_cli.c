@@ -82,6 +82,7 @@ test_config_mistakes (void **state)
         { "", "", "--set gossip/gamma=2", "gossip/gamma: 2 is outside" },
         { "", "", "--set nothing", "--set 'nothing': expected KEY=VALUE" },
         { "", "", "--resume", "--resume needs node/checkpoint_dir" },
+        { "", "", "--set node/final_model=/nonexistent/dir/p.model", "node/final_model: /nonexistent/dir/p.model" },
         { "", "", "--frobnicate", "unknown option '--frobnicate'" },
         { "", "discovery\n    enabled = 1\n", "--set node/curve=0", "discovery/enabled = 1 needs node/curve = 1" },
     };

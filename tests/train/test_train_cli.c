@@ -66,6 +66,7 @@ test_bad_options_exit_2_with_one_line (void **state)
         { "train --label-smoothing 1", "--label-smoothing: 1 is outside [0, 1)" },
         { "train --label-smoothing -0.1", "--label-smoothing: -0.1 is outside" },
         { "train --label-smoothing x", "--label-smoothing: 'x' is not a number" },
+        { "train --save /nonexistent/dir/m.model", "--save: /nonexistent/dir/m.model: cannot create" },
         { "fly", "unknown command 'fly'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++)
