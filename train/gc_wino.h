@@ -135,15 +135,15 @@ void gc_wino_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t 
 void gc_wino_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t m,
                      const float *bias, bool relu, bool add, const float *mask, float *y);
 
-/*  Whether op's output, after its ReLU, can go straight into a 2x2 max
-    pooling of stride 2 (gc_wino_output_pool): even sides, so that each
-    tile's 2x2 block of outputs is one pooling window. */
+/*  Whether op's output, after its ReLU, can go straight into pool, a
+    pooling that reads it (gc_wino_output_pool): a 2x2 max pooling of
+    stride 2 (no padding: the grammar has none, so it outputs H/2 x W/2),
+    on even sides, so that each tile's 2x2 block of outputs is one window. */
 static inline bool
 gc_wino_pools (const gc_cnn_op_t *op, const gc_cnn_op_t *pool)
 {
     return op->oh % 2 == 0 && op->ow % 2 == 0 && pool->kind == GC_CNN_MAXPOOL && pool->k == 2
-        && pool->stride == 2 && pool->h == op->oh && pool->w == op->ow
-        && pool->oh == op->oh / 2 && pool->ow == op->ow / 2;
+        && pool->stride == 2;
 }
 
 /*  Samples [n0, n0 + m) of gc_wino_output's y with the bias and the ReLU,
