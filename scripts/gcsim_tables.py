@@ -4,7 +4,7 @@
     scripts/results.sh TABLE [--jobs J] [--threads T] [--force]
 
 TABLE is 1 (aggregators x attacks; 1l: three times as long, constant learning
-rate; 1r: the honest-minority malicious ring; 1c: with the LeNet-style CNN), 2 (compression), 2p (ratio
+rate; 1r: the honest-minority malicious ring; 1c: with the LeNet-style CNN; 1x: Dirichlet 0.1), 2 (compression), 2p (ratio
 policies), 2l (learned gradient compression), 3 (stragglers), 4
 (scale), 5 (agreement with gcnet), speed (table 1's speed rows) or all.
 Each run is a gcsim scenario written to runs/results/tN/KEY/scenario.zpl
@@ -222,17 +222,32 @@ T1_VARIANTS = {
            "rows": "cnn", "honest": None, "model": "cnn:lenet", "test_samples": 2000,
            "aggregators": ["mean", "cwtm:1", "gm", "nnm+cwtm:1", "scclip", "guard"],
            "seeds": [1]},
+    #   a setting none of the tables above has: Dirichlet 0.1 (most shards one or two
+    #   classes, label skew 0.51-0.89), table 1l's graph, attackers and rate, 300 rounds
+    "1x": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": 300, "schedule": "constant",
+           "splits": ["dirichlet:0.1"], "rows": "extreme", "honest": None,
+           "aggregators": ["mean", "nnm+cwtm:1", "guard"]},
 }
 #   table 1c's rows: the attacks that hurt some rule of table 1 (realistic and omniscient)
 CNN_ROWS = [("none", "", False), ("sign flip", "signflip", False), ("ALIE z=1", "alie:1", False),
             ("IPM ε=0.5", "ipm:0.5", False), ("dissensus", "dissensus", False),
             ("label flip", "labelflip", False), ("ALIE z=1 (omniscient)", "alie:1", True),
             ("dissensus (omniscient)", "dissensus", True)]
+#   table 1x's rows: the strongest attacks of tables 1l and 1r, and `silent` (the attackers'
+#   data and messages missing: what any attack costs by itself)
+EXTREME_ROWS = [("none", "", False), ("silent", "silent", False), ("ALIE z=1", "alie:1", True),
+                ("IPM ε=0.5", "ipm:0.5", True), ("dissensus", "dissensus", True),
+                ("sign flip", "signflip", True), ("min-max", "minmax", True),
+                ("label flip", "labelflip", False), ("mimic", "mimic", False)]
 RING_ROWS = [("none", "", False), ("ALIE z=1", "alie:1", True), ("ALIE z=10", "alie:10", True),
              ("IPM ε=0.1", "ipm:0.1", True), ("IPM ε=0.5", "ipm:0.5", True), ("dissensus", "dissensus", True),
              ("sign flip", "signflip", True), ("sign flip −0.1·μ", "signflip:0.1", True),
              ("min-max", "minmax", True), ("min-sum", "minsum", True), ("label flip", "labelflip", False),
              ("mimic", "mimic", False)]
+
+
+def split_title(split):
+    return "iid" if split == "iid" else "Dirichlet α = " + split.split(":", 1)[1]
 
 
 def t1_rows(variant):
@@ -242,6 +257,8 @@ def t1_rows(variant):
         rows = RING_ROWS
     elif v["rows"] == "cnn":
         rows = CNN_ROWS
+    elif v["rows"] == "extreme":
+        rows = EXTREME_ROWS
     else:
         rows = [(label, attack, False) for label, attack in ATTACKS
                 if v["rows"] == "all" or attack not in OMNISCIENT]
@@ -413,7 +430,7 @@ def table1(args, variant="1"):
         return
     body = t1_text(variant)
     for split in v["splits"]:
-        title = "iid" if split == "iid" else "Dirichlet α = 0.5"
+        title = split_title(split)
         body.append(f"**{title}**\n")
         body.append("| attack | " + " | ".join(f"`{a}`" for a in all_rules) + " |")
         body.append("| --- |" + " --- |" * len(all_rules))
@@ -434,7 +451,7 @@ def table1(args, variant="1"):
         body.append(f"{title}, " + t1_summary(variant, res, split))
         body.append("")
     for split in v.get("defence_splits", []):
-        title = "iid" if split == "iid" else "Dirichlet α = 0.5"
+        title = split_title(split)
         body.append(f"**{title}** (the default defence only)\n")
         body.append(f"{title}, " + t1_summary(variant, res, split))
         body.append("")
@@ -449,7 +466,7 @@ def table1_defence(variant, res, aggregators):
     v = T1_VARIANTS[variant]
     body = t1_text(variant)
     for split in v["splits"] + v.get("defence_splits", []):
-        title = "iid" if split == "iid" else "Dirichlet α = 0.5"
+        title = split_title(split)
         body.append(f"**{title}**, `{DEFENCE}` only\n")
         body.append(f"| attack | `{DEFENCE}`, seed {DEFENCE_SEEDS[0]} (mean / min) |")
         body.append("| --- | --- |")
@@ -1201,7 +1218,7 @@ def snapshot_binary(table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["1", "1l", "1r", "1c", "2", "2p", "2pc", "2h", "2l", "3", "4", "5", "speed", "all"])
+    parser.add_argument("table", choices=["1", "1l", "1r", "1c", "1x", "2", "2p", "2pc", "2h", "2l", "3", "4", "5", "speed", "all"])
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
@@ -1218,7 +1235,7 @@ def main():
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
     copy = snapshot_binary(args.table)
-    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "2": table2, "2p": table2p, "2pc": table2pc, "2h": table2h, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
+    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "1x": lambda a: table1(a, "1x"), "2": table2, "2p": table2p, "2pc": table2pc, "2h": table2h, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
         for name in (["1", "1l", "1r", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)
