@@ -5,7 +5,8 @@
 
 GRAPH: torus (4x4, Byzantine 0,1,10,11), ring (the honest-minority malicious ring:
 honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
-(exponential graph of 16, no attackers only). ATTACK '' or none = no attack.
+(exponential graph of 16, no attackers only), regular (24 peers on a random 6-regular
+graph drawn from the seed, Byzantine 2,9,14,21: a graph none of the tables has). ATTACK '' or none = no attack.
 Environment: VALIDATE sets gossip/validate (e.g. off, 64:10; unset: the default, auto),
 TAG adds a tag to the run directory's name, GCSIM names the gcsim binary.
 
@@ -20,11 +21,16 @@ from gcsim_tables import ring_edges, zpl  # noqa: E402
 RING_HONEST = 5
 
 def main():
+    if len(sys.argv) < 9 or sys.argv[1] not in ("torus", "ring", "expo", "regular"):
+        sys.exit("usage: defence_exp.py torus|ring|expo|regular SPLIT AGG ATTACK OMN ROUNDS SCHEDULE SEED [GAMMA]")
     graph, split, agg, attack, omn, rounds, sched, seed = sys.argv[1:9]
     gamma = sys.argv[9] if len(sys.argv) > 9 else "1"
     attack = "" if attack in ("", "none") else attack
-    topo = {"torus": "torus:4x4", "ring": "edges:" + ring_edges(), "expo": "exponential"}[graph]
-    byz = {"torus": "0,1,10,11", "ring": ",".join(str(i) for i in range(5, 16)), "expo": ""}[graph]
+    topo = {"torus": "torus:4x4", "ring": "edges:" + ring_edges(), "expo": "exponential",
+            "regular": "regular:6"}[graph]
+    byz = {"torus": "0,1,10,11", "ring": ",".join(str(i) for i in range(5, 16)), "expo": "",
+           "regular": "2,9,14,21"}[graph]
+    peers = 24 if graph == "regular" else 16
     sections = {"node": {"eval_every": 0}, "topology": {"kind": topo},
                 "train": {"split": split, "rounds": rounds, "local_steps": 1, "batch": 32,
                           "schedule": sched},
@@ -47,7 +53,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     scen = os.path.join(out, "scenario.zpl")
     with open(scen, "w") as f:
-        f.write(zpl("i22", 16, sections, groups, {"skip_crypto": 1}))
+        f.write(zpl("i22", peers, sections, groups, {"skip_crypto": 1}))
     t0 = time.time()
     cmd = [os.environ.get("GCSIM", os.path.join(ROOT, "build", "gcsim")), scen, "--out", out, "--quiet", "--threads", "1",
            "--seed", seed]

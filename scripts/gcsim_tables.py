@@ -226,7 +226,7 @@ T1_VARIANTS = {
            "aggregators": ["mean", "cwtm:1", "gm", "nnm+cwtm:1", "scclip", "guard"],
            "seeds": [1]},
     #   a setting none of the tables above has: Dirichlet 0.1 (most shards one or two
-    #   classes, label skew 0.51-0.89), table 1l's graph, attackers and rate, 300 rounds
+    #   classes), table 1l's graph, attackers and rate, 300 rounds
     "1x": {"topology": "torus:4x4", "byzantine": BYZANTINE, "rounds": 300, "schedule": "constant",
            "splits": ["dirichlet:0.1"], "rows": "extreme", "honest": None,
            "aggregators": ["mean", "nnm+cwtm:1", "guard"]},

@@ -97,9 +97,8 @@ struct gc_cnn_t {
     //  and its ReLU feeds a max pooling alone (pooled): the pooling runs per
     //  chunk too, forward after the GroupNorm and backward before it, while
     //  the chunk is in L2 (a stem's output is 3.2 MB at batch 64); the
-    //  pooling op itself is then skipped (chunk_pool)
+    //  pooling op itself (i + 3) is then skipped
     bool     gn_pool [GC_CNN_MAX_OPS];
-    bool     chunk_pool [GC_CNN_MAX_OPS];
     //  convolution i runs as Winograd's F(2x2, 3x3) or F(2x2, 5x5) (gc_wino_fits, and not
     //  turned off: GC_CONV=im2col in the environment, gc_cnn_set_winograd)
     bool     wino [GC_CNN_MAX_OPS];
@@ -211,11 +210,9 @@ gc_cnn_new (const char *spec, gc_err_t *err)
         self->gn_chunked [i] = net->ops [i].kind == GC_CNN_CONV && !s_pointwise (&net->ops [i])
                             && net->ops [i + 1].kind == GC_CNN_GN && net->ops [i + 1].in == i
                             && readers [i] == 1;
-    for (int i = 0; i + 3 < net->n_ops; i++) {
+    for (int i = 0; i + 3 < net->n_ops; i++)
         self->gn_pool [i] = self->gn_chunked [i] && self->fused [i + 1] && self->pooled [i + 2]
                          && net->ops [i + 3].kind == GC_CNN_MAXPOOL && net->ops [i + 3].in == i + 2;
-        self->chunk_pool [i + 3] = self->gn_pool [i];
-    }
     pthread_once (&s_lowering_once, s_lowering_from_env);
     gc_cnn_set_winograd (self, s_winograd);
     for (size_t l = 0; l < self->net.layout.n_layers; l++)
@@ -1139,7 +1136,7 @@ gc_cnn_loss_grad_smoothed (gc_cnn_t *self, const float *params, const float *x, 
                 if (op->in < 0)
                     break;
                 int t = self->pooled [op->in] ? net->ops [op->in].in : op->in;
-                if (self->chunk_pool [i]) {
+                if (i >= 3 && self->gn_pool [i - 3]) {
                     self->dset [t] = true;      /* by the convolution's chunks (gn_pool) */
                     break;
                 }
