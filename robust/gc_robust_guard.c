@@ -95,6 +95,24 @@
 #define S_STILL_LO 0.02
 #define S_STILL_HI 0.05
 #define S_STILL_WARMUP 4
+//  Speed: the opposite of stillness. An honest model moves by its own SGD
+//  step and its mix, call after call about as far as the other neighbours'
+//  (0.2 - 0.7 own steps on average, traced on the torus, the ring and
+//  Dirichlet 0.1; a neighbour's running movement at most 3.4 times the
+//  neighbours' median without attack). A neighbour whose model moves more
+//  than S_FAST times the neighbours' median movement in most calls is not
+//  training: realistic dissensus between two colluders (each attacks the
+//  other's replica, which feeds its own mean) doubles its distance every
+//  call, and clipping alone leaves it a push of w tau per round in a
+//  direction that hardly changes. Each measured call adds whether the
+//  movement exceeded S_FAST x the median of the previous call, with weight
+//  S_FAST_B from the first call on (one jump, a resynchronised replica,
+//  adds S_FAST_B; a run of m adds 1 - (1 - S_FAST_B)^m); weight 1 below
+//  S_FAST_LO (three in a row), 0 above S_FAST_HI (seven).
+#define S_FAST 8.0
+#define S_FAST_B 0.1
+#define S_FAST_LO 0.25
+#define S_FAST_HI 0.5
 //  The neighbours' share of the weight below which the radius grows
 //  (s_share_gain), and the most it grows (a peer with one neighbour of
 //  weight 1/1024 would otherwise follow it without any bound).
@@ -111,6 +129,7 @@ typedef struct {
     double   mup;           /* running mean of the fraction of coordinates above that median */
     double   still;         /* running mean of its movement over the own step */
     uint64_t still_n;       /* calls that measured it */
+    double   fast;          /* running fraction of those that moved over S_FAST x the median */
     uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
 } s_entry_t;
 
@@ -139,6 +158,7 @@ struct gc_robust_guard_t {
     const float **nb;       /* the neighbours' inputs (own left out), n_cap */
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
+    double    move_med;     /* the neighbours' median running movement at the last call (0: none) */
     uint64_t  step_n;
     uint64_t  calls;
     s_entry_t *entries;
@@ -183,6 +203,7 @@ s_reset (gc_robust_guard_t *self)
     self->have_prev = false;
     self->step_avg = 0;
     self->step_n = 0;
+    self->move_med = 0;
     self->d = 0;
 }
 
@@ -409,9 +430,43 @@ s_stillness (gc_robust_guard_t *self, size_t j, double step)
         if (isfinite (mv)) {
             double bs = 1.0 / fmin ((double) ++e->still_n, S_SIGN_HORIZON);
             e->still = (1.0 - bs) * e->still + bs * mv;
+            if (self->move_med > 0)
+                e->fast = (1.0 - S_FAST_B) * e->fast + S_FAST_B * (mv > S_FAST * self->move_med);
         }
     }
     e->have_p += e->have_p < 2;
+}
+
+//  Input j's history entry when its speed counts (S_FAST): measured for
+//  as many calls as the stillness test needs, and not still.
+static const s_entry_t *
+s_fast_entry (const gc_robust_guard_t *self, size_t j)
+{
+    const s_scratch_t *sc = &self->sc;
+    if (sc->entry [j] == SIZE_MAX || sc->g [j] < 1.0)
+        return NULL;
+    const s_entry_t *e = &self->entries [sc->entry [j]];
+    return e->still_n >= S_STILL_WARMUP ? e : NULL;
+}
+
+static double
+s_fast_weight (double fast)
+{
+    return fast <= S_FAST_LO ? 1.0 : fmax (0.0, (S_FAST_HI - fast) / (S_FAST_HI - S_FAST_LO));
+}
+
+//  The lower median of the neighbours' running movements (0: none
+//  measured), the scale the next call's speed test compares against.
+static double
+s_move_median (const gc_robust_guard_t *self, size_t n, double *tmp)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        const s_entry_t *e = s_fast_entry (self, j);
+        if (e)
+            s_sorted_insert (tmp, m++, e->still);
+    }
+    return m ? tmp [(m - 1) / 2] : 0.0;
 }
 
 //  The weight factor h of a neighbour from its consistency, direction and
@@ -608,14 +663,28 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     bool direction = self->cfg.dir_test && flagged < 0.5 * all;
     double *mexcess = sorted;       /* the consistencies' order is no longer needed */
     bool median_sign = self->cfg.med_test && s_median_sign (sc->mup, x, w, n, own, all, mexcess);
+    //  The speed test, again only while those it flags are a minority.
+    double fast = 0;
+    for (size_t j = 0; j < n; j++) {
+        const s_entry_t *e = x [j] != own ? s_fast_entry (self, j) : NULL;
+        fast += e && e->fast > S_FAST_LO ? w [j] : 0.0;
+    }
+    bool speed = self->cfg.fast_test && fast < 0.5 * all;
     double *h = rho, kept = 0;      /* each rho is read only by its own weight */
     for (size_t j = 0; j < n; j++)
         if (x [j] != own) {
-            h [j] = s_weight (self, rho [j], ref, direction, cosv [j], skew [j]) * sc->g [j];
+            //  A huge input is cut, not only clipped to nothing, so that its
+            //  weight goes to the neighbours kept.
+            h [j] = sc->big [j] >= S_HUGE_BITS ? 0.0
+                  : s_weight (self, rho [j], ref, direction, cosv [j], skew [j]) * sc->g [j];
             if (median_sign && mexcess [j] > S_MED_LO)
                 h [j] *= fmax (0.0, (S_MED_HI - mexcess [j]) / (S_MED_HI - S_MED_LO));
+            const s_entry_t *e = speed ? s_fast_entry (self, j) : NULL;
+            if (e)
+                h [j] *= s_fast_weight (e->fast);
             kept += w [j] * h [j];
         }
+    self->move_med = s_move_median (self, n, mexcess);
     double f = self->cfg.redist ? s_redist (share, kept) : 1.0;
     for (size_t j = 0; j < n; j++)
         sc->a [j] = x [j] == own ? 0.0f : (float) (coef [j] * h [j] * f);
@@ -637,8 +706,10 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 //  The trailing words, each at most once, in any order (the canonical name
 //  lists them in this order). `redist` is the default, still accepted
 //  (configs written when it was opt-in); `self` is its opposite.
-typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_NOSTILL, S_W_COUNT } s_word_t;
-static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed", "nostill" };
+typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_NOSTILL, S_W_NOFAST,
+               S_W_COUNT } s_word_t;
+static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed", "nostill",
+                                            "nofast" };
 
 static int
 s_word (const char *tok)
@@ -684,7 +755,8 @@ s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *
                                          .sign_test = !seen [S_W_NOSIGN],
                                          .dir_test = !seen [S_W_NODIR],
                                          .med_test = !seen [S_W_NOMED],
-                                         .still_test = !seen [S_W_NOSTILL] };
+                                         .still_test = !seen [S_W_NOSTILL],
+                                         .fast_test = !seen [S_W_NOFAST] };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -705,10 +777,10 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s", c, h, lo, hi,
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s", c, h, lo, hi,
                  r->guard.redist ? "" : ":self", r->guard.sign_test ? "" : ":nosign",
                  r->guard.dir_test ? "" : ":nodir", r->guard.med_test ? "" : ":nomed",
-                 r->guard.still_test ? "" : ":nostill");
+                 r->guard.still_test ? "" : ":nostill", r->guard.fast_test ? "" : ":nofast");
 }
 
 static int
@@ -734,11 +806,11 @@ s_fini (void *state)
 }
 
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign, direction, median-sign and stillness history over H calls (stateful), the "
-            "weight cut going to the neighbours kept; ablation: self (it stays on the own "
-            "model), nosign, nodir, nomed, nostill (that test off)",
+            "sign, direction, median-sign, stillness and speed history over H calls (stateful), "
+            "the weight cut going to the neighbours kept; ablation: self (it stays on the own "
+            "model), nosign, nodir, nomed, nostill, nofast (that test off)",
     .example = "guard:2:200:0.15:0.3", .malformed = "guard:2:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,

@@ -31,6 +31,7 @@ typedef struct {
     bool   dir_test;    /* the direction test counts (the default; false: `:nodir`) */
     bool   med_test;    /* the median-sign test counts (the default; false: `:nomed`) */
     bool   still_test;  /* the stillness test counts (the default; false: `:nostill`) */
+    bool   fast_test;   /* the speed test counts (the default; false: `:nofast`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);

@@ -6,8 +6,9 @@
     not), histories that follow keys rather than positions, the
     redistribution of the weight cut (the default) and its ablation
     `:self`, the stillness test (a replayed model cut, a straggler's
-    unmoved replica not), the ablation words `:nosign`, `:nodir`, `:nomed`
-    and `:nostill`, the spec, and the caller's mix step fused into the
+    unmoved replica not), the speed test (a model racing away cut, one
+    jump not), the ablation words `:nosign`, `:nodir`, `:nomed`, `:nostill`
+    and `:nofast`, the spec, and the caller's mix step fused into the
     output pass (gc_robust_set_mix). */
 #include "gc_test.h"
 
@@ -209,6 +210,7 @@ test_spec (void **state)
         { "guard:nomed:self:nodir", "guard:2:200:0.15:0.3:self:nodir:nomed" },
         { "guard:nostill", "guard:2:200:0.15:0.3:nostill" },
         { "guard:nostill:nomed:self", "guard:2:200:0.15:0.3:self:nomed:nostill" },
+        { "guard:nofast:nodir", "guard:2:200:0.15:0.3:nodir:nofast" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -224,7 +226,7 @@ test_spec (void **state)
                                   "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist",
                                   "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
                                   "guard:selfish", "guard:1:2:0.1:0.2:nosign:3", "guard:nomed:nomed",
-                                  "guard:nostill:nostill", "guard:nostil",
+                                  "guard:nostill:nostill", "guard:nostil", "guard:nofast:nofast",
                                   "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
@@ -296,9 +298,9 @@ test_sketch_at_large_d (void **state)
     gc_robust_destroy (&r);
 }
 
-//  A finite input too far to square in float (1e30 in one coordinate) gets
-//  no weight and breaks nothing: the output is finite and is what the rule
-//  gives without that input's pull.
+//  A finite input too far to square in float (1e30 in one coordinate) is
+//  cut and breaks nothing: the output is finite and is what the rule gives
+//  without that input, its weight going to the neighbours kept.
 static void
 test_huge_input_has_no_weight (void **state)
 {
@@ -313,8 +315,9 @@ test_huge_input_has_no_weight (void **state)
     for (size_t i = 0; i < D; i++)
         assert_true (isfinite (out [i]));
     assert_true (fabs (out [2]) < 1e-6);
-    //  tau is the median distance (0, 1, 1, 1e30 -> 1): a and b count in full
-    assert_true (fabs (out [0] - 0.25f) < 1e-6 && fabs (out [1] - 0.25f) < 1e-6);
+    //  tau is the median distance (0, 1, 1, 1e30 -> 1): a and b count in
+    //  full, with the huge input's weight: 1/4 x (3/4) / (2/4)
+    assert_true (fabs (out [0] - 0.375f) < 1e-6 && fabs (out [1] - 0.375f) < 1e-6);
     gc_robust_destroy (&r);
     //  with the history on, the huge input's entry takes no update and the
     //  output stays finite
@@ -362,14 +365,16 @@ test_scan_short_cuts_every_level (void **state)
                 x [4 * S_BD + 100 * c] = 0x1.fffffep58f;
             gc_robust_t *r = s_rule (specs [s]);
             assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, S_BD, 0, out, NULL), 0);
-            //  tau = the median distance 1: input 3 cut, input 4 clipped to
-            //  weight 1/5 x tau / dist = 1/5 x 1 / (4 x 2^59): 1/20 in each of
+            //  tau = the median distance 1: input 3 cut, its weight to the
+            //  others (f = (4/5) / (3/5)), input 4 clipped to weight
+            //  1/5 x tau / dist = 1/5 x 1 / (4 x 2^59): 1/20 x f in each of
             //  its 16 coordinates (with the history on, the sign test weighs
             //  these one-signed deviations too: input 3's cut is what is left)
             assert_true (out [1550] == 0.0f);
             for (size_t c = 0; !s && c < 16; c++)
-                assert_true (fabs (out [100 * c] - 0.05) < 1e-6);
-            assert_true (s || (fabs (out [5] - 0.2) < 1e-6 && fabs (out [6] - 0.2) < 1e-6));
+                assert_true (fabs (out [100 * c] - 0.05 * 4 / 3) < 1e-6);
+            assert_true (s || (fabs (out [5] - 0.2 * 4 / 3) < 1e-6
+                               && fabs (out [6] - 0.2 * 4 / 3) < 1e-6));
             for (size_t j = 0; j < 5; j++)
                 for (size_t p = 0; p < sizeof at / sizeof at [0]; p++)
                     for (size_t b = 0; b < sizeof bad / sizeof bad [0]; b++) {
@@ -505,8 +510,10 @@ enum { MED_D = 20000 };
 //  afresh each call): N(0, 1) too (honest); -0.2 in every coordinate plus
 //  N(0, 0.01) noise, so that it moves like a model that trains (shifted);
 //  one old draw again and again, or two in turn (replayed: it moves every
-//  call, but not over two).
-typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO } s_fourth_t;
+//  call, but not over two); N(0, 100) (it moves ten times as far as the
+//  others every call); N(0, 1) but N(0, 10^6) once, at call 20 (one jump).
+typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
+               S_FOURTH_FAST, S_FOURTH_JUMP } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -534,6 +541,9 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
+        if (fourth == S_FOURTH_FAST || (fourth == S_FOURTH_JUMP && round == 20))
+            for (size_t i = 0; i < MED_D; i++)
+                x [4][i] *= fourth == S_FOURTH_FAST ? 10.0f : 1000.0f;
         if (fourth == S_FOURTH_REPLAY_ONE || fourth == S_FOURTH_REPLAY_TWO)
             memcpy (x [4], old [fourth == S_FOURTH_REPLAY_TWO ? round % 2 : 0], MED_D * sizeof (float));
         gc_robust_set_keys (r, keys, moved, 5);
@@ -621,6 +631,25 @@ test_stillness_cuts_a_replayed_model (void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
         s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:nostill", cases [c].fourth,
                      cases [c].moved4, cases [c].is_cut);
+}
+
+//  The speed test: the fourth neighbour moves ten times as far as the
+//  others every call (S_FOURTH_FAST, N(0, 100) draws, which the other tests
+//  do not tell apart with the direction test off: its cosine with a median
+//  it sways is near 0), and is cut unless `:nofast`; one jump of a thousand
+//  times (S_FOURTH_JUMP) or an honest neighbour: the same bits as `:nofast`.
+static void
+test_speed_cuts_a_racing_model (void **state)
+{
+    (void) state;
+    static const struct { s_fourth_t fourth; bool is_cut; } cases [] = {
+        { S_FOURTH_FAST, true },
+        { S_FOURTH_JUMP, false },
+        { S_FOURTH_HONEST, false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
+        s_check_cut ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast",
+                     cases [c].fourth, true, cases [c].is_cut);
 }
 
 //  Each ablation word turns off its test alone, in a case built so that the
@@ -833,6 +862,7 @@ main (void)
         cmocka_unit_test (test_mix_in_the_output_pass),
         cmocka_unit_test (test_median_sign_cuts_a_small_shift),
         cmocka_unit_test (test_stillness_cuts_a_replayed_model),
+        cmocka_unit_test (test_speed_cuts_a_racing_model),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
