@@ -32,6 +32,7 @@ typedef struct {
     bool   med_test;    /* the median-sign test counts (the default; false: `:nomed`) */
     bool   still_test;  /* the stillness test counts (the default; false: `:nostill`) */
     bool   fast_test;   /* the speed test counts (the default; false: `:nofast`) */
+    bool   echo_test;   /* the echo test counts (the default; false: `:noecho`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);

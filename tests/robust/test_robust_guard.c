@@ -7,8 +7,9 @@
     redistribution of the weight cut (the default) and its ablation
     `:self`, the stillness test (a replayed model cut, a straggler's
     unmoved replica not), the speed test (a model racing away cut, one
-    jump not), the ablation words `:nosign`, `:nodir`, `:nomed`, `:nostill`
-    and `:nofast`, the spec, and the caller's mix step fused into the
+    jump not), the echo test (the peer's own model sent back cut), the
+    ablation words `:nosign`, `:nodir`, `:nomed`, `:nostill`, `:nofast` and
+    `:noecho`, the spec, and the caller's mix step fused into the
     output pass (gc_robust_set_mix). */
 #include "gc_test.h"
 
@@ -211,6 +212,7 @@ test_spec (void **state)
         { "guard:nostill", "guard:2:200:0.15:0.3:nostill" },
         { "guard:nostill:nomed:self", "guard:2:200:0.15:0.3:self:nomed:nostill" },
         { "guard:nofast:nodir", "guard:2:200:0.15:0.3:nodir:nofast" },
+        { "guard:noecho:self", "guard:2:200:0.15:0.3:self:noecho" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -226,7 +228,7 @@ test_spec (void **state)
                                   "guard:1:2:0.1:0.2:3:redist", "guard:redist:redist",
                                   "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
                                   "guard:selfish", "guard:1:2:0.1:0.2:nosign:3", "guard:nomed:nomed",
-                                  "guard:nostill:nostill", "guard:nostil", "guard:nofast:nofast",
+                                  "guard:nostill:nostill", "guard:nostil", "guard:nofast:nofast", "guard:noecho:noecho",
                                   "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
@@ -511,9 +513,10 @@ enum { MED_D = 20000 };
 //  N(0, 0.01) noise, so that it moves like a model that trains (shifted);
 //  one old draw again and again, or two in turn (replayed: it moves every
 //  call, but not over two); N(0, 100) (it moves ten times as far as the
-//  others every call); N(0, 1) but N(0, 10^6) once, at call 20 (one jump).
+//  others every call); N(0, 1) but N(0, 10^6) once, at call 20 (one jump);
+//  the peer's own draw of the last call (an echo).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
-               S_FOURTH_FAST, S_FOURTH_JUMP } s_fourth_t;
+               S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -527,7 +530,7 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     gc_rng_init (&rng, 5, 0);
     float *x [5], *old [2];
     for (size_t j = 0; j < 5; j++)
-        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
+        assert_non_null (x [j] = calloc (MED_D, sizeof (float)));
     for (size_t j = 0; j < 2; j++) {
         assert_non_null (old [j] = malloc (MED_D * sizeof (float)));
         gc_rng_fill_normal (&rng, old [j], MED_D, 0.0f, 1.0f);
@@ -536,8 +539,11 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
     const bool moved [5] = { true, true, true, true, moved4 };
     for (int round = 0; round < 30; round++) {
+        if (fourth == S_FOURTH_ECHO)
+            memcpy (x [4], x [0], MED_D * sizeof (float));
         for (size_t j = 0; j < 5; j++)
-            gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
+            if (j < 4 || fourth != S_FOURTH_ECHO)
+                gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
@@ -650,6 +656,18 @@ test_speed_cuts_a_racing_model (void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
         s_check_cut ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast",
                      cases [c].fourth, true, cases [c].is_cut);
+}
+
+//  The echo test: the fourth neighbour sends the peer's own model of the
+//  last call back (its draws are N(0, 1) like everyone's, so no other test
+//  tells it apart) and is cut unless `:noecho`; an honest one: the same
+//  bits as `:noecho`.
+static void
+test_echo_cuts_the_own_model_sent_back (void **state)
+{
+    (void) state;
+    s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:noecho", S_FOURTH_ECHO, true, true);
+    s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:noecho", S_FOURTH_HONEST, true, false);
 }
 
 //  Each ablation word turns off its test alone, in a case built so that the
@@ -863,6 +881,7 @@ main (void)
         cmocka_unit_test (test_median_sign_cuts_a_small_shift),
         cmocka_unit_test (test_stillness_cuts_a_replayed_model),
         cmocka_unit_test (test_speed_cuts_a_racing_model),
+        cmocka_unit_test (test_echo_cuts_the_own_model_sent_back),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
