@@ -110,6 +110,9 @@
 //  adds S_FAST_B; a run of m adds 1 - (1 - S_FAST_B)^m); weight 1 below
 //  S_FAST_LO (three in a row), 0 above S_FAST_HI (seven).
 #define S_FAST 8.0
+#define S_FAST_B 0.1
+#define S_FAST_LO 0.25
+#define S_FAST_HI 0.5
 //  Echo: a neighbour that sends the peer's own model of the last call back
 //  to it (mimic, when the peer it copies is its victim too) adds weight to
 //  the peer's past instead of news from elsewhere: the peer mixes less and
@@ -121,9 +124,6 @@
 //  S_ECHO_LO, 1 above S_ECHO_HI, counted after S_STILL_WARMUP measurements.
 #define S_ECHO_LO 0.1
 #define S_ECHO_HI 0.2
-#define S_FAST_B 0.1
-#define S_FAST_LO 0.25
-#define S_FAST_HI 0.5
 //  The neighbours' share of the weight below which the radius grows
 //  (s_share_gain), and the most it grows (a peer with one neighbour of
 //  weight 1/1024 would otherwise follow it without any bound).
@@ -346,13 +346,21 @@ s_neighbours (gc_robust_guard_t *self, const float *const *x, size_t n, const fl
     return kn;
 }
 
+//  A weight rising from 0 at v = lo to 1 at v = hi (the stillness and
+//  echo tests: a statistic too small is what they cut).
+static double
+s_ramp_up (double v, double lo, double hi)
+{
+    return v >= hi ? 1.0 : fmax (0.0, (v - lo) / (hi - lo));
+}
+
 //  The stillness weight of an entry: 1 until it has a measured history.
 static double
 s_still_weight (const gc_robust_guard_t *self, const s_entry_t *e)
 {
-    if (!self->cfg.still_test || e->still_n < S_STILL_WARMUP || e->still >= S_STILL_HI)
+    if (!self->cfg.still_test || e->still_n < S_STILL_WARMUP)
         return 1.0;
-    return fmax (0.0, (e->still - S_STILL_LO) / (S_STILL_HI - S_STILL_LO));
+    return s_ramp_up (e->still, S_STILL_LO, S_STILL_HI);
 }
 
 //  Each neighbour's history entry (by index: a new entry may move the rows).
@@ -420,8 +428,9 @@ s_history (gc_robust_guard_t *self, size_t j, double c, double dist, double med_
 
 //  Input j's movement since one and two measured calls ago (the smaller),
 //  and its distance to the last call's own model, over this call's own
-//  step `step` (0: none yet), into its entry's running means; then its model's sketch, S x_j = S (x_j - own) + S own, becomes the
-//  newest previous one. Called only for an input a message changed since the
+//  step `step` (0: none yet), into its entry's running means; then its
+//  model's sketch, S x_j = S (x_j - own) + S own, becomes the newest
+//  previous one. Called only for an input a message changed since the
 //  last call: one that none did neither counts nor shifts.
 static void
 s_stillness (gc_robust_guard_t *self, size_t j, double step)
@@ -441,7 +450,7 @@ s_stillness (gc_robust_guard_t *self, size_t j, double step)
         p2 [i] = p1 [i];
         p1 [i] = v;
     }
-    double echo = self->have_prev && step > 0 ? sqrt (d0) / step : NAN;
+    double echo = step > 0 ? sqrt (d0) / step : NAN;     /* step > 0: a last call */
     if (isfinite (echo)) {
         double be = 1.0 / fmin ((double) ++e->echo_n, S_SIGN_HORIZON);
         e->echo = (1.0 - be) * e->echo + be * echo;
@@ -478,9 +487,7 @@ s_echo_weight (const gc_robust_guard_t *self, size_t j)
     if (!self->cfg.echo_test || sc->entry [j] == SIZE_MAX)
         return 1.0;
     const s_entry_t *e = &self->entries [sc->entry [j]];
-    if (e->echo_n < S_STILL_WARMUP || e->echo >= S_ECHO_HI)
-        return 1.0;
-    return fmax (0.0, (e->echo - S_ECHO_LO) / (S_ECHO_HI - S_ECHO_LO));
+    return e->echo_n < S_STILL_WARMUP ? 1.0 : s_ramp_up (e->echo, S_ECHO_LO, S_ECHO_HI);
 }
 
 static double
@@ -719,7 +726,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             h [j] *= s_echo_weight (self, j);
             kept += w [j] * h [j];
         }
-    self->move_med = s_move_median (self, n, mexcess);
+    self->move_med = s_move_median (self, n, mexcess);    /* mexcess: read for the last time above */
     double f = self->cfg.redist ? s_redist (share, kept) : 1.0;
     for (size_t j = 0; j < n; j++)
         sc->a [j] = x [j] == own ? 0.0f : (float) (coef [j] * h [j] * f);
