@@ -741,7 +741,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 
 //  --- The rule's descriptor (gc_robust_rule.h) ----------------------------------
 
-#define S_GUARD_C      2.0
+#define S_GUARD_C      3.0
 #define S_GUARD_H      200.0
 #define S_GUARD_LO     0.15
 #define S_GUARD_HI     0.3
@@ -856,7 +856,7 @@ const gc_robust_rule_t gc_robust_rule_guard = {
             "sign, direction, median-sign, stillness, speed and echo history over H calls "
             "(stateful), the weight cut going to the neighbours kept; ablation: self (it stays "
             "on the own model), nosign, nodir, nomed, nostill, nofast, noecho (that test off)",
-    .example = "guard:2:200:0.15:0.3", .malformed = "guard:2:200:0.15:0.3:1",
+    .example = "guard:3:200:0.15:0.3", .malformed = "guard:3:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,
 };

@@ -194,25 +194,25 @@ test_spec (void **state)
 {
     (void) state;
     static const struct { const char *spec, *name; } ok [] = {
-        { "guard", "guard:2:200:0.15:0.3" },
+        { "guard", "guard:3:200:0.15:0.3" },
         { "guard:3", "guard:3:200:0.15:0.3" },
         { "guard:3:50:0.1", "guard:3:50:0.1:0.3" },
         { "guard:3:50:0.4", "guard:3:50:0.4:0.4" },
         { "guard:1:10:1:1", "guard:1:10:1:1" },
-        { "guard:redist", "guard:2:200:0.15:0.3" },         /* the default's old name */
+        { "guard:redist", "guard:3:200:0.15:0.3" },         /* the default's old name */
         { "guard:1:10:0.2:0.4:redist", "guard:1:10:0.2:0.4" },
-        { "guard:self", "guard:2:200:0.15:0.3:self" },
-        { "guard:nosign", "guard:2:200:0.15:0.3:nosign" },
-        { "guard:nodir", "guard:2:200:0.15:0.3:nodir" },
+        { "guard:self", "guard:3:200:0.15:0.3:self" },
+        { "guard:nosign", "guard:3:200:0.15:0.3:nosign" },
+        { "guard:nodir", "guard:3:200:0.15:0.3:nodir" },
         { "guard:3:nodir:self", "guard:3:200:0.15:0.3:self:nodir" },
-        { "guard:nodir:nosign:self", "guard:2:200:0.15:0.3:self:nosign:nodir" },
+        { "guard:nodir:nosign:self", "guard:3:200:0.15:0.3:self:nosign:nodir" },
         { "guard:1:10:0.2:0.4:redist:nosign", "guard:1:10:0.2:0.4:nosign" },
-        { "guard:nomed", "guard:2:200:0.15:0.3:nomed" },
-        { "guard:nomed:self:nodir", "guard:2:200:0.15:0.3:self:nodir:nomed" },
-        { "guard:nostill", "guard:2:200:0.15:0.3:nostill" },
-        { "guard:nostill:nomed:self", "guard:2:200:0.15:0.3:self:nomed:nostill" },
-        { "guard:nofast:nodir", "guard:2:200:0.15:0.3:nodir:nofast" },
-        { "guard:noecho:self", "guard:2:200:0.15:0.3:self:noecho" },
+        { "guard:nomed", "guard:3:200:0.15:0.3:nomed" },
+        { "guard:nomed:self:nodir", "guard:3:200:0.15:0.3:self:nodir:nomed" },
+        { "guard:nostill", "guard:3:200:0.15:0.3:nostill" },
+        { "guard:nostill:nomed:self", "guard:3:200:0.15:0.3:self:nomed:nostill" },
+        { "guard:nofast:nodir", "guard:3:200:0.15:0.3:nodir:nofast" },
+        { "guard:noecho:self", "guard:3:200:0.15:0.3:self:noecho" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -819,7 +819,7 @@ test_mix_in_the_output_pass (void **state)
     static const s_mix_case_t cases [] = {
         { "guard", 5, false, 1.0f, true }, { "guard", 5, true, 1.0f, true },
         { "guard", 5, false, 0.5f, true }, { "guard", 7, true, 0.5f, true },
-        { "guard:2:200:0.15:0.3:self", 5, true, 1.0f, true }, { "cwtm:1", 5, false, 1.0f, false },
+        { "guard:3:200:0.15:0.3:self", 5, true, 1.0f, true }, { "cwtm:1", 5, false, 1.0f, false },
     };
     gc_cpu_level_t start = gc_cpu_level ();
     gc_rng_t rng;
