@@ -195,7 +195,7 @@ test_spec (void **state)
     (void) state;
     static const struct { const char *spec, *name; } ok [] = {
         { "guard", "guard:3:200:0.15:0.3" },
-        { "guard:3", "guard:3:200:0.15:0.3" },
+        { "guard:2", "guard:2:200:0.15:0.3" },          /* a C apart from the default */
         { "guard:3:50:0.1", "guard:3:50:0.1:0.3" },
         { "guard:3:50:0.4", "guard:3:50:0.4:0.4" },
         { "guard:1:10:1:1", "guard:1:10:1:1" },
@@ -204,7 +204,7 @@ test_spec (void **state)
         { "guard:self", "guard:3:200:0.15:0.3:self" },
         { "guard:nosign", "guard:3:200:0.15:0.3:nosign" },
         { "guard:nodir", "guard:3:200:0.15:0.3:nodir" },
-        { "guard:3:nodir:self", "guard:3:200:0.15:0.3:self:nodir" },
+        { "guard:2:nodir:self", "guard:2:200:0.15:0.3:self:nodir" },
         { "guard:nodir:nosign:self", "guard:3:200:0.15:0.3:self:nosign:nodir" },
         { "guard:1:10:0.2:0.4:redist:nosign", "guard:1:10:0.2:0.4:nosign" },
         { "guard:nomed", "guard:3:200:0.15:0.3:nomed" },
