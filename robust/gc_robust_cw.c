@@ -13,8 +13,8 @@
       pair with vector min/max (AVX-512 or AVX2 levels);
     - portable: the same tile loops in plain C, used at the generic level
       or when gc_robust_set_portable asks for it (tests compare).
-    At the generic level on x86-64, cwtm:1 takes a shortcut with the same
-    bits where its sums are exact (s_trim1: the sum minus the min and max).
+    On x86-64 (every level), cwtm:1 takes a shortcut with the same bits
+    where its sums are exact (s_trim1: the sum minus the min and max).
     Every kernel checks its inputs for NaN/Inf in the same pass (the largest
     |x| bit pattern), so no separate pre-pass reads memory. */
 #include "gc_robust_internal.h"
@@ -296,87 +296,166 @@ s_reg_lookup (size_t k, size_t lo, size_t hi)
 }
 #endif
 
-#if defined (S_HAVE_REG) && GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)
-//  The window [1, k - 2] (cwtm:1) at the generic level, without the network:
-//  per 4-lane column one running min and max, the smallest |x|, and the sum
-//  of all k inputs in double; the mean is (S - min - max) / (k - 2). Only
-//  where that is the network's result bit for bit: when the inputs' exponents
-//  span at most 29 - ceil(log2 k) (max |x| < min |x| * 2^that; no zero), every
-//  input is a multiple of the smallest one's ulp and every partial sum of them
-//  fits 53 bits, so S, S - min - max and the network's sum of its kept wires
-//  in wire order are all the exact sum: the same double. A column where some
-//  lane fails (a zero, a wide range, NaN/Inf: then S is not finite) takes the
-//  register network. Why: the k = 16 window is a 29-deep compare chain whose
-//  2 x 15 live values spill from 16 xmm registers (615 instructions per 8
-//  coordinates); this is about 10 per input and column, no spills.
+#if defined (S_HAVE_REG) && (GC_KLEVEL >= GC_KLEVEL_AVX2 || defined (__SSE2__))
+//  The window [1, k - 2] (cwtm:1) without the network, at every x86 level:
+//  per column of S_TW lanes one running min and max, the smallest |x|, and
+//  the sum of all k inputs in double; the mean is (S - min - max) / (k - 2).
+//  Only where that is the network's result bit for bit: when the inputs'
+//  exponents span at most 29 - ceil(log2 k) (max |x| < min |x| * 2^that; no
+//  zero), every input is a multiple of the smallest one's ulp and every
+//  partial sum of them fits 53 bits, so S, S - min - max and the network's
+//  sum of its kept wires in wire order are all the exact sum: the same
+//  double. A column where some lane fails (a zero, a wide range, NaN/Inf:
+//  then S is not finite) takes the register network. Why: the k = 16
+//  window is a 29-deep compare chain (SSE2: its 2 x 15 live values spill
+//  from 16 xmm registers, 615 instructions per 8 coordinates); this is about
+//  10 per input and column, no spills, and at AVX-512 leaves the cold k = 16
+//  call waiting on memory instead of on the chain (docs/RESULTS.md).
 #   define S_TRIM1 1
-
-//  The upper two floats at p + 2 into double straight from memory
-//  (cvtps2pd m64: no shuffle).
-#   define S_T1HI(p) _mm_cvtps_pd (_mm_castpd_ps (_mm_load_sd ((const double *) (p) + 1)))
+#   if GC_KLEVEL >= GC_KLEVEL_AVX512
+#       define S_TW 16
+typedef __m512    s_tv;
+typedef __m512d   s_td;
+typedef __mmask16 s_tm;
+#       define S_TLOAD(p)     _mm512_loadu_ps (p)
+#       define S_TSTORE(p, v) _mm512_storeu_ps (p, v)
+#       define S_TMIN(a, b)   _mm512_min_ps (a, b)
+#       define S_TMAX(a, b)   _mm512_max_ps (a, b)
+#       define S_TMUL(a, b)   _mm512_mul_ps (a, b)
+#       define S_TABS(x)      _mm512_abs_ps (x)
+#       define S_TNEG(x)      _mm512_castsi512_ps (_mm512_xor_si512 (_mm512_castps_si512 (x), \
+                                                    _mm512_set1_epi32 (INT32_MIN)))
+#       define S_TSET1(x)     _mm512_set1_ps (x)
+#       define S_TLT(a, b)    _mm512_cmp_ps_mask (a, b, _CMP_LT_OQ)
+#       define S_TAND(a, b)   ((s_tm) ((a) & (b)))
+#       define S_TOR(a, b)    ((s_tm) ((a) | (b)))
+#       define S_TALL(m)      ((m) == 0xffff)
+#       define S_TLO(v)       S_LO8 (v)
+#       define S_THI(v)       S_HI8 (v)
+//  The upper half into double straight from memory (no shuffle).
+#       define S_THIM(p)      _mm512_cvtps_pd (_mm256_loadu_ps ((p) + 8))
+#       define S_TDADD(a, b)  _mm512_add_pd (a, b)
+#       define S_TDSUB(a, b)  _mm512_sub_pd (a, b)
+#       define S_TDSET1(x)    _mm512_set1_pd (x)
+#       define S_TDFINITE(s)  (_mm512_cmp_pd_mask (_mm512_sub_pd (s, s), _mm512_setzero_pd (), \
+                                                   _CMP_EQ_OQ) == 0xff)
+#       define S_TMEAN(a, b)  _mm512_insertf32x8 (_mm512_castps256_ps512 ( \
+                                  _mm512_cvtpd_ps (_mm512_mul_pd (a, inv))), \
+                                  _mm512_cvtpd_ps (_mm512_mul_pd (b, inv)), 1)
+#   else
+//  AVX2 (8 lanes) and SSE2 (4 lanes): compare results are vectors.
+#       if GC_KLEVEL == GC_KLEVEL_AVX2
+#           define S_TW 8
+typedef __m256  s_tv;
+typedef __m256d s_td;
+typedef __m256  s_tm;
+#           define S_TLOAD(p)     _mm256_loadu_ps (p)
+#           define S_TSTORE(p, v) _mm256_storeu_ps (p, v)
+#           define S_TMIN(a, b)   _mm256_min_ps (a, b)
+#           define S_TMAX(a, b)   _mm256_max_ps (a, b)
+#           define S_TMUL(a, b)   _mm256_mul_ps (a, b)
+#           define S_TABS(x)      _mm256_andnot_ps (_mm256_set1_ps (-0.0f), x)
+#           define S_TAND(a, b)   _mm256_and_ps (a, b)
+#           define S_TOR(a, b)    _mm256_or_ps (a, b)
+#           define S_TXOR(a, b)   _mm256_xor_ps (a, b)
+#           define S_TSET1(x)     _mm256_set1_ps (x)
+#           define S_TLT(a, b)    _mm256_cmp_ps (a, b, _CMP_LT_OQ)
+#           define S_TALL(m)      (_mm256_movemask_ps (m) == 0xff)
+#           define S_THIM(p)      _mm256_cvtps_pd (_mm_loadu_ps ((p) + 4))
+#           define S_TDADD(a, b)  _mm256_add_pd (a, b)
+#           define S_TDSUB(a, b)  _mm256_sub_pd (a, b)
+#           define S_TDSET1(x)    _mm256_set1_pd (x)
+#           define S_TDFINITE(s)  (_mm256_movemask_pd (_mm256_cmp_pd (_mm256_sub_pd (s, s), \
+                                       _mm256_setzero_pd (), _CMP_EQ_OQ)) == 0xf)
+#       else
+#           define S_TW 4
+typedef __m128  s_tv;
+typedef __m128d s_td;
+typedef __m128  s_tm;
+#           define S_TLOAD(p)     _mm_loadu_ps (p)
+#           define S_TSTORE(p, v) _mm_storeu_ps (p, v)
+#           define S_TMIN(a, b)   _mm_min_ps (a, b)
+#           define S_TMAX(a, b)   _mm_max_ps (a, b)
+#           define S_TMUL(a, b)   _mm_mul_ps (a, b)
+#           define S_TABS(x)      _mm_andnot_ps (_mm_set1_ps (-0.0f), x)
+#           define S_TAND(a, b)   _mm_and_ps (a, b)
+#           define S_TOR(a, b)    _mm_or_ps (a, b)
+#           define S_TXOR(a, b)   _mm_xor_ps (a, b)
+#           define S_TSET1(x)     _mm_set1_ps (x)
+#           define S_TLT(a, b)    _mm_cmplt_ps (a, b)
+#           define S_TALL(m)      (_mm_movemask_ps (m) == 0xf)
+//  The upper two floats into double straight from memory (cvtps2pd m64).
+#           define S_THIM(p)      _mm_cvtps_pd (_mm_castpd_ps (_mm_load_sd ((const double *) (p) + 1)))
+#           define S_TDADD(a, b)  _mm_add_pd (a, b)
+#           define S_TDSUB(a, b)  _mm_sub_pd (a, b)
+#           define S_TDSET1(x)    _mm_set1_pd (x)
+#           define S_TDFINITE(s)  (_mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s, s), _mm_setzero_pd ())) == 3)
+#       endif
+#       define S_TNEG(x)      S_TXOR (x, S_TSET1 (-0.0f))
+#       define S_TLO(v)       S_RLO (v)
+#       define S_THI(v)       S_RHI (v)
+#       define S_TMEAN(a, b)  S_RMEAN (a, b)
+#   endif
 
 //  Whether every lane's inputs, all non-zero, span at most lim in exponent:
 //  max |x| < min |x| * lim. A lane of one sign has min |x| = min or -max
 //  (from the running min and max); a column with a lane of both signs reads
 //  its inputs again (from L1) for min |x|.
 static inline __attribute__ ((always_inline)) int
-s_trim1_span_ok (const float *const *in, size_t k, size_t off, __m128 mn, __m128 mx, __m128 lim)
+s_trim1_span_ok (const float *const *in, size_t k, size_t off, s_tv mn, s_tv mx, s_tv lim)
 {
-    const __m128 zero = _mm_setzero_ps ();
-    __m128 pos = _mm_and_ps (_mm_cmpgt_ps (mn, zero), _mm_cmplt_ps (mx, _mm_mul_ps (mn, lim)));
-    __m128 neg = _mm_and_ps (_mm_cmplt_ps (mx, zero), _mm_cmpgt_ps (mn, _mm_mul_ps (mx, lim)));
-    if (_mm_movemask_ps (_mm_or_ps (pos, neg)) == 0xf)
+    const s_tv zero = S_TSET1 (0.0f);
+    s_tm pos = S_TAND (S_TLT (zero, mn), S_TLT (mx, S_TMUL (mn, lim)));
+    s_tm neg = S_TAND (S_TLT (mx, zero), S_TLT (S_TMUL (mx, lim), mn));
+    if (S_TALL (S_TOR (pos, neg)))
         return 1;
-    const __m128 absmask = _mm_castsi128_ps (_mm_set1_epi32 (0x7fffffff));
-    __m128 amn = _mm_and_ps (_mm_loadu_ps (in [0] + off), absmask);
+    s_tv amn = S_TABS (S_TLOAD (in [0] + off));
     for (size_t i = 1; i < k; i++)
-        amn = _mm_min_ps (amn, _mm_and_ps (_mm_loadu_ps (in [i] + off), absmask));
+        amn = S_TMIN (amn, S_TABS (S_TLOAD (in [i] + off)));
     //  max |x| = max (mx, -mn), since mn <= mx
-    __m128 amx = _mm_max_ps (mx, _mm_xor_ps (mn, _mm_set1_ps (-0.0f)));
-    return _mm_movemask_ps (_mm_cmplt_ps (amx, _mm_mul_ps (amn, lim))) == 0xf;
+    s_tv amx = S_TMAX (mx, S_TNEG (mn));
+    return S_TALL (S_TLT (amx, S_TMUL (amn, lim)));
 }
 
-//  1 when every lane of the column passed and its 4 means are stored. The
+//  1 when every lane of the column passed and its S_TW means are stored. The
 //  sums are exact where they are used, so their order is free: two chains
-//  of double additions per pair of lanes (even and odd inputs), half as deep.
+//  of double additions per half (even and odd inputs), half as deep.
 static inline __attribute__ ((always_inline)) int
-s_trim1_col (const float *const *in, size_t k, size_t off, __m128 lim, __m128d inv, float *dst)
+s_trim1_col (const float *const *in, size_t k, size_t off, s_tv lim, s_td inv, float *dst)
 {
     const float *p = in [0] + off, *q = in [1] + off;
-    __m128 x = _mm_loadu_ps (p), y = _mm_loadu_ps (q);
-    __m128 mn = _mm_min_ps (x, y), mx = _mm_max_ps (x, y);
-    __m128d s0 = S_RLO (x), s1 = S_T1HI (p), t0 = S_RLO (y), t1 = S_T1HI (q);
+    s_tv x = S_TLOAD (p), y = S_TLOAD (q);
+    s_tv mn = S_TMIN (x, y), mx = S_TMAX (x, y);
+    s_td s0 = S_TLO (x), s1 = S_THIM (p), t0 = S_TLO (y), t1 = S_THIM (q);
     size_t i = 2;
     for (; i + 2 <= k; i += 2) {
         p = in [i] + off;
         q = in [i + 1] + off;
-        x = _mm_loadu_ps (p);
-        y = _mm_loadu_ps (q);
-        mn = _mm_min_ps (mn, _mm_min_ps (x, y));
-        mx = _mm_max_ps (mx, _mm_max_ps (x, y));
-        s0 = _mm_add_pd (s0, S_RLO (x));
-        s1 = _mm_add_pd (s1, S_T1HI (p));
-        t0 = _mm_add_pd (t0, S_RLO (y));
-        t1 = _mm_add_pd (t1, S_T1HI (q));
+        x = S_TLOAD (p);
+        y = S_TLOAD (q);
+        mn = S_TMIN (mn, S_TMIN (x, y));
+        mx = S_TMAX (mx, S_TMAX (x, y));
+        s0 = S_TDADD (s0, S_TLO (x));
+        s1 = S_TDADD (s1, S_THIM (p));
+        t0 = S_TDADD (t0, S_TLO (y));
+        t1 = S_TDADD (t1, S_THIM (q));
     }
     if (i < k) {
         p = in [i] + off;
-        x = _mm_loadu_ps (p);
-        mn = _mm_min_ps (mn, x);
-        mx = _mm_max_ps (mx, x);
-        s0 = _mm_add_pd (s0, S_RLO (x));
-        s1 = _mm_add_pd (s1, S_T1HI (p));
+        x = S_TLOAD (p);
+        mn = S_TMIN (mn, x);
+        mx = S_TMAX (mx, x);
+        s0 = S_TDADD (s0, S_TLO (x));
+        s1 = S_TDADD (s1, S_THIM (p));
     }
-    s0 = _mm_add_pd (s0, t0);
-    s1 = _mm_add_pd (s1, t1);
+    s0 = S_TDADD (s0, t0);
+    s1 = S_TDADD (s1, t1);
     //  S not finite: an input is NaN or Inf (the network reports it)
-    int finite = (_mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s0, s0), _mm_setzero_pd ()))
-                & _mm_movemask_pd (_mm_cmpeq_pd (_mm_sub_pd (s1, s1), _mm_setzero_pd ()))) == 3;
-    if (!finite || !s_trim1_span_ok (in, k, off, mn, mx, lim))
+    if (!(S_TDFINITE (s0) && S_TDFINITE (s1)) || !s_trim1_span_ok (in, k, off, mn, mx, lim))
         return 0;
-    s0 = _mm_sub_pd (_mm_sub_pd (s0, S_RLO (mn)), S_RLO (mx));
-    s1 = _mm_sub_pd (_mm_sub_pd (s1, S_RHI (mn)), S_RHI (mx));
-    _mm_storeu_ps (dst, S_RMEAN (s0, s1));
+    s0 = S_TDSUB (S_TDSUB (s0, S_TLO (mn)), S_TLO (mx));
+    s1 = S_TDSUB (S_TDSUB (s1, S_THI (mn)), S_THI (mx));
+    S_TSTORE (dst, S_TMEAN (s0, s1));
     return 1;
 }
 
@@ -399,16 +478,16 @@ s_trim1_k (s_reg_fn fn, const float *const *in, size_t k, size_t d, float *out)
     int span = 29;
     while ((size_t) 1 << (29 - span) < k)
         span--;
-    const __m128 lim = _mm_set1_ps (ldexpf (1.0f, span));
-    const __m128d inv = _mm_set1_pd (1.0 / (double) (k - 2));
+    const s_tv lim = S_TSET1 (ldexpf (1.0f, span));
+    const s_td inv = S_TDSET1 (1.0 / (double) (k - 2));
     uint32_t bits = 0;
     size_t c = 0;
-    for (; c + 4 <= d; c += 4) {
+    for (; c + S_TW <= d; c += S_TW) {
         if (!(c & 15))
             for (size_t i = 0; i < k; i++)
                 gc_kprefetch (in [i] + c);
         if (!s_trim1_col (in, k, c, lim, inv, out + c)) {
-            uint32_t b = s_trim1_net (fn, in, k, c, 4, out);
+            uint32_t b = s_trim1_net (fn, in, k, c, S_TW, out);
             bits = b > bits ? b : bits;
         }
     }
