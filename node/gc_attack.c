@@ -31,8 +31,24 @@ static const struct {
     { "minmax", GC_ATTACK_MINMAX, 0, false },
     { "minsum", GC_ATTACK_MINSUM, 0, false },
     { "fork", GC_ATTACK_FORK, 0, false },
+    { "stealth", GC_ATTACK_STEALTH, 2.0, true },
 };
 #define S_N (sizeof s_attacks / sizeof s_attacks [0])
+
+//  stealth[:K[:RHO]]: K in [0, 100], RHO in [0, 1].
+static int
+s_parse_stealth (const char *spec, const gc_spec_t *s, gc_attack_t *out, gc_err_t *err)
+{
+    out->param2 = 0.5;
+    if (s->n > 3)
+        return gc_err_set (err, GC_E_SPEC, "attack '%s': stealth takes K[:RHO]", spec);
+    out->param_given = s->n > 1;
+    if (s->n > 1 && gc_parse_double (s->tok [1], 0, 100, &out->param, "attack stealth K", err))
+        return -1;
+    if (s->n > 2 && gc_parse_double (s->tok [2], 0, 1, &out->param2, "attack stealth RHO", err))
+        return -1;
+    return 0;
+}
 
 int
 gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
@@ -63,6 +79,8 @@ gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
             continue;
         out->kind = s_attacks [i].kind;
         out->param = s_attacks [i].default_param;
+        if (out->kind == GC_ATTACK_STEALTH)
+            return s_parse_stealth (spec, &s, out, err);
         if (s.n == 1)
             return 0;
         if (s.n > 2 || !s_attacks [i].takes_param)
@@ -73,7 +91,7 @@ gc_attack_parse (const char *spec, gc_attack_t *out, gc_err_t *err)
     }
     return gc_err_set (err, GC_E_SPEC, "attack '%s': unknown (signflip, noise, alie, ipm, labelflip, dissensus, "
                        "mimic, equivocate, replay, untrusted, malformed, flood, nan, silent, minmax, minsum, fork, "
-                       "late:R:ATTACK)", spec);
+                       "stealth, late:R:ATTACK)", spec);
 }
 
 const char *
@@ -90,7 +108,8 @@ gc_attack_is_model (gc_attack_kind_t kind)
 {
     return kind == GC_ATTACK_SIGNFLIP || kind == GC_ATTACK_NOISE || kind == GC_ATTACK_ALIE
         || kind == GC_ATTACK_IPM || kind == GC_ATTACK_DISSENSUS || kind == GC_ATTACK_MIMIC
-        || kind == GC_ATTACK_EQUIVOCATE || kind == GC_ATTACK_MINMAX || kind == GC_ATTACK_MINSUM;
+        || kind == GC_ATTACK_EQUIVOCATE || kind == GC_ATTACK_MINMAX || kind == GC_ATTACK_MINSUM
+        || kind == GC_ATTACK_STEALTH;
 }
 
 //  Phi^-1 by bisection on Phi(x) = erfc(-x / sqrt 2) / 2: slow but plainly
@@ -216,4 +235,31 @@ gc_attack_dissensus (double eps, const float *victim, const float *mean, size_t 
     float e = (float) eps;
     for (size_t i = 0; i < d; i++)
         z [i] = victim [i] - e * (mean [i] - victim [i]);
+}
+
+void
+gc_attack_stealth_dirs (const float *std, size_t d, gc_rng_t *rng, float *e, float *xi)
+{
+    double ns = sqrt (gc_vec_norm2sq (std, d));
+    float inv = ns > 0 ? (float) (-1.0 / ns) : 0.0f;
+    for (size_t i = 0; i < d; i++) {
+        e [i] = inv * std [i];
+        xi [i] = (float) gc_rng_normal (rng);
+    }
+    float along = (float) gc_vec_dot (xi, e, d);
+    for (size_t i = 0; i < d; i++)
+        xi [i] -= along * e [i];
+    double nx = sqrt (gc_vec_norm2sq (xi, d));
+    float scale = nx > 0 ? (float) (1.0 / nx) : 0.0f;
+    for (size_t i = 0; i < d; i++)
+        xi [i] *= scale;
+}
+
+void
+gc_attack_stealth (double k, double rho, double step, const float *victim, const float *e,
+                   const float *xi, size_t d, float *z)
+{
+    float a = (float) (k * step * rho), b = (float) (k * step * sqrt (1.0 - rho * rho));
+    for (size_t i = 0; i < d; i++)
+        z [i] = victim [i] + a * e [i] + b * xi [i];
 }

@@ -34,6 +34,12 @@
                        squared distances; Shejwalkar & Houmansadr 2021; gc_attack_adaptive.h)
       late:R:ATTACK    honest (trains and sends updates) before round R, then ATTACK
                        (a model attack)
+      stealth[:K[:RHO]] z_i = x_i + K s_i (RHO e + sqrt(1 - RHO^2) xi) for each victim i:
+                       a push the size of self-centred clipping's radius (s_i: how far
+                       x_i moved since the last round; K = 2), RHO of it along ALIE's
+                       direction e = -sigma/||sigma|| and the rest along a fresh random
+                       direction xi (orthogonal to e) every round, so that the push's
+                       consistency over rounds is about RHO (= 0.5)
     mu, sigma: coordinate-wise mean and standard deviation of the observed
     models (own + synced replicas); mu_prev: mu of the previous round. */
 #ifndef GC_ATTACK_H
@@ -63,12 +69,14 @@ typedef enum {
     GC_ATTACK_SILENT,
     GC_ATTACK_MINMAX,
     GC_ATTACK_MINSUM,
-    GC_ATTACK_FORK
+    GC_ATTACK_FORK,
+    GC_ATTACK_STEALTH
 } gc_attack_kind_t;
 
 typedef struct {
     gc_attack_kind_t kind;
-    double           param;         /* S, SIGMA, Z, EPS; NAN-free */
+    double           param;         /* S, SIGMA, Z, EPS, K; NAN-free */
+    double           param2;        /* stealth: RHO */
     bool             param_given;   /* alie: false = z from the formula */
     double           start;         /* late:R: first round of the attack (0: from the start) */
 } gc_attack_t;
@@ -100,5 +108,13 @@ void        gc_attack_target (const gc_attack_t *attack, double alie_z,
 /*  Dissensus target for one victim. */
 void        gc_attack_dissensus (double eps, const float *victim, const float *mean,
                                  size_t d, float *z);
+/*  Stealth's two unit directions for a round: e = -std / ||std|| (0 when std
+    is 0) and xi = a N(0, I) draw with its component along e removed, scaled
+    to norm 1. */
+void        gc_attack_stealth_dirs (const float *std, size_t d, gc_rng_t *rng, float *e, float *xi);
+/*  Stealth target for one victim that moved by step since the last round:
+    z = victim + k step (rho e + sqrt(1 - rho^2) xi). */
+void        gc_attack_stealth (double k, double rho, double step, const float *victim,
+                               const float *e, const float *xi, size_t d, float *z);
 
 #endif

@@ -23,6 +23,7 @@ static const gc_role_ops_t *const s_roles [] = {
     [GC_ATTACK_MINMAX]     = &gc_role_model,
     [GC_ATTACK_MINSUM]     = &gc_role_model,
     [GC_ATTACK_FORK]       = &gc_role_fork,
+    [GC_ATTACK_STEALTH]    = &gc_role_model,
 };
 
 int

@@ -16,7 +16,7 @@
 
     The roles live in gc_role_honest.c (honest, labelflip), gc_role_model.c
     (crafted models: signflip, noise, alie, ipm, dissensus, mimic,
-    equivocate, minmax, minsum; late:R: publishes as the honest role before
+    equivocate, minmax, minsum, stealth; late:R: publishes as the honest role before
     round R) and gc_role_protocol.c (replay, untrusted, malformed,
     flood, nan, silent, fork); gc_role.c maps each attack kind to its role. */
 #ifndef GC_ROLE_H

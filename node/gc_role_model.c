@@ -1,11 +1,12 @@
 //  Byzantine roles that send crafted models (gc_attack.h has the math):
-//  signflip, noise, alie, ipm, dissensus, mimic, equivocate, minmax, minsum
-//  (late:R: honest before round R). Each round the
+//  signflip, noise, alie, ipm, dissensus, mimic, equivocate, minmax, minsum,
+//  stealth (late:R: honest before round R). Each round the
 //  role observes (its own model and synced replicas, or the simulator's
 //  omniscient view), picks a target and sends it as a keyframe of a fresh
 //  state, so the victims' replicas of this peer become exactly the target.
 #include "gc_engine_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "gc_attack_adaptive.h"
@@ -17,6 +18,8 @@ typedef struct {
     double    alie_z;
     float    *mean, *std, *prev, *z, *z2;
     float    *rms;              /* gc_attack_scale's scratch: one per input */
+    float    *hist;             /* stealth: each victim's model last round (n_out x n) */
+    bool     *have_hist;        /* stealth: per victim, hist holds a model */
     float     scale;            /* the observed models' scale (gc_attack_scale) */
     bool      have_prev;
     gc_rng_t  rng;
@@ -26,9 +29,10 @@ static void
 s_destroy (gc_role_t *role)
 {
     s_model_t *st = role->state;
-    float *bufs [] = { st->mean, st->std, st->prev, st->z, st->z2, st->rms };
+    float *bufs [] = { st->mean, st->std, st->prev, st->z, st->z2, st->rms, st->hist };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
+    free (st->have_hist);
     free (st);
 }
 
@@ -48,6 +52,10 @@ s_build (gc_engine_t *self, gc_role_t *role, gc_err_t *err)
         if (!(*bufs [i] = gc_falloc (self->learn.n)))
             return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     if (!(st->rms = gc_falloc (self->n_in + 1)))
+        return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
+    if (role->attack.kind == GC_ATTACK_STEALTH && self->n_out > 0
+    &&  (!(st->hist = gc_falloc (self->n_out * self->learn.n))
+         || !(st->have_hist = calloc (self->n_out, sizeof *st->have_hist))))
         return gc_err_set (err, GC_E_NOMEM, "engine: out of memory");
     return 0;
 }
@@ -99,23 +107,62 @@ s_observe (gc_engine_t *self, gc_role_t *role, s_model_t *st)
     }
 }
 
+//  A victim's model as the attacker sees it: the omniscient view's, or its
+//  replica (under the replica's lock, which the caller releases with
+//  s_victim_done); NULL when it has neither.
+static const float *
+s_victim (gc_engine_t *self, uint32_t peer, gc_contact_t **cp)
+{
+    gc_contact_t *c = gc_engine_contact (self, peer);
+    if (c && c->in >= 0)
+        pthread_mutex_lock (&self->replicas [c->in].lock);
+    *cp = c;
+    const float *victim = self->cfg.observer ? self->cfg.observer->model (self->cfg.observer->ctx, peer) : NULL;
+    return victim ? victim : gc_replica_of (self, peer);
+}
+
+static void
+s_victim_done (gc_engine_t *self, gc_contact_t *c)
+{
+    if (c && c->in >= 0)
+        pthread_mutex_unlock (&self->replicas [c->in].lock);
+}
+
 //  One target per victim: each out-neighbour is pushed away from the mean.
 static int
 s_dissensus (gc_engine_t *self, const gc_attack_t *a, s_model_t *st, gc_err_t *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < self->n_out; i++) {
-        //  replicas are written by the network thread: read under the lock
-        gc_contact_t *c = gc_engine_contact (self, self->out_peers [i]);
-        if (c && c->in >= 0)
-            pthread_mutex_lock (&self->replicas [c->in].lock);
-        const float *victim = self->cfg.observer
-                            ? self->cfg.observer->model (self->cfg.observer->ctx, self->out_peers [i]) : NULL;
-        if (!victim)
-            victim = gc_replica_of (self, self->out_peers [i]);
+        gc_contact_t *c;
+        const float *victim = s_victim (self, self->out_peers [i], &c);
         gc_attack_dissensus (a->param, victim ? victim : st->mean, st->mean, self->learn.n, st->z);
-        if (c && c->in >= 0)
-            pthread_mutex_unlock (&self->replicas [c->in].lock);
+        s_victim_done (self, c);
+        rc = gc_keyframe_send_model (self, &self->out_peers [i], 1, st->z, err);
+    }
+    return rc;
+}
+
+//  One target per victim: a push of K times how far it moved since the
+//  last round (the size self-centred clipping lets through), RHO of it along
+//  ALIE's direction. A victim not seen before gets its own model back.
+static int
+s_stealth (gc_engine_t *self, const gc_attack_t *a, s_model_t *st, gc_err_t *err)
+{
+    size_t n = self->learn.n;
+    gc_attack_stealth_dirs (st->std, n, &st->rng, st->prev, st->z2);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < self->n_out; i++) {
+        gc_contact_t *c;
+        const float *victim = s_victim (self, self->out_peers [i], &c);
+        float *last = st->hist + i * n;
+        if (!victim)
+            victim = st->mean;
+        double step = st->have_hist [i] ? sqrt (gc_vec_dist2sq (victim, last, n)) : 0.0;
+        gc_attack_stealth (a->param, a->param2, step, victim, st->prev, st->z2, n, st->z);
+        gc_vec_copy (last, victim, n);
+        st->have_hist [i] = true;
+        s_victim_done (self, c);
         rc = gc_keyframe_send_model (self, &self->out_peers [i], 1, st->z, err);
     }
     return rc;
@@ -201,6 +248,9 @@ s_publish (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
     int rc;
     if (a->kind == GC_ATTACK_DISSENSUS)
         rc = s_dissensus (self, a, st, err);
+    else
+    if (a->kind == GC_ATTACK_STEALTH)
+        rc = s_stealth (self, a, st, err);
     else
     if (a->kind == GC_ATTACK_MINMAX || a->kind == GC_ATTACK_MINSUM)
         rc = s_minmax (self, a, st, err);

@@ -6,10 +6,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gc_attack.h"
 #include "gc_attack_adaptive.h"
+#include "gc_vec.h"
 #include "gc_wire_reason.h"
 #include "net_fixture.h"
 
@@ -129,6 +131,8 @@ test_attack_specs (void **state)
         { "late:0:minsum", 1 }, { "late:100", 0 }, { "late:x:alie", 0 }, { "late:5:labelflip", 0 },
         { "late:5:late:6:alie", 0 }, { "late:5:silent", 0 }, { "late:-1:alie", 0 },
         { "fork", 1 }, { "fork:1", 0 }, { "late:5:fork", 0 },
+        { "stealth", 1 }, { "stealth:2.5", 1 }, { "stealth:2:0.3", 1 }, { "stealth:2:1.5", 0 },
+        { "stealth:-1", 0 }, { "stealth:2:0.5:1", 0 }, { "late:50:stealth:3:0.2", 1 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         gc_attack_t a;
@@ -139,12 +143,51 @@ test_attack_specs (void **state)
     assert_int_equal (gc_attack_parse ("late:150:alie:1.5", &late, NULL), 0);
     assert_int_equal (late.kind, GC_ATTACK_ALIE);
     assert_true (late.start == 150 && late.param == 1.5 && late.param_given);
+    gc_attack_t st;
+    assert_int_equal (gc_attack_parse ("stealth", &st, NULL), 0);
+    assert_true (st.kind == GC_ATTACK_STEALTH && st.param == 2.0 && st.param2 == 0.5);
+    assert_int_equal (gc_attack_parse ("stealth:3:0.25", &st, NULL), 0);
+    assert_true (st.param == 3.0 && st.param2 == 0.25);
     //  ALIE's z for the usual example: n = 50, f = 24 -> s = 2, Phi^-1(48/50) = 1.75
     double z = gc_attack_alie_z (50, 24);
     assert_true (z > 1.74 && z < 1.76);
     z = gc_attack_alie_z (3, 1);                      /* s = 1: Phi^-1(2/3) = 0.4307 */
     assert_true (z > 0.430 && z < 0.431);
     assert_true (gc_attack_alie_z (4, 0) == 0);       /* s = 3, p = 1/4: no shift */
+}
+
+//  Stealth's push: K times the victim's step long, at cosine RHO with ALIE's
+//  direction -sigma, the rest orthogonal to it and different every round.
+static void
+test_stealth_push_has_its_size_and_angle (void **state)
+{
+    enum { D = 4096 };
+    static const double rhos [] = { 0.0, 0.3, 0.5, 1.0 };
+    float *std = malloc (4 * D * sizeof (float)), *e = std + D, *xi = e + D, *z = xi + D;
+    float *victim = calloc (D, sizeof (float)), *xi0 = calloc (D, sizeof (float));
+    gc_rng_t rng;
+    gc_rng_init (&rng, 7, 0);
+    for (size_t i = 0; i < D; i++) {
+        std [i] = (float) (0.01 + 0.001 * (double) (i % 17));
+        victim [i] = (float) gc_rng_normal (&rng);
+    }
+    for (size_t r = 0; r < sizeof rhos / sizeof rhos [0]; r++) {
+        gc_attack_stealth_dirs (std, D, &rng, e, xi);
+        assert_true (fabs (gc_vec_dot (e, e, D) - 1) < 1e-5 && fabs (gc_vec_dot (xi, xi, D) - 1) < 1e-5);
+        assert_true (fabs (gc_vec_dot (e, xi, D)) < 1e-5);
+        assert_true (gc_vec_dot (e, std, D) < 0);                   /* against sigma */
+        assert_true (r == 0 || fabs (gc_vec_dot (xi, xi0, D)) < 0.1);  /* a new draw */
+        memcpy (xi0, xi, D * sizeof (float));
+        gc_attack_stealth (2.0, rhos [r], 0.5, victim, e, xi, D, z);
+        for (size_t i = 0; i < D; i++)
+            z [i] -= victim [i];
+        double len = sqrt (gc_vec_dot (z, z, D));
+        assert_true (fabs (len - 1.0) < 1e-4);                      /* K * step */
+        assert_true (fabs (gc_vec_dot (z, e, D) / len - rhos [r]) < 1e-4);
+    }
+    free (std);
+    free (victim);
+    free (xi0);
 }
 
 //  The noise scale is the median of the observed models' rms: one colluder's
@@ -273,6 +316,7 @@ main (void)
         cmocka_unit_test (test_protocol_attacks_are_refused),
         cmocka_unit_test (test_silent_peer),
         cmocka_unit_test (test_model_attacks_against_robust_and_plain_rules),
+        cmocka_unit_test (test_stealth_push_has_its_size_and_angle),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
