@@ -33,6 +33,7 @@ typedef struct {
     bool   still_test;  /* the stillness test counts (the default; false: `:nostill`) */
     bool   fast_test;   /* the speed test counts (the default; false: `:nofast`) */
     bool   echo_test;   /* the echo test counts (the default; false: `:noecho`) */
+    bool   low_test;    /* the low-consistency test counts (the default; false: `:nolow`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);

@@ -515,8 +515,15 @@ enum { MED_D = 20000 };
 //  call, but not over two); N(0, 100) (it moves ten times as far as the
 //  others every call); N(0, 1) but N(0, 10^6) once, at call 20 (one jump);
 //  the peer's own draw of the last call (an echo).
+//  S_FOURTH_STEADY and S_FOURTH_WANDER change the others too: the three
+//  honest neighbours hold a fixed offset each (one N(0, 1) draw) plus fresh
+//  N(0, 0.09) noise, the peer fresh N(0, 0.09), so that their deviations
+//  keep their direction from call to call, as an honest neighbour's do in
+//  training; the fourth holds its own fixed offset too (steady) or draws a
+//  new N(0, 1) direction every call (wander: the stealth attack's push).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
-               S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO } s_fourth_t;
+               S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO, S_FOURTH_STEADY,
+               S_FOURTH_WANDER } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -528,9 +535,13 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     gc_robust_t *r = s_rule (spec);
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
-    float *x [5], *old [2];
-    for (size_t j = 0; j < 5; j++)
+    float *x [5], *old [2], *base [5];
+    bool steady = fourth == S_FOURTH_STEADY || fourth == S_FOURTH_WANDER;
+    for (size_t j = 0; j < 5; j++) {
         assert_non_null (x [j] = calloc (MED_D, sizeof (float)));
+        assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
+        gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, j > 0 ? 1.0f : 0.0f);
+    }
     for (size_t j = 0; j < 2; j++) {
         assert_non_null (old [j] = malloc (MED_D * sizeof (float)));
         gc_rng_fill_normal (&rng, old [j], MED_D, 0.0f, 1.0f);
@@ -544,6 +555,10 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         for (size_t j = 0; j < 5; j++)
             if (j < 4 || fourth != S_FOURTH_ECHO)
                 gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
+        for (size_t j = 0; steady && j < 5; j++)
+            for (size_t i = 0; i < MED_D; i++)
+                x [j][i] = j == 4 && fourth == S_FOURTH_WANDER ? x [j][i]
+                         : base [j][i] + 0.3f * x [j][i];
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
@@ -561,8 +576,10 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
             e += (4.0 / 3) / 5 * ((double) x [j][i] - x [0][i]);
         cut [i] = (float) e;
     }
-    for (size_t j = 0; j < 5; j++)
+    for (size_t j = 0; j < 5; j++) {
         free (x [j]);
+        free (base [j]);
+    }
     free (old [0]);
     free (old [1]);
     gc_robust_destroy (&r);
@@ -656,6 +673,22 @@ test_speed_cuts_a_racing_model (void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
         s_check_cut ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast",
                      cases [c].fourth, true, cases [c].is_cut);
+}
+
+//  The low-consistency test: with three neighbours whose deviations keep
+//  their direction (as trained models' do), a fourth whose direction is new
+//  every call (the stealth attack) is cut unless `:nolow`; one that keeps its
+//  own direction is not: the same bits as `:nolow`. The direction test is
+//  off (`:nodir`): a fresh direction's cosine with the neighbours' median is
+//  near 0, which would cut it too.
+static void
+test_low_consistency_cuts_a_wandering_push (void **state)
+{
+    (void) state;
+    s_check_cut ("guard:100:100:0.15:0.3:nodir", "guard:100:100:0.15:0.3:nodir:nolow",
+                 S_FOURTH_WANDER, true, true);
+    s_check_cut ("guard:100:100:0.15:0.3:nodir", "guard:100:100:0.15:0.3:nodir:nolow",
+                 S_FOURTH_STEADY, true, false);
 }
 
 //  The echo test: the fourth neighbour sends the peer's own model of the
@@ -882,6 +915,7 @@ main (void)
         cmocka_unit_test (test_stillness_cuts_a_replayed_model),
         cmocka_unit_test (test_speed_cuts_a_racing_model),
         cmocka_unit_test (test_echo_cuts_the_own_model_sent_back),
+        cmocka_unit_test (test_low_consistency_cuts_a_wandering_push),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
