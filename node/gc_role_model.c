@@ -108,8 +108,9 @@ s_observe (gc_engine_t *self, gc_role_t *role, s_model_t *st)
 }
 
 //  A victim's model as the attacker sees it: the omniscient view's, or its
-//  replica (under the replica's lock, which the caller releases with
-//  s_victim_done); NULL when it has neither.
+//  replica. Replicas are written by the network thread, so the replica's
+//  lock is taken here and released by s_victim_done. NULL when the attacker
+//  has neither.
 static const float *
 s_victim (gc_engine_t *self, uint32_t peer, gc_contact_t **cp)
 {
@@ -128,44 +129,49 @@ s_victim_done (gc_engine_t *self, gc_contact_t *c)
         pthread_mutex_unlock (&self->replicas [c->in].lock);
 }
 
-//  One target per victim: each out-neighbour is pushed away from the mean.
+//  What a per-victim attack writes into st->z for out-neighbour i, whose
+//  model the attacker sees as victim.
+typedef void (s_victim_fn) (const gc_attack_t *a, s_model_t *st, size_t i, const float *victim,
+                            size_t n);
+
+//  One target per victim, each sent to that victim alone; a victim the
+//  attacker sees nothing of stands at the observed mean.
 static int
-s_dissensus (gc_engine_t *self, const gc_attack_t *a, s_model_t *st, gc_err_t *err)
+s_per_victim (gc_engine_t *self, const gc_attack_t *a, s_model_t *st, s_victim_fn *target,
+              gc_err_t *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < self->n_out; i++) {
         gc_contact_t *c;
         const float *victim = s_victim (self, self->out_peers [i], &c);
-        gc_attack_dissensus (a->param, victim ? victim : st->mean, st->mean, self->learn.n, st->z);
+        target (a, st, i, victim ? victim : st->mean, self->learn.n);
         s_victim_done (self, c);
         rc = gc_keyframe_send_model (self, &self->out_peers [i], 1, st->z, err);
     }
     return rc;
 }
 
-//  One target per victim: a push of K times how far it moved since the
-//  last round (the size self-centred clipping lets through), RHO of it along
-//  ALIE's direction. A victim not seen before gets its own model back.
-static int
-s_stealth (gc_engine_t *self, const gc_attack_t *a, s_model_t *st, gc_err_t *err)
+//  Dissensus: each out-neighbour is pushed away from the mean.
+static void
+s_dissensus_target (const gc_attack_t *a, s_model_t *st, size_t i, const float *victim, size_t n)
 {
-    size_t n = self->learn.n;
-    gc_attack_stealth_dirs (st->std, n, &st->rng, st->prev, st->z2);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < self->n_out; i++) {
-        gc_contact_t *c;
-        const float *victim = s_victim (self, self->out_peers [i], &c);
-        float *last = st->hist + i * n;
-        if (!victim)
-            victim = st->mean;
-        double step = st->have_hist [i] ? sqrt (gc_vec_dist2sq (victim, last, n)) : 0.0;
-        gc_attack_stealth (a->param, a->param2, step, victim, st->prev, st->z2, n, st->z);
-        gc_vec_copy (last, victim, n);
-        st->have_hist [i] = true;
-        s_victim_done (self, c);
-        rc = gc_keyframe_send_model (self, &self->out_peers [i], 1, st->z, err);
-    }
-    return rc;
+    (void) i;
+    gc_attack_dissensus (a->param, victim, st->mean, n, st->z);
+}
+
+//  Stealth: a push of K times how far the victim moved since the last round
+//  (the size self-centred clipping lets through), RHO of it along ALIE's
+//  direction; a victim not seen before gets its own model back. The
+//  round's directions are in st->prev (e) and st->z2 (xi), IPM's and
+//  equivocate's buffers, which this attack does not otherwise use.
+static void
+s_stealth_target (const gc_attack_t *a, s_model_t *st, size_t i, const float *victim, size_t n)
+{
+    float *last = st->hist + i * n;
+    double step = st->have_hist [i] ? sqrt (gc_vec_dist2sq (victim, last, n)) : 0.0;
+    gc_attack_stealth (a->param, a->param2, step, victim, st->prev, st->z2, n, st->z);
+    gc_vec_copy (last, victim, n);
+    st->have_hist [i] = true;
 }
 
 //  Two different models under one seq: half the neighbours get each.
@@ -247,10 +253,12 @@ s_publish (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
     s_observe (self, role, st);
     int rc;
     if (a->kind == GC_ATTACK_DISSENSUS)
-        rc = s_dissensus (self, a, st, err);
+        rc = s_per_victim (self, a, st, s_dissensus_target, err);
     else
-    if (a->kind == GC_ATTACK_STEALTH)
-        rc = s_stealth (self, a, st, err);
+    if (a->kind == GC_ATTACK_STEALTH) {
+        gc_attack_stealth_dirs (st->std, self->learn.n, &st->rng, st->prev, st->z2);
+        rc = s_per_victim (self, a, st, s_stealth_target, err);
+    }
     else
     if (a->kind == GC_ATTACK_MINMAX || a->kind == GC_ATTACK_MINSUM)
         rc = s_minmax (self, a, st, err);

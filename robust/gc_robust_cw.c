@@ -296,7 +296,7 @@ s_reg_lookup (size_t k, size_t lo, size_t hi)
 }
 #endif
 
-#if defined (S_HAVE_REG) && (GC_KLEVEL >= GC_KLEVEL_AVX2 || defined (__SSE2__))
+#if defined (S_HAVE_REG) && defined (__SSE2__)
 //  The window [1, k - 2] (cwtm:1) without the network, at every x86 level:
 //  per column of S_TW lanes one running min and max, the smallest |x|, and
 //  the sum of all k inputs in double; the mean is (S - min - max) / (k - 2).

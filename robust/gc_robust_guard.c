@@ -30,8 +30,11 @@
     - The stillness test catches a neighbour that replays old models: an
       honest model moves every round it trains, a stale or replayed one
       does not (mimic's stale pair bounces two first-round models).
+    - The low-consistency test catches a push whose direction changes
+      every round (the stealth attack): it averages out of its own running
+      mean, while an honest neighbour's offset drifts slowly.
       Each test can be switched off alone (`:nosign`, `:nodir`, `:nomed`,
-      `:nostill`) for ablation. */
+      `:nostill`, `:nofast`, `:noecho`, `:nolow`) for ablation. */
 #include "gc_robust_guard.h"
 
 #include <math.h>
@@ -500,6 +503,16 @@ s_echo_weight (const gc_robust_guard_t *self, size_t j)
     return e->echo_n < S_STILL_WARMUP ? 1.0 : s_ramp_up (e->echo, S_ECHO_LO, S_ECHO_HI);
 }
 
+//  The low-consistency weight of a consistency rho (-1: not counted yet)
+//  against the reference ref: 1 from S_LOW_HI x ref up, 0 at S_LOW_LO x ref.
+static double
+s_low_weight (double rho, double ref)
+{
+    if (rho < 0 || rho >= S_LOW_HI * ref)
+        return 1.0;
+    return fmax (0.0, (rho / ref - S_LOW_LO) / (S_LOW_HI - S_LOW_LO));
+}
+
 static double
 s_fast_weight (double fast)
 {
@@ -725,8 +738,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     //  minority (with an honest minority the reference is the attackers').
     double low = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own && sc->g [j] >= 1.0 && rho [j] >= 0)
-            low += rho [j] < S_LOW_HI * ref ? w [j] : 0.0;
+        if (x [j] != own && sc->g [j] >= 1.0)
+            low += s_low_weight (rho [j], ref) < 1.0 ? w [j] : 0.0;
     bool low_test = self->cfg.low_test && low < 0.5 * all;
     double *h = rho, kept = 0;      /* each rho is read only by its own weight */
     for (size_t j = 0; j < n; j++)
@@ -742,8 +755,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             if (e)
                 h [j] *= s_fast_weight (e->fast);
             h [j] *= s_echo_weight (self, j);
-            if (low_test && rj >= 0 && sc->g [j] >= 1.0 && rj < S_LOW_HI * ref)
-                h [j] *= fmax (0.0, (rj / ref - S_LOW_LO) / (S_LOW_HI - S_LOW_LO));
+            if (low_test && sc->g [j] >= 1.0)
+                h [j] *= s_low_weight (rj, ref);
             kept += w [j] * h [j];
         }
     self->move_med = s_move_median (self, n, mexcess);    /* mexcess: read for the last time above */

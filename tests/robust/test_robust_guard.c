@@ -535,16 +535,18 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     gc_robust_t *r = s_rule (spec);
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
-    float *x [5], *old [2], *base [5];
+    float *x [5], *old [2], *base [5] = { NULL };
     bool steady = fourth == S_FOURTH_STEADY || fourth == S_FOURTH_WANDER;
-    for (size_t j = 0; j < 5; j++) {
+    for (size_t j = 0; j < 5; j++)
         assert_non_null (x [j] = calloc (MED_D, sizeof (float)));
-        assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
-        gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, j > 0 ? 1.0f : 0.0f);
-    }
     for (size_t j = 0; j < 2; j++) {
         assert_non_null (old [j] = malloc (MED_D * sizeof (float)));
         gc_rng_fill_normal (&rng, old [j], MED_D, 0.0f, 1.0f);
+    }
+    //  drawn after the others, so that the other cases keep their draws
+    for (size_t j = 1; steady && j < 5; j++) {
+        assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
+        gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, 1.0f);
     }
     const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
     const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
@@ -555,10 +557,11 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         for (size_t j = 0; j < 5; j++)
             if (j < 4 || fourth != S_FOURTH_ECHO)
                 gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
+        //  the peer (j = 0) holds no offset; the wanderer keeps its N(0, 1) draw
         for (size_t j = 0; steady && j < 5; j++)
             for (size_t i = 0; i < MED_D; i++)
                 x [j][i] = j == 4 && fourth == S_FOURTH_WANDER ? x [j][i]
-                         : base [j][i] + 0.3f * x [j][i];
+                         : (j ? base [j][i] : 0.0f) + 0.3f * x [j][i];
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
