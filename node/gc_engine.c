@@ -669,8 +669,13 @@ s_drop_input (gc_engine_t *self, size_t *k, size_t bad)
 static void
 s_validate (gc_engine_t *self, size_t *k)
 {
+    bool suspect [*k];      /* the rule's suspects leave validation's levels */
+    for (size_t j = 0; j < *k; j++) {
+        int ri = self->input_replica [j];
+        suspect [j] = ri >= 0 && gc_robust_suspects (self->gossip.robust, self->replicas [ri].peer);
+    }
     gc_validate_weigh (self->learn.validate, self->learn.model, self->inputs,
-                       self->input_replica, self->weights, *k);
+                       self->input_replica, suspect, self->weights, *k);
     size_t kept = 1;
     for (size_t j = 1; j < *k; j++)
         if (self->weights [j] > 0) {

@@ -221,24 +221,35 @@ s_hits (gc_model_t *model, const float *params, const gc_dataset_t *h, uint8_t *
     return right;
 }
 
+//  Whether input j counts in the levels (the own model, input 0, always).
+static inline bool
+s_counts (const bool *suspect, size_t j)
+{
+    return !j || !suspect || !suspect [j];
+}
+
 //  Accuracy of every input on the held-out samples, and the reference: the
-//  upper median of them, an honest accuracy while honest inputs are at least
-//  half; *ref_j gets the first input that scored it.
+//  upper median of those that count (s_counts), an honest accuracy while
+//  honest inputs are at least half of them; *ref_j gets the first input
+//  that counts and scored it.
 static double
-s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x, size_t k,
-              size_t *ref_j)
+s_accuracies (gc_validate_t *self, gc_model_t *model, const float *const *x,
+              const bool *suspect, size_t k, size_t *ref_j)
 {
     const gc_dataset_t *h = self->held;
+    size_t m = 0;
     for (size_t j = 0; j < k; j++) {
         size_t correct = s_hits (model, x [j], h, self->hit + j * h->n);
         self->acc [j] = (double) correct / (double) h->n;
-        size_t i = j;
+        if (!s_counts (suspect, j))
+            continue;
+        size_t i = m++;
         for (; i > 0 && self->sorted [i - 1] < self->acc [j]; i--)
             self->sorted [i] = self->sorted [i - 1];
         self->sorted [i] = self->acc [j];
     }
-    double a = self->sorted [(k - 1) / 2];
-    for (*ref_j = 0; self->acc [*ref_j] != a; (*ref_j)++)
+    double a = self->sorted [(m - 1) / 2];
+    for (*ref_j = 0; !s_counts (suspect, *ref_j) || self->acc [*ref_j] != a; (*ref_j)++)
         ;
     return a;
 }
@@ -342,12 +353,13 @@ gc_validate_set_labels (gc_validate_t *self, const gc_dataset_t *train)
 //  at least half (own counted), as on the malicious ring (own + 2 honest + 2
 //  Byzantine), and so never above the largest honest value.
 static double
-s_lower_median (gc_validate_t *self, const int *slot, size_t k, const double *per_slot, double own)
+s_lower_median (gc_validate_t *self, const int *slot, const bool *suspect, size_t k,
+                const double *per_slot, double own)
 {
     size_t m = 0;
     for (size_t j = 0; j < k; j++) {
         bool nb = s_is_slot (self, slot [j]);
-        if (!nb && j)
+        if ((!nb && j) || !s_counts (suspect, j))
             continue;
         double v = nb ? per_slot [slot [j]] : own;
         size_t i = m++;
@@ -363,7 +375,8 @@ s_lower_median (gc_validate_t *self, const int *slot, size_t k, const double *pe
 //  factor: the lesser of the absolute test (LO, HI) and the relative one
 //  (a deficit beyond the inputs' median by more than the margin).
 static void
-s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a, size_t ref_j)
+s_score (gc_validate_t *self, const int *slot, const bool *suspect, size_t k, double ref_a,
+         size_t ref_j)
 {
     bool rel = self->cfg.relative;
     for (size_t j = 0; j < k; j++) {
@@ -387,8 +400,9 @@ s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a, size_t re
         }
     }
     //  the medians and margins only when the relative test is on
-    double ref = rel ? s_lower_median (self, slot, k, self->rel_excess, self->own_rel) : 0.0;
-    double dis = rel ? s_lower_median (self, slot, k, self->disagree, self->own_disagree) : 0.0;
+    double ref = rel ? s_lower_median (self, slot, suspect, k, self->rel_excess, self->own_rel) : 0.0;
+    double dis = rel ? s_lower_median (self, slot, suspect, k, self->disagree, self->own_disagree)
+                     : 0.0;
     for (size_t j = 1; j < k; j++) {
         if (!s_is_slot (self, slot [j]))
             continue;
@@ -411,7 +425,7 @@ s_score (gc_validate_t *self, const int *slot, size_t k, double ref_a, size_t re
 
 bool
 gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
-                   const int *slot, double *w, size_t k)
+                   const int *slot, const bool *suspect, double *w, size_t k)
 {
     if (!self || !self->held || !self->held->n || k < 2)
         return false;
@@ -420,8 +434,8 @@ gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x
     bool run = gc_rng_below (&self->rng, self->cfg.every) == 0;
     size_t ref_j = 0;
     if (run && s_reserve (self, k) == 0) {
-        double a = s_accuracies (self, model, x, k, &ref_j);
-        s_score (self, slot, k, a, ref_j);
+        double a = s_accuracies (self, model, x, suspect, k, &ref_j);
+        s_score (self, slot, suspect, k, a, ref_j);
         self->runs++;
     }
     else

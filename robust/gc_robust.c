@@ -697,6 +697,13 @@ gc_robust_mixed (const gc_robust_t *self)
     return self->mixed;
 }
 
+bool
+gc_robust_suspects (const gc_robust_t *self, uint64_t key)
+{
+    const gc_robust_rule_t *r = self->rule.desc;
+    return self->state && r->suspects && r->suspects (self->state, key);
+}
+
 void
 gc_robust_set_keys (gc_robust_t *self, const uint64_t *keys, const bool *moved, size_t k)
 {

@@ -159,4 +159,11 @@ void gc_robust_set_mix (gc_robust_t *self, float *x, const float *centre, float 
 /*  Whether the last successful call left its output in the mix's x. */
 bool gc_robust_mixed (const gc_robust_t *self);
 
+/*  Whether the rule's per-neighbour history holds the neighbour of this
+    key (gc_robust_set_keys) suspect: guard gave it less than half of its
+    weight at its last call. Always false for rules without a history. So
+    that other defences of the peer (local validation) can leave suspects
+    out of the levels they compare against, as guard does. */
+bool gc_robust_suspects (const gc_robust_t *self, uint64_t key);
+
 #endif

@@ -33,8 +33,12 @@
     - The low-consistency test catches a push whose direction changes
       every round (the stealth attack): it averages out of its own running
       mean, while an honest neighbour's offset drifts slowly.
+    - The drift test catches the steady part of such a push: the running
+      mean of a neighbour's deviation, read at a fixed coordinate sample,
+      leans one way in most coordinates when the push keeps a direction
+      under its noise, while an honest offset has no preferred sign.
       Each test can be switched off alone (`:nosign`, `:nodir`, `:nomed`,
-      `:nostill`, `:nofast`, `:noecho`, `:nolow`) for ablation. */
+      `:nostill`, `:nofast`, `:noecho`, `:nolow`, `:nodrift`) for ablation. */
 #include "gc_robust_guard.h"
 
 #include <math.h>
@@ -90,6 +94,21 @@
 //  stealth's RHO = 0.3 (docs/RESULTS.md, "The stealth attack").
 #define S_LOW_LO 0.5
 #define S_LOW_HI 0.7
+//  Drift (step 4): the running mean of a neighbour's clipped deviation,
+//  read at a fixed sample of coordinates, is as often positive as negative
+//  for an honest neighbour (the offset between two honest models has no
+//  preferred sign), but not for a push that keeps one direction under
+//  fresh noise: stealth's RHO part along -sigma is negative in every
+//  coordinate, and the noise that hides it from the per-call sign balance
+//  averages out of the running mean. |fraction above 0 - 1/2|, traced
+//  every 50 calls (docs/RESULTS.md, "The drift test"): honest neighbours at
+//  most 0.065 without attack (the 4x4 torus on iid, Dirichlet 0.5 and 0.1,
+//  the ring, the exponential graph; 600 rounds, constant lr), stealth:3:0.3
+//  at least 0.34. Weight 1 below S_DRIFT_LO, 0 from S_DRIFT_HI; like the
+//  sign balance it needs no majority (an honest offset is balanced
+//  whatever the others do).
+#define S_DRIFT_LO 0.15
+#define S_DRIFT_HI 0.25
 #define S_COS_LO -0.15
 #define S_COS_HI 0.05
 //  Stillness: a neighbour whose model stops moving is not training, whatever
@@ -157,6 +176,8 @@ typedef struct {
     double   echo;          /* running mean of its distance to the last call's own, over the step */
     uint64_t echo_n;        /* calls that measured it */
     uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
+    double   drift;         /* its drift at the last call (s_drift) */
+    double   h;             /* its weight factor at the last call (1: none yet) */
 } s_entry_t;
 
 #define S_P GC_ROBUST_SKETCH
@@ -171,6 +192,9 @@ typedef struct {
     float   **sxp;                  /* per input: its row of sx, or NULL (no history) */
     size_t   *entry;                /* history entry per input, or SIZE_MAX */
     double   *g;                    /* per input: its stillness weight before this call */
+    double   *drift;                /* per input: its drift (s_drift; 0: not measured) */
+    bool     *lvl;                  /* per input: it counts in the levels the tests compare
+                                       against (neither still nor drifting at the last call) */
     const float **nb_blk;           /* the scan's scratch */
 } s_scratch_t;
 
@@ -191,6 +215,7 @@ struct gc_robust_guard_t {
     s_entry_t *entries;
     float    *m;            /* cap x S_P: sketches of the running means of u, row per entry */
     float    *px;           /* cap x 2 S_P: sketches of its model one and two measured calls ago */
+    float    *ms;           /* cap x S_P: running means of c (x_j - own) at the drift sample */
     size_t    n_entries, cap;
     s_scratch_t sc;         /* per input of one call, n_cap of each */
     size_t    n_cap;
@@ -215,7 +240,7 @@ s_reset (gc_robust_guard_t *self)
     s_scratch_t *sc = &self->sc;
     void *bufs [] = { sc->d2, sc->dot, sc->pos, sc->nz, sc->above, sc->below, sc->big,
                       sc->mup, sc->a, sc->sx,
-                      sc->sxp, sc->entry, sc->g, (void *) sc->nb_blk };
+                      sc->sxp, sc->entry, sc->g, sc->drift, sc->lvl, (void *) sc->nb_blk };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         free (bufs [i]);
     memset (sc, 0, sizeof *sc);
@@ -223,9 +248,11 @@ s_reset (gc_robust_guard_t *self)
     free (self->entries);
     free (self->m);
     free (self->px);
+    free (self->ms);
     self->entries = NULL;
     self->m = NULL;
     self->px = NULL;
+    self->ms = NULL;
     self->n_entries = self->cap = 0;
     self->have_prev = false;
     self->step_avg = 0;
@@ -277,6 +304,10 @@ s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
         if (!px)
             return NULL;
         self->px = px;
+        float *ms = realloc (self->ms, cap * d * sizeof *ms);
+        if (!ms)
+            return NULL;
+        self->ms = ms;
         self->cap = cap;
     }
     if (at == self->cap) {
@@ -287,9 +318,10 @@ s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
     }
     else
         self->n_entries++;
-    self->entries [at] = (s_entry_t) { .key = key };
+    self->entries [at] = (s_entry_t) { .key = key, .h = 1.0 };
     *row = self->m + at * d;
     memset (*row, 0, d * sizeof **row);
+    memset (self->ms + at * d, 0, d * sizeof *self->ms);
     return &self->entries [at];
 }
 
@@ -330,12 +362,13 @@ s_reserve (gc_robust_guard_t *self, size_t n)
                        (void **) &sc->above, (void **) &sc->below,
                        (void **) &sc->big, (void **) &sc->mup, (void **) &sc->a, (void **) &sc->sx,
                        (void **) &sc->sxp, (void **) &sc->entry, (void **) &sc->g,
-                       (void **) &sc->nb_blk, (void **) &self->nb };
+                       (void **) &sc->drift, (void **) &sc->lvl, (void **) &sc->nb_blk,
+                       (void **) &self->nb };
     size_t sizes [] = { sizeof (double), sizeof (double), sizeof (int64_t), sizeof (int64_t),
                         sizeof (int64_t), sizeof (int64_t),
                         sizeof (uint32_t), sizeof (double), sizeof (float), S_P * sizeof (float),
-                        sizeof (float *), sizeof (size_t), sizeof (double), sizeof (float *),
-                        sizeof (float *) };
+                        sizeof (float *), sizeof (size_t), sizeof (double), sizeof (double),
+                        sizeof (bool), sizeof (float *), sizeof (float *) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes [0]; i++) {
         void *p = realloc (*bufs [i], n * sizes [i]);
         if (!p)
@@ -354,7 +387,7 @@ s_neighbours (gc_robust_guard_t *self, const float *const *x, size_t n, const fl
 {
     size_t kn = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own && self->sc.g [j] >= 1.0)
+        if (x [j] != own && self->sc.lvl [j])
             self->nb [kn++] = x [j];
     return kn;
 }
@@ -394,7 +427,9 @@ s_find_entries (gc_robust_guard_t *self, const float *const *x, size_t n, const 
     }
     for (size_t j = 0; j < n; j++) {
         sc->sxp [j] = sc->entry [j] == SIZE_MAX ? NULL : sc->sx + j * S_P;
-        sc->g [j] = sc->entry [j] == SIZE_MAX ? 1.0 : s_still_weight (self, &self->entries [sc->entry [j]]);
+        const s_entry_t *e = sc->entry [j] == SIZE_MAX ? NULL : &self->entries [sc->entry [j]];
+        sc->g [j] = e ? s_still_weight (self, e) : 1.0;
+        sc->lvl [j] = sc->g [j] >= 1.0 && !(e && e->drift > S_DRIFT_LO);
     }
     return 0;
 }
@@ -437,6 +472,29 @@ s_history (gc_robust_guard_t *self, size_t j, double c, double dist, double med_
         return -1;
     double rho = e->a > 0 ? mnorm / e->a : 0;
     return isfinite (rho) ? rho : 1.0;
+}
+
+//  Input j's drift: the running mean of its clipped deviation c (x_j - own)
+//  at S_P coordinates spread evenly over the vector (all of them when d is
+//  smaller), averaged like the consistency; returns |the fraction of them
+//  above 0 - 1/2|. Not the count sketch: its random signs would erase the
+//  coordinates' signs, which are what this test reads.
+static double
+s_drift (gc_robust_guard_t *self, size_t j, const float *xj, const float *own, double c)
+{
+    s_entry_t *e = &self->entries [self->sc.entry [j]];
+    double b = 1.0 / fmin ((double) e->seen, self->cfg.horizon);
+    float *ms = self->ms + self->sc.entry [j] * S_P;
+    size_t d = self->d, k_n = d < S_P ? d : S_P, pos = 0, nz = 0;
+    for (size_t k = 0; k < k_n; k++) {
+        size_t i = d < S_P ? k : (size_t) (((2 * (uint64_t) k + 1) * d) / (2 * S_P));
+        double v = (1.0 - b) * ms [k] + b * c * ((double) xj [i] - (double) own [i]);
+        ms [k] = (float) v;
+        pos += v > 0;
+        nz += v != 0;
+    }
+    e->drift = nz && e->seen >= S_WARMUP ? fabs ((double) pos / (double) nz - 0.5) : 0.0;
+    return e->drift;
 }
 
 //  Input j's movement since one and two measured calls ago (the smaller),
@@ -486,7 +544,7 @@ static const s_entry_t *
 s_fast_entry (const gc_robust_guard_t *self, size_t j)
 {
     const s_scratch_t *sc = &self->sc;
-    if (sc->entry [j] == SIZE_MAX || sc->g [j] < 1.0)
+    if (sc->entry [j] == SIZE_MAX || !sc->lvl [j])
         return NULL;
     const s_entry_t *e = &self->entries [sc->entry [j]];
     return e->still_n >= S_STILL_WARMUP ? e : NULL;
@@ -696,17 +754,20 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         clipped += c < 1.0;
         coef [j] = w [j] * c;
         rho [j] = -1;
+        sc->drift [j] = 0;
         sc->mup [j] = NAN;
         skew [j] = 0;
         cosv [j] = 1;
         if (sc->sxp [j] && (sc->d2 [j] > 0 || huge)) {
             rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
+            if (!huge && self->cfg.drift_test)
+                sc->drift [j] = s_drift (self, j, x [j], own, c);
             if (!huge && (!moved || moved [j]))
                 s_stillness (self, j, step);
         }
-        if (sc->g [j] < 1.0)
-            sc->mup [j] = NAN;      /* a still neighbour leaves the levels */
-        if (rho [j] >= 0 && sc->g [j] >= 1.0)
+        if (!sc->lvl [j])
+            sc->mup [j] = NAN;      /* a still or drifting neighbour leaves the levels */
+        if (rho [j] >= 0 && sc->lvl [j])
             s_sorted_insert (sorted, m++, rho [j]);
     }
     //  The reference is the lower median of the neighbours' consistencies
@@ -720,7 +781,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     //  test would exclude the honest ones.
     double flagged = 0, all = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own && sc->g [j] >= 1.0) {
+        if (x [j] != own && sc->lvl [j]) {
             all += w [j];
             flagged += cosv [j] < S_COS_HI ? w [j] : 0;
         }
@@ -738,7 +799,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     //  minority (with an honest minority the reference is the attackers').
     double low = 0;
     for (size_t j = 0; j < n; j++)
-        if (x [j] != own && sc->g [j] >= 1.0)
+        if (x [j] != own && sc->lvl [j])
             low += s_low_weight (rho [j], ref) < 1.0 ? w [j] : 0.0;
     bool low_test = self->cfg.low_test && low < 0.5 * all;
     double *h = rho, kept = 0;      /* each rho is read only by its own weight */
@@ -755,9 +816,13 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             if (e)
                 h [j] *= s_fast_weight (e->fast);
             h [j] *= s_echo_weight (self, j);
-            if (low_test && sc->g [j] >= 1.0)
+            if (low_test && sc->lvl [j])
                 h [j] *= s_low_weight (rj, ref);
+            if (sc->drift [j] > S_DRIFT_LO)
+                h [j] *= fmax (0.0, (S_DRIFT_HI - sc->drift [j]) / (S_DRIFT_HI - S_DRIFT_LO));
             kept += w [j] * h [j];
+            if (sc->entry [j] != SIZE_MAX)
+                self->entries [sc->entry [j]].h = h [j];
         }
     self->move_med = s_move_median (self, n, mexcess);    /* mexcess: read for the last time above */
     double f = self->cfg.redist ? s_redist (share, kept) : 1.0;
@@ -772,6 +837,15 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     return 0;
 }
 
+bool
+gc_robust_guard_suspects (const gc_robust_guard_t *self, uint64_t key)
+{
+    for (size_t i = 0; i < self->n_entries; i++)
+        if (self->entries [i].key == key)
+            return self->entries [i].seen >= S_WARMUP && self->entries [i].h < 0.5;
+    return false;
+}
+
 //  --- The rule's descriptor (gc_robust_rule.h) ----------------------------------
 
 #define S_GUARD_C      3.0
@@ -783,9 +857,9 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 //  lists them in this order). `redist` is the default, still accepted
 //  (configs written when it was opt-in); `self` is its opposite.
 typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_NOSTILL, S_W_NOFAST,
-               S_W_NOECHO, S_W_NOLOW, S_W_COUNT } s_word_t;
+               S_W_NOECHO, S_W_NOLOW, S_W_NODRIFT, S_W_COUNT } s_word_t;
 static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed", "nostill",
-                                            "nofast", "noecho", "nolow" };
+                                            "nofast", "noecho", "nolow", "nodrift" };
 
 static int
 s_word (const char *tok)
@@ -834,7 +908,8 @@ s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *
                                          .still_test = !seen [S_W_NOSTILL],
                                          .fast_test = !seen [S_W_NOFAST],
                                          .echo_test = !seen [S_W_NOECHO],
-                                         .low_test = !seen [S_W_NOLOW] };
+                                         .low_test = !seen [S_W_NOLOW],
+                                         .drift_test = !seen [S_W_NODRIFT] };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -855,11 +930,12 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s%s%s", c, h, lo, hi,
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s%s%s%s", c, h, lo, hi,
                  r->guard.redist ? "" : ":self", r->guard.sign_test ? "" : ":nosign",
                  r->guard.dir_test ? "" : ":nodir", r->guard.med_test ? "" : ":nomed",
                  r->guard.still_test ? "" : ":nostill", r->guard.fast_test ? "" : ":nofast",
-                 r->guard.echo_test ? "" : ":noecho", r->guard.low_test ? "" : ":nolow");
+                 r->guard.echo_test ? "" : ":noecho", r->guard.low_test ? "" : ":nolow",
+                 r->guard.drift_test ? "" : ":nodrift");
 }
 
 static int
@@ -884,13 +960,21 @@ s_fini (void *state)
     gc_robust_guard_destroy (&self);
 }
 
+static bool
+s_suspects (const void *state, uint64_t key)
+{
+    return gc_robust_guard_suspects (state, key);
+}
+
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho][:nolow]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho][:nolow][:nodrift]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign, direction, median-sign, stillness, speed and echo history over H calls "
+            "sign, direction, median-sign, stillness, speed, echo and drift history over H calls "
             "(stateful), the weight cut going to the neighbours kept; ablation: self (it stays "
-            "on the own model), nosign, nodir, nomed, nostill, nofast, noecho, nolow (that test off)",
+            "on the own model), nosign, nodir, nomed, nostill, nofast, noecho, nolow, nodrift "
+            "(that test off)",
     .example = "guard:3:200:0.15:0.3", .malformed = "guard:3:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,
+    .suspects = s_suspects,
 };

@@ -34,9 +34,14 @@ typedef struct {
     bool   fast_test;   /* the speed test counts (the default; false: `:nofast`) */
     bool   echo_test;   /* the echo test counts (the default; false: `:noecho`) */
     bool   low_test;    /* the low-consistency test counts (the default; false: `:nolow`) */
+    bool   drift_test;  /* the drift test counts (the default; false: `:nodrift`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);
+
+/*  Whether the neighbour of key got less than half of its weight at its
+    last call (after its warm-up; false for a key without a history). */
+bool gc_robust_guard_suspects (const gc_robust_guard_t *self, uint64_t key);
 void               gc_robust_guard_destroy (gc_robust_guard_t **self_p);
 
 /*  out = own + f sum_j w_j h_j c_j (x_j - own) over the n inputs (w normalised,

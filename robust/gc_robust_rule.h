@@ -111,6 +111,9 @@ struct gc_robust_rule_t {
     void   (*window) (const gc_robust_params_t *r, size_t n, size_t *lo, size_t *hi);
     /*  Stateful rules only (NULL: stateless): release self->state. */
     void   (*fini) (void *state);
+    /*  Rules with a per-neighbour history (NULL: none): whether it holds
+        the neighbour of this key suspect (gc_robust_suspects). */
+    bool   (*suspects) (const void *state, uint64_t key);
 };
 
 struct gc_robust_pre_t {

@@ -145,7 +145,7 @@ test_bad_neighbour_loses_weight (void **state)
     for (int call = 0; call < 5; call++) {
         for (size_t j = 0; j < 4; j++)
             w [j] = 0.25;
-        assert_true (gc_validate_weigh (v, f.model, x, slot, w, 4));     /* R = 1: every call */
+        assert_true (gc_validate_weigh (v, f.model, x, slot, NULL, w, 4));     /* R = 1: every call */
     }
     assert_int_equal (gc_validate_runs (v), 5);
     assert_true (gc_validate_factor (v, 0) == 1.0);
@@ -199,7 +199,7 @@ s_factors (s_fix_t *f, const char *spec, const gc_dataset_t *labels, const float
     gc_validate_set_labels (v, labels);
     for (int call = 0; call < 12; call++) {
         double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
-        assert_true (gc_validate_weigh (v, f->model, x, slot, w, 5));
+        assert_true (gc_validate_weigh (v, f->model, x, slot, NULL, w, 5));
     }
     for (size_t s = 0; s < 4; s++)
         factor [s] = gc_validate_factor (v, s);
@@ -318,14 +318,14 @@ test_cut_returns_whole (void **state)
     int slot [5] = { -1, 0, 1, 2, 3 };
     for (int call = 0; call < 12; call++) {
         double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
-        gc_validate_weigh (v, f.model, x, slot, w, 5);
+        gc_validate_weigh (v, f.model, x, slot, NULL, w, 5);
     }
     assert_true (gc_validate_factor (v, 2) == 0.0);
     x [3] = f.honest;                   /* neighbour 2 mends its ways, 3 does not */
     int back = -1;
     for (int call = 0; call < 400 && back < 0; call++) {
         double w [5] = { 0.2, 0.2, 0.2, 0.2, 0.2 };
-        gc_validate_weigh (v, f.model, x, slot, w, 5);
+        gc_validate_weigh (v, f.model, x, slot, NULL, w, 5);
         double g = gc_validate_factor (v, 2);
         assert_true (g == 0.0 || g == 1.0);
         if (g == 1.0)
@@ -392,9 +392,9 @@ test_deterministic_schedule (void **state)
         double wa [4] = { 0.25, 0.25, 0.25, 0.25 }, wb [4], wc [4];
         memcpy (wb, wa, sizeof wa);
         memcpy (wc, wa, sizeof wa);
-        bool ra = gc_validate_weigh (a, f.model, x, slot, wa, 4);
-        bool rb = gc_validate_weigh (b, f.model, x, slot, wb, 4);
-        differ += ra != gc_validate_weigh (c, f.model, x, slot, wc, 4);
+        bool ra = gc_validate_weigh (a, f.model, x, slot, NULL, wa, 4);
+        bool rb = gc_validate_weigh (b, f.model, x, slot, NULL, wb, 4);
+        differ += ra != gc_validate_weigh (c, f.model, x, slot, NULL, wc, 4);
         assert_true (ra == rb);
         assert_memory_equal (wa, wb, sizeof wa);
     }
