@@ -107,8 +107,13 @@
 //  at least 0.34. Weight 1 below S_DRIFT_LO, 0 from S_DRIFT_HI; like the
 //  sign balance it needs no majority (an honest offset is balanced
 //  whatever the others do).
+//  With fewer coordinates than S_P in the sample, the cut starts no lower
+//  than S_DRIFT_Z standard errors of a balanced sample's fraction (0.5 /
+//  sqrt(n): 0.016 at n = 1024, 0.0625 at n = 64), so that the sampling
+//  noise of a small vector cuts no one.
 #define S_DRIFT_LO 0.15
 #define S_DRIFT_HI 0.25
+#define S_DRIFT_Z 4.0
 #define S_COS_LO -0.15
 #define S_COS_HI 0.05
 //  Stillness: a neighbour whose model stops moving is not training, whatever
@@ -210,6 +215,7 @@ struct gc_robust_guard_t {
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
     double    move_med;     /* the neighbours' median running movement at the last call (0: none) */
+    double    drift_lo;     /* the drift from which a neighbour loses weight (s_drift_lo) */
     uint64_t  step_n;
     uint64_t  calls;
     s_entry_t *entries;
@@ -429,7 +435,7 @@ s_find_entries (gc_robust_guard_t *self, const float *const *x, size_t n, const 
         sc->sxp [j] = sc->entry [j] == SIZE_MAX ? NULL : sc->sx + j * S_P;
         const s_entry_t *e = sc->entry [j] == SIZE_MAX ? NULL : &self->entries [sc->entry [j]];
         sc->g [j] = e ? s_still_weight (self, e) : 1.0;
-        sc->lvl [j] = sc->g [j] >= 1.0 && !(e && e->drift > S_DRIFT_LO);
+        sc->lvl [j] = sc->g [j] >= 1.0 && !(e && e->drift > self->drift_lo);
     }
     return 0;
 }
@@ -707,6 +713,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         if (!(self->sign = s_signs (d)))
             return -1;
         self->d = d;
+        double n_sample = (double) (d < S_P ? d : S_P);
+        self->drift_lo = fmax (S_DRIFT_LO, S_DRIFT_Z * 0.5 / sqrt (n_sample));
     }
     if (s_reserve (self, n) || s_find_entries (self, x, n, own, keys))
         return -1;
@@ -818,8 +826,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             h [j] *= s_echo_weight (self, j);
             if (low_test && sc->lvl [j])
                 h [j] *= s_low_weight (rj, ref);
-            if (sc->drift [j] > S_DRIFT_LO)
-                h [j] *= fmax (0.0, (S_DRIFT_HI - sc->drift [j]) / (S_DRIFT_HI - S_DRIFT_LO));
+            if (sc->drift [j] > self->drift_lo)
+                h [j] *= fmax (0.0, 1.0 - (sc->drift [j] - self->drift_lo) / (S_DRIFT_HI - S_DRIFT_LO));
             kept += w [j] * h [j];
             if (sc->entry [j] != SIZE_MAX)
                 self->entries [sc->entry [j]].h = h [j];

@@ -110,11 +110,31 @@ test_history_silences_a_constant_push (void **state)
         if (fabs (out [i] - expect [i]) > 1e-5)
             fail_msg ("coordinate %zu: %g, expected %g (the pusher still counts)", i,
                       (double) out [i], (double) expect [i]);
+    //  the rule holds the pusher suspect, the others not, a stranger not
+    assert_true (gc_robust_suspects (r, 99));
+    for (size_t j = 1; j < 4; j++)
+        assert_false (gc_robust_suspects (r, keys [j]));
+    assert_false (gc_robust_suspects (r, 12345));
     //  the same pusher under a new key starts over with its full weight
     keys [4] = 100;
     gc_robust_set_keys (r, keys, NULL, 5);
     assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, D, 0, out, NULL), 0);
     assert_true (out [0] > expect [0] + 0.2f);
+    gc_robust_destroy (&r);
+}
+
+//  A rule without a history holds no one suspect.
+static void
+test_stateless_rules_suspect_no_one (void **state)
+{
+    (void) state;
+    gc_robust_t *r = s_rule ("mean");
+    float x [2][D] = { { 0 }, { 1e6f } }, out [D];
+    const float *in [2] = { x [0], x [1] };
+    const uint64_t keys [2] = { 1, 2 };
+    gc_robust_set_keys (r, keys, NULL, 2);
+    assert_int_equal (gc_robust_aggregate (r, in, NULL, 2, D, 0, out, NULL), 0);
+    assert_false (gc_robust_suspects (r, 2));
     gc_robust_destroy (&r);
 }
 
@@ -506,6 +526,8 @@ test_redist (void **state)
 //  median 0.16 further than the others (cut from 0.12): it loses all its
 //  weight to the three others (f = 4/3), and keeps it with `:nomed`. With
 //  four honest neighbours the test cuts no one: the same bits as `:nomed`.
+//  The drift test is off in both: the shift's running mean leans one way
+//  in every coordinate, so it would cut the shift too.
 enum { MED_D = 20000 };
 
 //  What the fourth neighbour sends (the others and the peer draw N(0, 1)
@@ -520,10 +542,11 @@ enum { MED_D = 20000 };
 //  N(0, 0.09) noise, the peer fresh N(0, 0.09), so that their deviations
 //  keep their direction from call to call, as an honest neighbour's do in
 //  training; the fourth holds its own fixed offset too (steady) or draws a
-//  new N(0, 1) direction every call (wander: the stealth attack's push).
+//  new N(0, 1) direction every call (wander: the stealth attack's push), or
+//  that minus 0.2 in every coordinate (drift: the push's steady part).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
                S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO, S_FOURTH_STEADY,
-               S_FOURTH_WANDER } s_fourth_t;
+               S_FOURTH_WANDER, S_FOURTH_DRIFT } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -536,7 +559,8 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
     float *x [5], *old [2], *base [5] = { NULL };
-    bool steady = fourth == S_FOURTH_STEADY || fourth == S_FOURTH_WANDER;
+    bool wander = fourth == S_FOURTH_WANDER || fourth == S_FOURTH_DRIFT;
+    bool steady = fourth == S_FOURTH_STEADY || wander;
     for (size_t j = 0; j < 5; j++)
         assert_non_null (x [j] = calloc (MED_D, sizeof (float)));
     for (size_t j = 0; j < 2; j++) {
@@ -560,7 +584,7 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         //  the peer (j = 0) holds no offset; the wanderer keeps its N(0, 1) draw
         for (size_t j = 0; steady && j < 5; j++)
             for (size_t i = 0; i < MED_D; i++)
-                x [j][i] = j == 4 && fourth == S_FOURTH_WANDER ? x [j][i]
+                x [j][i] = j == 4 && wander ? x [j][i] - (fourth == S_FOURTH_DRIFT ? 0.2f : 0.0f)
                          : (j ? base [j][i] : 0.0f) + 0.3f * x [j][i];
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
@@ -628,9 +652,9 @@ test_median_sign_cuts_a_small_shift (void **state)
 {
     (void) state;
     //  the shift: cut by default, kept with :nomed
-    s_check_cut ("guard:100:100", "guard:100:100:nomed", S_FOURTH_SHIFTED, true, true);
+    s_check_cut ("guard:100:100:nodrift", "guard:100:100:nomed:nodrift", S_FOURTH_SHIFTED, true, true);
     //  honest noise alone: nothing cut, the same bits as without the test
-    s_check_cut ("guard:100:100", "guard:100:100:nomed", S_FOURTH_HONEST, true, false);
+    s_check_cut ("guard:100:100:nodrift", "guard:100:100:nomed:nodrift", S_FOURTH_HONEST, true, false);
 }
 
 //  The stillness test: the peer and three neighbours draw N(0, 1) afresh each
@@ -692,6 +716,27 @@ test_low_consistency_cuts_a_wandering_push (void **state)
                  S_FOURTH_WANDER, true, true);
     s_check_cut ("guard:100:100:0.15:0.3:nodir", "guard:100:100:0.15:0.3:nodir:nolow",
                  S_FOURTH_STEADY, true, false);
+}
+
+//  The drift test: a fourth neighbour whose push is fresh N(0, 1) noise
+//  around -0.2 in every coordinate (S_FOURTH_DRIFT) leans one way in only
+//  0.08 of its coordinates per call, under the sign balance's cut, but its
+//  running mean over 30 calls in about 0.36 of them: cut unless `:nodrift`.
+//  A neighbour with its own fixed offset (S_FOURTH_STEADY) leans no way:
+//  the same bits as `:nodrift`. The tests that the noise would trip too
+//  (direction, median sign, low consistency) are off.
+static void
+test_drift_cuts_a_steady_push_in_noise (void **state)
+{
+    (void) state;
+    static const struct { s_fourth_t fourth; bool is_cut; } cases [] = {
+        { S_FOURTH_DRIFT, true },
+        { S_FOURTH_STEADY, false },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
+        s_check_cut ("guard:100:100:0.15:0.3:nodir:nomed:nolow",
+                     "guard:100:100:0.15:0.3:nodir:nomed:nolow:nodrift", cases [c].fourth, true,
+                     cases [c].is_cut);
 }
 
 //  The echo test: the fourth neighbour sends the peer's own model of the
@@ -907,6 +952,7 @@ main (void)
         cmocka_unit_test (test_radius_follows_share),
         cmocka_unit_test (test_history_silences_a_constant_push),
         cmocka_unit_test (test_history_follows_keys),
+        cmocka_unit_test (test_stateless_rules_suspect_no_one),
         cmocka_unit_test (test_direction_needs_a_majority),
         cmocka_unit_test (test_sketch_at_large_d),
         cmocka_unit_test (test_scan_short_cuts_every_level),
@@ -919,6 +965,7 @@ main (void)
         cmocka_unit_test (test_speed_cuts_a_racing_model),
         cmocka_unit_test (test_echo_cuts_the_own_model_sent_back),
         cmocka_unit_test (test_low_consistency_cuts_a_wandering_push),
+        cmocka_unit_test (test_drift_cuts_a_steady_push_in_noise),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
