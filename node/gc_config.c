@@ -107,7 +107,8 @@ static const s_key_t s_keys [] = {
          "(docs/ALGORITHMS.md, \"Guard\"): auto (64:10:0.5:0.9:1 with guard, else off), off, or "
          "B[:R[:LO[:HI[:REL]]]]: B samples held out of training (at most an eighth of the shard), "
          "scored at random rounds, one in R; a neighbour whose held-out accuracy falls short of the "
-         "inputs' median by more than the fraction LO of it loses weight, all of it at HI; with "
+         "inputs' median (the neighbours the aggregator holds suspect left out of it) by more than "
+         "the fraction LO of it loses weight, all of it at HI; with "
          "REL = 1 (the default; 0 turns it off) also one whose running shortfall exceeds the inputs' "
          "median shortfall by more than two paired standard errors of the held-out noise (or the "
          "peer's label skew), until it is back within that margin"),
