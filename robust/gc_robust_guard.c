@@ -215,7 +215,7 @@ struct gc_robust_guard_t {
     bool      have_prev;
     double    step_avg;     /* running norm of own - prev_out */
     double    move_med;     /* the neighbours' median running movement at the last call (0: none) */
-    double    drift_lo;     /* the drift from which a neighbour loses weight (s_drift_lo) */
+    double    drift_lo;     /* the drift from which a neighbour loses weight (set with d) */
     uint64_t  step_n;
     uint64_t  calls;
     s_entry_t *entries;
