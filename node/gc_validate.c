@@ -423,12 +423,30 @@ s_score (gc_validate_t *self, const int *slot, const bool *suspect, size_t k, do
     }
 }
 
+//  The suspects to leave out of the levels: only when they are at least
+//  half of the neighbours among the inputs (else NULL). A minority cannot
+//  set the medians anyway, and leaving it out would only move the upper
+//  median of what is left up (measured: mimic on the 4x4 torus, Dirichlet
+//  0.5, lost 0.4 points on one seed when its one suspect left the levels).
+static const bool *
+s_suspects (const gc_validate_t *self, const int *slot, const bool *suspect, size_t k)
+{
+    size_t nb = 0, sus = 0;
+    for (size_t j = 1; suspect && j < k; j++)
+        if (s_is_slot (self, slot [j])) {
+            nb++;
+            sus += suspect [j];
+        }
+    return sus && 2 * sus >= nb ? suspect : NULL;
+}
+
 bool
 gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                    const int *slot, const bool *suspect, double *w, size_t k)
 {
     if (!self || !self->held || !self->held->n || k < 2)
         return false;
+    suspect = s_suspects (self, slot, suspect, k);
     //  one draw per call whether or not it validates: the schedule depends
     //  on the seed and the call count only
     bool run = gc_rng_below (&self->rng, self->cfg.every) == 0;

@@ -237,7 +237,9 @@ test_relative_deficit (void **state)
 //  among the levels the reference is the own accuracy and the honest
 //  neighbours lose their weight; with them marked suspect the honest keep
 //  it. The suspects themselves are still scored (they keep theirs here:
-//  they do no worse; cutting them is the rule's business).
+//  they do no worse; cutting them is the rule's business). One suspect of
+//  four is a minority, which the medians withstand: it stays in them (the
+//  same factors as with no suspects).
 static void
 test_suspects_leave_the_levels (void **state)
 {
@@ -248,12 +250,16 @@ test_suspects_leave_the_levels (void **state)
     const float *x [5] = { f.own, f.own, f.own, mild, mild };
     int slot [5] = { -1, 0, 1, 2, 3 };
     const bool suspect [5] = { false, true, true, false, false };
-    double factor [2][4];
+    const bool one [5] = { false, true, false, false, false };
+    double factor [3][4];
     s_factors (&f, "64:1", NULL, x, slot, NULL, factor [0]);
     s_factors (&f, "64:1", NULL, x, slot, suspect, factor [1]);
+    s_factors (&f, "64:1", NULL, x, slot, one, factor [2]);
     assert_true (factor [0][2] == 0.0 && factor [0][3] == 0.0);
-    for (size_t s = 0; s < 4; s++)
+    for (size_t s = 0; s < 4; s++) {
         assert_true (factor [1][s] == 1.0);
+        assert_true (factor [2][s] == factor [0][s]);
+    }
     gc_mem_free (mild);
     s_fix_fini (&f);
 }
