@@ -543,15 +543,18 @@ enum { MED_D = 20000 };
 //  keep their direction from call to call, as an honest neighbour's do in
 //  training; the fourth holds its own fixed offset too (steady) or draws a
 //  new N(0, 1) direction every call (wander: the stealth attack's push), or
-//  that minus 0.2 in every coordinate (drift: the push's steady part).
+//  that minus 0.2 in every coordinate (drift: the push's steady part), or
+//  the third neighbour drifts too (drift2: two attackers of four, as on the
+//  malicious ring).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
                S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO, S_FOURTH_STEADY,
-               S_FOURTH_WANDER, S_FOURTH_DRIFT } s_fourth_t;
+               S_FOURTH_WANDER, S_FOURTH_DRIFT, S_FOURTH_DRIFT2 } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
 //  gets what that output is with the fourth neighbour cut (the three
-//  others' deviations times (4/3)(1/5)).
+//  others' deviations times (4/3)(1/5); with S_FOURTH_DRIFT2 the third and
+//  the fourth cut: the two others' times 2 (1/5)).
 static void
 s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float *cut)
 {
@@ -559,7 +562,8 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
     float *x [5], *old [2], *base [5] = { NULL };
-    bool wander = fourth == S_FOURTH_WANDER || fourth == S_FOURTH_DRIFT;
+    bool drift2 = fourth == S_FOURTH_DRIFT2;
+    bool wander = fourth == S_FOURTH_WANDER || fourth == S_FOURTH_DRIFT || drift2;
     bool steady = fourth == S_FOURTH_STEADY || wander;
     for (size_t j = 0; j < 5; j++)
         assert_non_null (x [j] = calloc (MED_D, sizeof (float)));
@@ -584,7 +588,8 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         //  the peer (j = 0) holds no offset; the wanderer keeps its N(0, 1) draw
         for (size_t j = 0; steady && j < 5; j++)
             for (size_t i = 0; i < MED_D; i++)
-                x [j][i] = j == 4 && wander ? x [j][i] - (fourth == S_FOURTH_DRIFT ? 0.2f : 0.0f)
+                x [j][i] = (j == 4 || (j == 3 && drift2)) && wander
+                         ? x [j][i] - (fourth != S_FOURTH_WANDER ? 0.2f : 0.0f)
                          : (j ? base [j][i] : 0.0f) + 0.3f * x [j][i];
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
@@ -597,10 +602,11 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         gc_robust_set_keys (r, keys, moved, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
     }
+    size_t kept = drift2 ? 2 : 3;
     for (size_t i = 0; cut && i < MED_D; i++) {
         double e = x [0][i];
-        for (size_t j = 1; j < 4; j++)
-            e += (4.0 / 3) / 5 * ((double) x [j][i] - x [0][i]);
+        for (size_t j = 1; j <= kept; j++)
+            e += (4.0 / (double) kept) / 5 * ((double) x [j][i] - x [0][i]);
         cut [i] = (float) e;
     }
     for (size_t j = 0; j < 5; j++) {
@@ -724,13 +730,18 @@ test_low_consistency_cuts_a_wandering_push (void **state)
 //  running mean over 30 calls in about 0.36 of them: cut unless `:nodrift`.
 //  A neighbour with its own fixed offset (S_FOURTH_STEADY) leans no way:
 //  the same bits as `:nodrift`. The tests that the noise would trip too
-//  (direction, median sign, low consistency) are off.
+//  (direction, median sign, low consistency) are off. Two such of four
+//  (S_FOURTH_DRIFT2) are cut as well, and leave the consistency reference:
+//  else their consistency (about 0.25, floored at 0.35) would set it, and
+//  the two honest neighbours' (about 0.96) would count as too high and cut
+//  them instead (as with `:nodrift`, whose mix is another).
 static void
 test_drift_cuts_a_steady_push_in_noise (void **state)
 {
     (void) state;
     static const struct { s_fourth_t fourth; bool is_cut; } cases [] = {
         { S_FOURTH_DRIFT, true },
+        { S_FOURTH_DRIFT2, true },
         { S_FOURTH_STEADY, false },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
