@@ -35,17 +35,20 @@ static const struct {
 };
 #define S_N (sizeof s_attacks / sizeof s_attacks [0])
 
-//  stealth[:K[:RHO]]: K in [0, 100], RHO in [0, 1].
+//  stealth[:K[:RHO]][:balanced]: K in [0, 100], RHO in [0, 1].
 static int
 s_parse_stealth (const char *spec, const gc_spec_t *s, gc_attack_t *out, gc_err_t *err)
 {
     out->param2 = 0.5;
-    if (s->n > 3)
-        return gc_err_set (err, GC_E_SPEC, "attack '%s': stealth takes K[:RHO]", spec);
-    out->param_given = s->n > 1;
-    if (s->n > 1 && gc_parse_double (s->tok [1], 0, 100, &out->param, "attack stealth K", err))
+    int n = s->n;
+    out->balanced = n > 1 && !strcmp (s->tok [n - 1], "balanced");
+    n -= out->balanced;
+    if (n > 3)
+        return gc_err_set (err, GC_E_SPEC, "attack '%s': stealth takes K[:RHO][:balanced]", spec);
+    out->param_given = n > 1;
+    if (n > 1 && gc_parse_double (s->tok [1], 0, 100, &out->param, "attack stealth K", err))
         return -1;
-    if (s->n > 2 && gc_parse_double (s->tok [2], 0, 1, &out->param2, "attack stealth RHO", err))
+    if (n > 2 && gc_parse_double (s->tok [2], 0, 1, &out->param2, "attack stealth RHO", err))
         return -1;
     return 0;
 }
@@ -237,13 +240,26 @@ gc_attack_dissensus (double eps, const float *victim, const float *mean, size_t 
         z [i] = victim [i] - e * (mean [i] - victim [i]);
 }
 
+//  The fixed sign of coordinate i in a balanced stealth's direction (a
+//  32-bit mixer of the index: about as many coordinates of each sign).
+static inline float
+s_balanced_sign (size_t i)
+{
+    uint32_t h = (uint32_t) i * 0x9e3779b1u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    return h & 1 ? -1.0f : 1.0f;
+}
+
 void
-gc_attack_stealth_dirs (const float *std, size_t d, gc_rng_t *rng, float *e, float *xi)
+gc_attack_stealth_dirs (const float *std, size_t d, bool balanced, gc_rng_t *rng, float *e,
+                        float *xi)
 {
     double ns = sqrt (gc_vec_norm2sq (std, d));
     float inv = ns > 0 ? (float) (-1.0 / ns) : 0.0f;
     for (size_t i = 0; i < d; i++) {
-        e [i] = inv * std [i];
+        e [i] = inv * std [i] * (balanced ? s_balanced_sign (i) : 1.0f);
         xi [i] = (float) gc_rng_normal (rng);
     }
     float along = (float) gc_vec_dot (xi, e, d);

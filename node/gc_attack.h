@@ -39,7 +39,9 @@
                        x_i moved since the last round; K = 2), RHO of it along ALIE's
                        direction e = -sigma/||sigma|| and the rest along a fresh random
                        direction xi (orthogonal to e) every round, so that the push's
-                       consistency over rounds is about RHO (= 0.5)
+                       consistency over rounds is about RHO (= 0.5); with `balanced`,
+                       e's coordinates carry a fixed random sign each (as many up
+                       as down: what a test of the running mean's signs cannot see)
     mu, sigma: coordinate-wise mean and standard deviation of the observed
     models (own + synced replicas); mu_prev: mu of the previous round. */
 #ifndef GC_ATTACK_H
@@ -78,6 +80,7 @@ typedef struct {
     double           param;         /* S, SIGMA, Z, EPS, K; NAN-free */
     double           param2;        /* stealth: RHO */
     bool             param_given;   /* alie: false = z from the formula */
+    bool             balanced;      /* stealth: e with a fixed random sign per coordinate */
     double           start;         /* late:R: first round of the attack (0: from the start) */
 } gc_attack_t;
 
@@ -109,9 +112,10 @@ void        gc_attack_target (const gc_attack_t *attack, double alie_z,
 void        gc_attack_dissensus (double eps, const float *victim, const float *mean,
                                  size_t d, float *z);
 /*  Stealth's two unit directions for a round: e = -std / ||std|| (0 when std
-    is 0) and xi = a N(0, I) draw with its component along e removed, scaled
-    to norm 1. */
-void        gc_attack_stealth_dirs (const float *std, size_t d, gc_rng_t *rng, float *e, float *xi);
+    is 0; balanced: each coordinate times a fixed random sign) and xi = a
+    N(0, I) draw with its component along e removed, scaled to norm 1. */
+void        gc_attack_stealth_dirs (const float *std, size_t d, bool balanced, gc_rng_t *rng,
+                                    float *e, float *xi);
 /*  Stealth target for one victim that moved by step since the last round:
     z = victim + k step (rho e + sqrt(1 - rho^2) xi). */
 void        gc_attack_stealth (double k, double rho, double step, const float *victim,

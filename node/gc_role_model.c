@@ -256,7 +256,7 @@ s_publish (gc_engine_t *self, gc_role_t *role, int64_t now, gc_err_t *err)
         rc = s_per_victim (self, a, st, s_dissensus_target, err);
     else
     if (a->kind == GC_ATTACK_STEALTH) {
-        gc_attack_stealth_dirs (st->std, self->learn.n, &st->rng, st->prev, st->z2);
+        gc_attack_stealth_dirs (st->std, self->learn.n, a->balanced, &st->rng, st->prev, st->z2);
         rc = s_per_victim (self, a, st, s_stealth_target, err);
     }
     else

@@ -133,6 +133,8 @@ test_attack_specs (void **state)
         { "fork", 1 }, { "fork:1", 0 }, { "late:5:fork", 0 },
         { "stealth", 1 }, { "stealth:2.5", 1 }, { "stealth:2:0.3", 1 }, { "stealth:2:1.5", 0 },
         { "stealth:-1", 0 }, { "stealth:2:0.5:1", 0 }, { "late:50:stealth:3:0.2", 1 },
+        { "stealth:3:0.3:balanced", 1 }, { "stealth:balanced", 1 }, { "stealth:balanced:2", 0 },
+        { "stealth:2:0.5:1:balanced", 0 }, { "stealth:3:0.3:balanced:balanced", 0 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
         gc_attack_t a;
@@ -147,7 +149,9 @@ test_attack_specs (void **state)
     assert_int_equal (gc_attack_parse ("stealth", &st, NULL), 0);
     assert_true (st.kind == GC_ATTACK_STEALTH && st.param == 2.0 && st.param2 == 0.5);
     assert_int_equal (gc_attack_parse ("stealth:3:0.25", &st, NULL), 0);
-    assert_true (st.param == 3.0 && st.param2 == 0.25);
+    assert_true (st.param == 3.0 && st.param2 == 0.25 && !st.balanced);
+    assert_int_equal (gc_attack_parse ("stealth:3:0.25:balanced", &st, NULL), 0);
+    assert_true (st.param == 3.0 && st.param2 == 0.25 && st.balanced);
     //  ALIE's z for the usual example: n = 50, f = 24 -> s = 2, Phi^-1(48/50) = 1.75
     double z = gc_attack_alie_z (50, 24);
     assert_true (z > 1.74 && z < 1.76);
@@ -172,7 +176,7 @@ test_stealth_push_has_its_size_and_angle (void **state)
         victim [i] = (float) gc_rng_normal (&rng);
     }
     for (size_t r = 0; r < sizeof rhos / sizeof rhos [0]; r++) {
-        gc_attack_stealth_dirs (std, D, &rng, e, xi);
+        gc_attack_stealth_dirs (std, D, false, &rng, e, xi);
         assert_true (fabs (gc_vec_dot (e, e, D) - 1) < 1e-5 && fabs (gc_vec_dot (xi, xi, D) - 1) < 1e-5);
         assert_true (fabs (gc_vec_dot (e, xi, D)) < 1e-5);
         assert_true (gc_vec_dot (e, std, D) < 0);                   /* against sigma */
@@ -185,6 +189,16 @@ test_stealth_push_has_its_size_and_angle (void **state)
         assert_true (fabs (len - 1.0) < 1e-4);                      /* K * step */
         assert_true (fabs (gc_vec_dot (z, e, D) / len - rhos [r]) < 1e-4);
     }
+    //  balanced: the same magnitudes, about as many coordinates up as down
+    gc_attack_stealth_dirs (std, D, false, &rng, xi0, xi);
+    gc_attack_stealth_dirs (std, D, true, &rng, e, xi);
+    size_t up = 0;
+    for (size_t i = 0; i < D; i++) {
+        assert_true (fabsf (e [i]) == fabsf (xi0 [i]));
+        up += e [i] > 0;
+    }
+    assert_true (up > D * 45 / 100 && up < D * 55 / 100);
+    assert_true (fabs (gc_vec_dot (e, xi, D)) < 1e-5);
     free (std);
     free (victim);
     free (xi0);
