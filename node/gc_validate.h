@@ -70,11 +70,11 @@ void           gc_validate_destroy (gc_validate_t **self_p);
     its factor and normalises the weights again (the own model's is never
     scaled, so the sum stays positive). With suspect (NULL: none), the
     inputs it marks (the robust rule's suspects, gc_robust_suspects), when
-    they are at least half of the neighbours among the inputs, are scored
-    but left out of the reference accuracy and the medians the relative
-    test compares against: on the malicious ring two attackers and the own
-    model are the majority of five inputs, and attackers that stay close to
-    the peer would set the level by which the honest neighbours fall short.
+    they are at least half of the peer's n_slots neighbours, are scored
+    but left out of the medians the relative test compares against: on the
+    malicious ring two attackers and the own model are the majority of five
+    inputs, and attackers that stay close to the peer would set the level
+    by which the honest neighbours fall short.
     Returns whether it validated this round. */
 bool gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                         const int *slot, const bool *suspect, double *w, size_t k);

@@ -230,16 +230,17 @@ test_relative_deficit (void **state)
     s_fix_fini (&f);
 }
 
-//  The robust rule's suspects leave the levels (the malicious ring under an
-//  attack that stays close to the peer: own, two attackers that send the
-//  own model back, two honest neighbours that fall 15-40 % short of it on
-//  the held-out samples, as models of other shards do): with the attackers
-//  among the levels the reference is the own accuracy and the honest
-//  neighbours lose their weight; with them marked suspect the honest keep
-//  it. The suspects themselves are still scored (they keep theirs here:
-//  they do no worse; cutting them is the rule's business). One suspect of
-//  four is a minority, which the medians withstand: it stays in them (the
-//  same factors as with no suspects).
+//  The robust rule's suspects leave the relative test's medians (the
+//  malicious ring under an attack that stays close to the peer: own, two
+//  attackers that send the own model back, two honest neighbours that fall
+//  15-40 % short of it on the held-out samples, as models of other shards
+//  do): with the attackers among them the honest neighbours' shortfall is
+//  beyond the level and they lose their weight; with the attackers marked
+//  suspect the honest keep it (the reference accuracy is still the upper
+//  median of all five). The suspects themselves are still scored (they
+//  keep theirs here: they do no worse; cutting them is the rule's
+//  business). One suspect of four is a minority, which the medians
+//  withstand: it stays in them (the same factors as with no suspects).
 static void
 test_suspects_leave_the_levels (void **state)
 {
