@@ -669,7 +669,7 @@ s_drop_input (gc_engine_t *self, size_t *k, size_t bad)
 static void
 s_validate (gc_engine_t *self, size_t *k)
 {
-    bool suspect [*k];      /* the rule's suspects leave validation's levels */
+    bool suspect [*k];      /* the rule's suspects leave validation's medians */
     for (size_t j = 0; j < *k; j++) {
         int ri = self->input_replica [j];
         suspect [j] = ri >= 0 && gc_robust_suspects (self->gossip.robust, self->replicas [ri].peer);
