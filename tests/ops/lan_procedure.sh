@@ -151,16 +151,25 @@ stop () {           # index: SIGTERM, as systemctl stop
 # status_ok INDEX: gcnode status --config exits 0
 status_ok () { on "$1" "$gcnode" status --config "$(etc "$1")/gcnode.zpl" >/dev/null 2>&1; }
 
-# metric INDEX FAMILY: the first sample of a family on the machine's /metrics
-metric () {
-  on "$1" /usr/bin/python3 - "$2" <<'PY'
+# metrics INDEX FAMILY...: each family's total on the machine's /metrics, space-separated
+# ("none" for a family it lacks), or "down" when the endpoint does not answer; one request,
+# one interpreter start per machine, so that the checks take little of the run
+metrics () {
+  on "$1" /usr/bin/python3 - "${@:2}" <<'PY'
 import sys, urllib.request
-body = urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=5).read().decode()
-total = None
-for line in body.splitlines():
-    if line.startswith(sys.argv[1] + "{") or line.startswith(sys.argv[1] + " "):
-        total = (total or 0) + float(line.rsplit(" ", 1)[1])
-print("none" if total is None else int(total) if total == int(total) else total)
+try:
+    body = urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=5).read().decode()
+except OSError:
+    print("down")
+    sys.exit(0)
+out = []
+for fam in sys.argv[1:]:
+    total = None
+    for line in body.splitlines():
+        if line.startswith(fam + "{") or line.startswith(fam + " "):
+            total = (total or 0) + float(line.rsplit(" ", 1)[1])
+    out.append("none" if total is None else str(int(total)) if total == int(total) else str(total))
+print(" ".join(out))
 PY
 }
 
@@ -186,12 +195,23 @@ for i in 0 1 2 3; do write_config $i 0 1 2 3; done
 say "4 machines keyed and configured ($work)"
 for i in 0 1 2 3; do start $i; done
 for i in 0 1 2 3; do wait_round $i 5 180; done
-for i in 0 1 2 3; do status_ok $i || { on $i "$gcnode" status --config "$(etc $i)/gcnode.zpl" || true; fail "gcnode status on machine $i is not ok while it runs"; }; done
+# /metrics first, while every machine is still early in its run (a loaded machine that
+# spent its whole run on the checks would leave nothing to read)
+declare -a seen
 for i in 0 1 2 3; do
-  [ "$(metric $i gcnode_rounds_total)" != none ] || fail "machine $i: no gcnode_rounds_total on /metrics"
-  [ "$(metric $i gcnode_rejected_total)" = 0 ] || fail "machine $i: rejections in an honest network"
-  [ "$(metric $i gcnode_curve_handshake_failures_total)" = 0 ] || fail "machine $i: CURVE handshake failures in an honest network"
+  seen[$i]=$(metrics $i gcnode_rounds_total gcnode_rejected_total gcnode_curve_handshake_failures_total)
 done
+for i in 0 1 2 3; do
+  if [ "${seen[$i]}" = down ]; then
+    kill -0 "${run_pid[$i]}" 2>/dev/null && fail "machine $i: /metrics does not answer while it runs"
+    fail "machine $i: finished its $rounds rounds before its /metrics was read (a slow machine: raise GC_LAN_ROUNDS)"
+  fi
+  read -r m_rounds m_rejected m_curve <<< "${seen[$i]}"
+  [ "$m_rounds" != none ] || fail "machine $i: no gcnode_rounds_total on /metrics"
+  [ "$m_rejected" = 0 ] || fail "machine $i: rejections in an honest network ($m_rejected)"
+  [ "$m_curve" = 0 ] || fail "machine $i: CURVE handshake failures in an honest network ($m_curve)"
+done
+for i in 0 1 2 3; do status_ok $i || { on $i "$gcnode" status --config "$(etc $i)/gcnode.zpl" || true; fail "gcnode status on machine $i is not ok while it runs"; }; done
 say "running: status ok, /metrics up, no rejections, no CURVE failures"
 for i in 0 1 2 3; do wait "${run_pid[$i]}" || fail "machine $i exited $?"; done
 for i in 0 1 2 3; do
