@@ -210,6 +210,9 @@ struct gc_robust_guard_t {
     float     sown [S_P];   /* sketch of this call's own vector */
     float     sown_prev [S_P];  /* sketch of the last call's own vector (have_prev) */
     float     sout [S_P];   /* sketch of this call's output */
+    size_t    sample [S_P]; /* the drift sample's coordinates (n_sample of them, set with d) */
+    float     own_s [S_P];  /* this call's own vector at those coordinates */
+    size_t    n_sample;
     uint8_t  *sign;         /* d: the sketch's sign per coordinate (1: minus) */
     const float **nb;       /* the neighbours' inputs (own left out), n_cap */
     bool      have_prev;
@@ -283,17 +286,27 @@ s_history_on (const gc_robust_guard_t *self)
     return self->cfg.rho_lo < 1.0;
 }
 
+//  The index of key's entry, or SIZE_MAX when it has none.
+static size_t
+s_lookup (const gc_robust_guard_t *self, uint64_t key)
+{
+    for (size_t i = 0; i < self->n_entries; i++)
+        if (self->entries [i].key == key)
+            return i;
+    return SIZE_MAX;
+}
+
 //  The entry of key, created (or the stalest one recycled) if new; NULL
 //  when no memory.
 static s_entry_t *
 s_entry (gc_robust_guard_t *self, uint64_t key, float **row)
 {
     size_t d = S_P;
-    for (size_t i = 0; i < self->n_entries; i++)
-        if (self->entries [i].key == key) {
-            *row = self->m + i * d;
-            return &self->entries [i];
-        }
+    size_t found = s_lookup (self, key);
+    if (found != SIZE_MAX) {
+        *row = self->m + found * d;
+        return &self->entries [found];
+    }
     size_t at = self->n_entries;
     if (at == self->cap && self->cap < S_MAX_ENTRIES) {
         size_t cap = self->cap ? 2 * self->cap : 8;
@@ -480,21 +493,32 @@ s_history (gc_robust_guard_t *self, size_t j, double c, double dist, double med_
     return isfinite (rho) ? rho : 1.0;
 }
 
+//  The drift sample for dimension d: S_P coordinates spread evenly over the
+//  vector (all of them when d is smaller), and where the drift test's cut
+//  starts for that many.
+static void
+s_drift_sample (gc_robust_guard_t *self, size_t d)
+{
+    self->n_sample = d < S_P ? d : S_P;
+    for (size_t k = 0; k < self->n_sample; k++)
+        self->sample [k] = d < S_P ? k : (size_t) (((2 * (uint64_t) k + 1) * d) / (2 * S_P));
+    self->drift_lo = fmax (S_DRIFT_LO, S_DRIFT_Z * 0.5 / sqrt ((double) self->n_sample));
+}
+
 //  Input j's drift: the running mean of its clipped deviation c (x_j - own)
-//  at S_P coordinates spread evenly over the vector (all of them when d is
-//  smaller), averaged like the consistency; returns |the fraction of them
-//  above 0 - 1/2|. Not the count sketch: its random signs would erase the
+//  at the drift sample (own's values gathered once per call in own_s),
+//  averaged like the consistency; returns |the fraction of them above 0 -
+//  1/2|. Not the count sketch: its random signs would erase the
 //  coordinates' signs, which are what this test reads.
 static double
-s_drift (gc_robust_guard_t *self, size_t j, const float *xj, const float *own, double c)
+s_drift (gc_robust_guard_t *self, size_t j, const float *xj, double c)
 {
     s_entry_t *e = &self->entries [self->sc.entry [j]];
     double b = 1.0 / fmin ((double) e->seen, self->cfg.horizon);
     float *ms = self->ms + self->sc.entry [j] * S_P;
-    size_t d = self->d, k_n = d < S_P ? d : S_P, pos = 0, nz = 0;
-    for (size_t k = 0; k < k_n; k++) {
-        size_t i = d < S_P ? k : (size_t) (((2 * (uint64_t) k + 1) * d) / (2 * S_P));
-        double v = (1.0 - b) * ms [k] + b * c * ((double) xj [i] - (double) own [i]);
+    size_t pos = 0, nz = 0;
+    for (size_t k = 0; k < self->n_sample; k++) {
+        double v = (1.0 - b) * ms [k] + b * c * ((double) xj [self->sample [k]] - (double) self->own_s [k]);
         ms [k] = (float) v;
         pos += v > 0;
         nz += v != 0;
@@ -713,8 +737,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         if (!(self->sign = s_signs (d)))
             return -1;
         self->d = d;
-        double n_sample = (double) (d < S_P ? d : S_P);
-        self->drift_lo = fmax (S_DRIFT_LO, S_DRIFT_Z * 0.5 / sqrt (n_sample));
+        s_drift_sample (self, d);
     }
     if (s_reserve (self, n) || s_find_entries (self, x, n, own, keys))
         return -1;
@@ -755,6 +778,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
     double *skew = ws->mix, *cosv = ws->vdist;      /* k x k scratch */
     double *coef = ws->vec_b;
     size_t clipped = 0, m = 0;
+    for (size_t k = 0; self->cfg.drift_test && k < self->n_sample; k++)
+        self->own_s [k] = own [self->sample [k]];
     for (size_t j = 0; j < n; j++) {
         bool huge = sc->big [j] >= S_HUGE_BITS;
         double dist = sqrt (sc->d2 [j]);
@@ -769,7 +794,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         if (sc->sxp [j] && (sc->d2 [j] > 0 || huge)) {
             rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
             if (!huge && self->cfg.drift_test)
-                sc->drift [j] = s_drift (self, j, x [j], own, c);
+                sc->drift [j] = s_drift (self, j, x [j], c);
             if (!huge && (!moved || moved [j]))
                 s_stillness (self, j, step);
         }
@@ -848,10 +873,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
 bool
 gc_robust_guard_suspects (const gc_robust_guard_t *self, uint64_t key)
 {
-    for (size_t i = 0; i < self->n_entries; i++)
-        if (self->entries [i].key == key)
-            return self->entries [i].seen >= S_WARMUP && self->entries [i].h < 0.5;
-    return false;
+    size_t i = s_lookup (self, key);
+    return i != SIZE_MAX && self->entries [i].seen >= S_WARMUP && self->entries [i].h < 0.5;
 }
 
 //  --- The rule's descriptor (gc_robust_rule.h) ----------------------------------

@@ -38,11 +38,11 @@ typedef struct {
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);
+void               gc_robust_guard_destroy (gc_robust_guard_t **self_p);
 
 /*  Whether the neighbour of key got less than half of its weight at its
     last call (after its warm-up; false for a key without a history). */
 bool gc_robust_guard_suspects (const gc_robust_guard_t *self, uint64_t key);
-void               gc_robust_guard_destroy (gc_robust_guard_t **self_p);
 
 /*  out = own + f sum_j w_j h_j c_j (x_j - own) over the n inputs (w normalised,
     own among them or not), c_j the clip factor, h_j the history weight of
