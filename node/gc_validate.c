@@ -360,6 +360,23 @@ s_lower_median (gc_validate_t *self, const int *slot, const bool *suspect, size_
     return m ? self->sorted [(m - 1) / 2] : 0.0;
 }
 
+//  The suspects to leave out of the relative test's medians (else NULL):
+//  only when they are at least half of the peer's neighbours (its slots,
+//  not this call's inputs, which validation's own cuts shrink); a minority
+//  cannot set a median anyway. Not out of the reference accuracy A: there,
+//  measured, leaving them out moved the upper median of what was left up
+//  (mimic on the 4x4 torus: -0.4 points on Dirichlet 0.5, seed 2, with one
+//  suspect of four left out; on Dirichlet 0.1, seed 3, a peer with two
+//  suspects of four cut its honest neighbours and fell to chance).
+static const bool *
+s_suspects (const gc_validate_t *self, const int *slot, const bool *suspect, size_t k)
+{
+    size_t sus = 0;
+    for (size_t j = 1; suspect && j < k; j++)
+        sus += s_is_slot (self, slot [j]) && suspect [j];
+    return sus && 2 * sus >= self->n_slots ? suspect : NULL;
+}
+
 //  Score the inputs: the running mean of their relative accuracy deficit
 //  against the reference accuracy ref_a, and from it each neighbour's
 //  factor: the lesser of the absolute test (LO, HI) and the relative one
@@ -390,6 +407,7 @@ s_score (gc_validate_t *self, const int *slot, const bool *suspect, size_t k, do
         }
     }
     //  the medians and margins only when the relative test is on
+    suspect = rel ? s_suspects (self, slot, suspect, k) : NULL;
     double ref = rel ? s_lower_median (self, slot, suspect, k, self->rel_excess, self->own_rel) : 0.0;
     double dis = rel ? s_lower_median (self, slot, suspect, k, self->disagree, self->own_disagree)
                      : 0.0;
@@ -413,30 +431,12 @@ s_score (gc_validate_t *self, const int *slot, const bool *suspect, size_t k, do
     }
 }
 
-//  The suspects to leave out of the relative test's medians (else NULL):
-//  only when they are at least half of the peer's neighbours (its slots,
-//  not this call's inputs, which validation's own cuts shrink); a minority
-//  cannot set a median anyway. Not out of the reference accuracy A: there,
-//  measured, leaving them out moved the upper median of what was left up
-//  (mimic on the 4x4 torus: -0.4 points on Dirichlet 0.5, seed 2, with one
-//  suspect of four left out; on Dirichlet 0.1, seed 3, a peer with two
-//  suspects of four cut its honest neighbours and fell to chance).
-static const bool *
-s_suspects (const gc_validate_t *self, const int *slot, const bool *suspect, size_t k)
-{
-    size_t sus = 0;
-    for (size_t j = 1; suspect && j < k; j++)
-        sus += s_is_slot (self, slot [j]) && suspect [j];
-    return sus && 2 * sus >= self->n_slots ? suspect : NULL;
-}
-
 bool
 gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                    const int *slot, const bool *suspect, double *w, size_t k)
 {
     if (!self || !self->held || !self->held->n || k < 2)
         return false;
-    suspect = s_suspects (self, slot, suspect, k);
     //  one draw per call whether or not it validates: the schedule depends
     //  on the seed and the call count only
     bool run = gc_rng_below (&self->rng, self->cfg.every) == 0;
