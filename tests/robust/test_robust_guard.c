@@ -653,6 +653,22 @@ s_check_cut (const char *spec, const char *spec_off, s_fourth_t fourth, bool mov
     free (without);
 }
 
+//  One test's cases over s_check_cut: SPEC against SPEC_OFF for each.
+typedef struct {
+    s_fourth_t fourth;
+    bool       moved4, is_cut;
+} s_cut_case_t;
+
+static void
+s_check_cases (const char *spec, const char *spec_off, const s_cut_case_t *cases, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        s_check_cut (spec, spec_off, cases [c].fourth, cases [c].moved4, cases [c].is_cut);
+}
+
+#define S_CASES(spec, spec_off, cases) \
+    s_check_cases (spec, spec_off, cases, sizeof cases / sizeof cases [0])
+
 static void
 test_median_sign_cuts_a_small_shift (void **state)
 {
@@ -678,15 +694,13 @@ static void
 test_stillness_cuts_a_replayed_model (void **state)
 {
     (void) state;
-    static const struct { s_fourth_t fourth; bool moved4, is_cut; } cases [] = {
+    static const s_cut_case_t cases [] = {
         { S_FOURTH_REPLAY_ONE, true, true },
         { S_FOURTH_REPLAY_TWO, true, true },
         { S_FOURTH_REPLAY_ONE, false, false },      /* unchanged: not measured */
         { S_FOURTH_HONEST, true, false },           /* it trains: it moves */
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
-        s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:nostill", cases [c].fourth,
-                     cases [c].moved4, cases [c].is_cut);
+    S_CASES ("guard:100:100:0.99:1", "guard:100:100:0.99:1:nostill", cases);
 }
 
 //  The speed test: the fourth neighbour moves ten times as far as the
@@ -698,14 +712,12 @@ static void
 test_speed_cuts_a_racing_model (void **state)
 {
     (void) state;
-    static const struct { s_fourth_t fourth; bool is_cut; } cases [] = {
-        { S_FOURTH_FAST, true },
-        { S_FOURTH_JUMP, false },
-        { S_FOURTH_HONEST, false },
+    static const s_cut_case_t cases [] = {
+        { S_FOURTH_FAST, true, true },
+        { S_FOURTH_JUMP, true, false },
+        { S_FOURTH_HONEST, true, false },
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
-        s_check_cut ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast",
-                     cases [c].fourth, true, cases [c].is_cut);
+    S_CASES ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast", cases);
 }
 
 //  The low-consistency test: with three neighbours whose deviations keep
@@ -739,15 +751,13 @@ static void
 test_drift_cuts_a_steady_push_in_noise (void **state)
 {
     (void) state;
-    static const struct { s_fourth_t fourth; bool is_cut; } cases [] = {
-        { S_FOURTH_DRIFT, true },
-        { S_FOURTH_DRIFT2, true },
-        { S_FOURTH_STEADY, false },
+    static const s_cut_case_t cases [] = {
+        { S_FOURTH_DRIFT, true, true },
+        { S_FOURTH_DRIFT2, true, true },
+        { S_FOURTH_STEADY, true, false },
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++)
-        s_check_cut ("guard:100:100:0.15:0.3:nodir:nomed:nolow",
-                     "guard:100:100:0.15:0.3:nodir:nomed:nolow:nodrift", cases [c].fourth, true,
-                     cases [c].is_cut);
+    S_CASES ("guard:100:100:0.15:0.3:nodir:nomed:nolow",
+             "guard:100:100:0.15:0.3:nodir:nomed:nolow:nodrift", cases);
 }
 
 //  The echo test: the fourth neighbour sends the peer's own model of the
