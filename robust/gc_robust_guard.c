@@ -102,9 +102,8 @@
 //  coordinate, and the noise that hides it from the per-call sign balance
 //  averages out of the running mean. |fraction above 0 - 1/2|, traced
 //  every 50 calls (docs/RESULTS.md, "The drift test"): honest neighbours at
-//  most 0.065 without attack (the 4x4 torus on iid, Dirichlet 0.5 and 0.1,
-//  the ring, the exponential graph; 600 rounds, constant lr), stealth:3:0.3
-//  at least 0.34. Weight 1 below S_DRIFT_LO, 0 from S_DRIFT_HI; like the
+//  most 0.065 without attack (the 4x4 torus on Dirichlet 0.5 and 0.1, the
+//  ring, the exponential graph; constant lr), stealth:3:0.3 at least 0.34. Weight 1 below S_DRIFT_LO, 0 from S_DRIFT_HI; like the
 //  sign balance it needs no majority (an honest offset is balanced
 //  whatever the others do).
 //  With fewer coordinates than S_P in the sample, the cut starts no lower
