@@ -109,8 +109,8 @@ static const s_key_t s_keys [] = {
          "scored at random rounds, one in R; a neighbour whose held-out accuracy falls short of the "
          "inputs' median by more than the fraction LO of it loses weight, all of it at HI; with "
          "REL = 1 (the default; 0 turns it off) also one whose running shortfall exceeds the inputs' "
-         "median shortfall (the neighbours the aggregator holds suspect left out of it when they "
-         "are half of the neighbours or more) by more than two paired standard errors of the "
+         "median shortfall (the neighbours the aggregator holds suspect, and copies of the own "
+         "model, left out of it when they are half of the neighbours or more) by more than two paired standard errors of the "
          "held-out noise (or the peer's label skew), until it is back within that margin"),
     S_K ("gossip/fallback", S_LONG, fallback, "1", 0, 1,
          "too few fresh inputs for the rule: 1 mixes with the weaker variant they support (the rule's f "

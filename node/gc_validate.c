@@ -44,6 +44,7 @@ struct gc_validate_t {
     uint64_t *seen;         /* per slot: validations that scored it */
     double   *rel_excess;   /* per slot: the same over S_REL_HORIZON (the relative test) */
     double   *disagree;     /* per slot: running share of held-out samples scored unlike the reference */
+    double   *own_dis;      /* per slot: the same against the own model (s_copies) */
     bool     *out;          /* per slot: cut by the relative test, until back within its margin */
     double    own_rel, own_disagree;    /* the own model's, likewise (among the medians) */
     uint64_t  own_seen;
@@ -148,9 +149,10 @@ gc_validate_new (const gc_validate_cfg_t *cfg, const gc_dataset_t *held, size_t 
     self->seen = calloc (m, sizeof *self->seen);
     self->rel_excess = calloc (m, sizeof *self->rel_excess);
     self->disagree = calloc (m, sizeof *self->disagree);
+    self->own_dis = calloc (m, sizeof *self->own_dis);
     self->out = calloc (m, sizeof *self->out);
     if (!self->excess || !self->factor || !self->seen || !self->rel_excess || !self->disagree
-    ||  !self->out) {
+    ||  !self->own_dis || !self->out) {
         gc_validate_destroy (&self);
         return NULL;
     }
@@ -171,6 +173,7 @@ gc_validate_destroy (gc_validate_t **self_p)
     free (self->seen);
     free (self->rel_excess);
     free (self->disagree);
+    free (self->own_dis);
     free (self->out);
     free (self->hit);
     free (self->acc);
@@ -267,6 +270,14 @@ s_disagreement (const gc_validate_t *self, size_t j, size_t r)
 //  Measured on the malicious ring: 10 let dissensus back in as the honest
 //  models converged (docs/RESULTS.md).
 #define S_REL_HORIZON 30.0
+
+//  Copies of the own model (s_copies): a neighbour whose running share of
+//  held-out samples scored unlike the own model stays under S_COPY, after
+//  at least S_COPY_SEEN validations (one validation of B = 64 samples
+//  scores an honest model that disagrees on 5 % alike on all of them 4 %
+//  of the time).
+#define S_COPY 0.02
+#define S_COPY_SEEN 5
 
 //  Whether an input's slot is a neighbour's (else the own model, or one
 //  without a slot).
@@ -377,6 +388,27 @@ s_suspects (const gc_validate_t *self, const int *slot, const bool *suspect, siz
     return sus && 2 * sus >= self->n_slots ? suspect : NULL;
 }
 
+//  leave[j] = suspect[j] (none: NULL), or input j a copy of the own model: it
+//  scores the held-out samples as the own model does, so it is the own
+//  model's vote again, not an honest level of its own. Two attackers that
+//  send the peer's model back with noise (the stealth attack on the
+//  malicious ring) are three of five inputs with the own model, and set
+//  the medians to the own model's deficit, under which the honest
+//  neighbours fall and are cut (docs/ALGORITHMS.md). Honest copies (models
+//  converged at the end of a schedule) lose nothing: their deficit is the
+//  own model's, which stays in the medians.
+static const bool *
+s_copies (const gc_validate_t *self, const int *slot, const bool *suspect, size_t k, bool *leave)
+{
+    for (size_t j = 0; j < k; j++) {
+        bool nb = j && s_is_slot (self, slot [j]);
+        size_t s = nb ? (size_t) slot [j] : 0;
+        leave [j] = (suspect && suspect [j])
+               || (nb && self->seen [s] >= S_COPY_SEEN && self->own_dis [s] < S_COPY);
+    }
+    return leave;
+}
+
 //  Score the inputs: the running mean of their relative accuracy deficit
 //  against the reference accuracy ref_a, and from it each neighbour's
 //  factor: the lesser of the absolute test (LO, HI) and the relative one
@@ -399,6 +431,9 @@ s_score (gc_validate_t *self, const int *slot, const bool *suspect, size_t k, do
             self->excess [s] = s_running (self->excess [s], r, n, S_HORIZON);
             self->rel_excess [s] = s_running (self->rel_excess [s], r, n, S_REL_HORIZON);
             self->disagree [s] = s_running (self->disagree [s], d, n, S_REL_HORIZON);
+            if (rel)
+                self->own_dis [s] = s_running (self->own_dis [s], s_disagreement (self, j, 0), n,
+                                               S_REL_HORIZON);
         }
         else {
             uint64_t n = ++self->own_seen;
@@ -407,7 +442,8 @@ s_score (gc_validate_t *self, const int *slot, const bool *suspect, size_t k, do
         }
     }
     //  the medians and margins only when the relative test is on
-    suspect = rel ? s_suspects (self, slot, suspect, k) : NULL;
+    bool leave [k];
+    suspect = rel ? s_suspects (self, slot, s_copies (self, slot, suspect, k, leave), k) : NULL;
     double ref = rel ? s_lower_median (self, slot, suspect, k, self->rel_excess, self->own_rel) : 0.0;
     double dis = rel ? s_lower_median (self, slot, suspect, k, self->disagree, self->own_disagree)
                      : 0.0;
