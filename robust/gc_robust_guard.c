@@ -93,7 +93,8 @@
 //  positive; dissensus pushes the other way. Weight 1 above S_COS_HI, 0
 //  below S_COS_LO (the cosine averaged like the sign balance).
 //  The low-consistency test (step 4): a neighbour whose consistency is
-//  under S_LOW_HI x ref loses weight linearly, all of it at S_LOW_LO x ref.
+//  under S_LOW_HI x ref (the lower median floored at S_LOW_FLOOR) loses
+//  weight linearly, all of it at S_LOW_LO x ref.
 //  Why: an honest neighbour's offset from the own model drifts slowly, so
 //  its consistency sits near the others' (0.64-0.88 on the 4x4 torus,
 //  Dirichlet 0.5, constant lr, no two more than 0.25 apart); a push that

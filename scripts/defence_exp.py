@@ -8,6 +8,7 @@ honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
 (exponential graph of 16, no attackers only), regular (24 peers on a random 6-regular
 graph drawn from the seed, Byzantine 2,9,14,21: a graph none of the tables has). ATTACK '' or none = no attack.
 Environment: VALIDATE sets gossip/validate (e.g. off, 64:10; unset: the default, auto),
+COMPRESS and EC set gossip/compress and gossip/ec (unset: none, none; e.g. topk:0.01:fp16, liec:100),
 TAG adds a tag to the run directory's name, GCSIM names the gcsim binary.
 
     scripts/defence_exp.py table BINARY          the log's rows of BINARY by setting, over seeds
@@ -34,7 +35,8 @@ def main():
     sections = {"node": {"eval_every": 0}, "topology": {"kind": topo},
                 "train": {"split": split, "rounds": rounds, "local_steps": 1, "batch": 32,
                           "schedule": sched},
-                "gossip": {"compress": "none", "ec": "none", "aggregator": agg, "wait": "sync",
+                "gossip": {"compress": os.environ.get("COMPRESS") or "none",
+                           "ec": os.environ.get("EC") or "none", "aggregator": agg, "wait": "sync",
                            "gamma": gamma}}
     validate = os.environ.get("VALIDATE", "")       # gossip/validate; unset: the default (auto)
     if validate:
@@ -48,7 +50,9 @@ def main():
     key = "-".join([graph, split.replace(":", ""), agg.replace(":", "").replace("+", "_"),
                     (attack or "none").replace(":", ""), "omn" if omn == "1" else "real",
                     rounds, sched.replace(":", ""), "s" + seed, "g" + gamma]
-                   + (["v" + validate.replace(":", "_")] if validate else []) + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
+                   + (["v" + validate.replace(":", "_")] if validate else [])
+                   + (["c" + os.environ["COMPRESS"].replace(":", "_") + "-" + (os.environ.get("EC") or "none").replace(":", "_")]
+                      if os.environ.get("COMPRESS") else []) + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
     out = os.path.join(ROOT, "runs", "i22", key)
     os.makedirs(out, exist_ok=True)
     scen = os.path.join(out, "scenario.zpl")
@@ -64,7 +68,9 @@ def main():
     h = rep["honest"]
     five = [q["final_accuracy"] for q in rep["peers"][:RING_HONEST] if q.get("final_accuracy") is not None]
     ring5 = sum(five) / len(five) if graph == "ring" and five else float("nan")
-    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}`{' validate=' + validate if validate else ''} | {attack or 'none'} | "
+    comp = (f" compress={os.environ['COMPRESS']}+{os.environ.get('EC') or 'none'}"
+            if os.environ.get("COMPRESS") else "")
+    line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}`{' validate=' + validate if validate else ''}{comp} | {attack or 'none'} | "
             f"{'omn' if omn == '1' else 'real'} | {rounds} | {sched} | {seed} | {gamma} | "
             f"{h.get('mean_accuracy', float('nan')):.4f} | {h.get('min_accuracy', float('nan')):.4f} | "
             f"{h.get('consensus_distance', float('nan')):.4g} | {ring5:.4f} | {time.time() - t0:.0f}s rc={p.returncode} {os.path.basename(cmd[0])} |")

@@ -744,7 +744,7 @@ test_low_consistency_cuts_a_wandering_push (void **state)
 //  the same bits as `:nodrift`. The tests that the noise would trip too
 //  (direction, median sign, low consistency) are off. Two such of four
 //  (S_FOURTH_DRIFT2) are cut as well, and leave the consistency reference:
-//  else their consistency (about 0.25, floored at 0.35) would set it, and
+//  else their consistency (about 0.25, floored at 0.5) would set it, and
 //  the two honest neighbours' (about 0.96) would count as too high and cut
 //  them instead (as with `:nodrift`, whose mix is another).
 static void
