@@ -395,8 +395,11 @@ s_suspects (const gc_validate_t *self, const int *slot, const bool *suspect, siz
 //  malicious ring) are three of five inputs with the own model, and set
 //  the medians to the own model's deficit, under which the honest
 //  neighbours fall and are cut (docs/ALGORITHMS.md). Honest copies (models
-//  converged at the end of a schedule) lose nothing: their deficit is the
-//  own model's, which stays in the medians.
+//  converged at the end of a schedule) lose no weight: their deficit is the
+//  own model's, which stays in the medians. What it gives away: with honest
+//  copies and attackers at half, the medians are the own model's and the
+//  attackers', and attackers somewhat short of it are no longer cut by this
+//  test (test_copies_leave_the_levels); the two cases look alike here.
 static const bool *
 s_copies (const gc_validate_t *self, const int *slot, const bool *suspect, size_t k, bool *leave)
 {

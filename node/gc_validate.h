@@ -76,7 +76,8 @@ void           gc_validate_destroy (gc_validate_t **self_p);
     inputs, and attackers that stay close to the peer would set the level
     by which the honest neighbours fall short. Neighbours whose models score
     the held-out samples as the own model does (copies of it: under 2 % of
-    them scored unlike it, on average) leave those medians the same way.
+    them scored unlike it, on average, after at least 5 validations) leave
+    those medians the same way.
     Returns whether it validated this round. */
 bool gc_validate_weigh (gc_validate_t *self, gc_model_t *model, const float *const *x,
                         const int *slot, const bool *suspect, double *w, size_t k);

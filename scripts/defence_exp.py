@@ -51,8 +51,9 @@ def main():
                     (attack or "none").replace(":", ""), "omn" if omn == "1" else "real",
                     rounds, sched.replace(":", ""), "s" + seed, "g" + gamma]
                    + (["v" + validate.replace(":", "_")] if validate else [])
-                   + (["c" + os.environ["COMPRESS"].replace(":", "_") + "-" + (os.environ.get("EC") or "none").replace(":", "_")]
-                      if os.environ.get("COMPRESS") else []) + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
+                   + (["c" + (os.environ.get("COMPRESS") or "none").replace(":", "_") + "-"
+                       + (os.environ.get("EC") or "none").replace(":", "_")]
+                      if os.environ.get("COMPRESS") or os.environ.get("EC") else []) + ([os.environ["TAG"]] if os.environ.get("TAG") else []))
     out = os.path.join(ROOT, "runs", "i22", key)
     os.makedirs(out, exist_ok=True)
     scen = os.path.join(out, "scenario.zpl")
@@ -68,8 +69,8 @@ def main():
     h = rep["honest"]
     five = [q["final_accuracy"] for q in rep["peers"][:RING_HONEST] if q.get("final_accuracy") is not None]
     ring5 = sum(five) / len(five) if graph == "ring" and five else float("nan")
-    comp = (f" compress={os.environ['COMPRESS']}+{os.environ.get('EC') or 'none'}"
-            if os.environ.get("COMPRESS") else "")
+    comp = (f" compress={os.environ.get('COMPRESS') or 'none'}+{os.environ.get('EC') or 'none'}"
+            if os.environ.get("COMPRESS") or os.environ.get("EC") else "")
     line = (f"| {time.strftime('%H:%M')} | {graph} | {split} | `{agg}`{' validate=' + validate if validate else ''}{comp} | {attack or 'none'} | "
             f"{'omn' if omn == '1' else 'real'} | {rounds} | {sched} | {seed} | {gamma} | "
             f"{h.get('mean_accuracy', float('nan')):.4f} | {h.get('min_accuracy', float('nan')):.4f} | "

@@ -765,10 +765,11 @@ test_drift_cuts_a_steady_push_in_noise (void **state)
 //  median of the consistencies, so the reference is the floor; two honest
 //  neighbours with a fixed offset under noise as large (N(0, 1) offset, N(0,
 //  1) noise on them and on the peer: consistency about 0.6, as traced on
-//  the malicious ring) stay within 0.15 of a floor of 0.5 and keep their
-//  weight (not suspect), where from a floor of 0.35 they counted as too
-//  consistent and lost most of it. The other tests are off, so that only
-//  the consistency test weighs.
+//  the malicious ring) stay within 0.15 of a floor of 0.5 and are not
+//  suspect (they keep at least half of their weight), where from a floor
+//  of 0.35 they counted as too consistent and lost most of it. The
+//  direction, median-sign, low-consistency and drift tests are off; the
+//  others do not trip on these draws.
 static void
 test_wanderers_leave_honest_consistency_alone (void **state)
 {
