@@ -808,6 +808,55 @@ test_wanderers_leave_honest_consistency_alone (void **state)
     gc_robust_destroy (&r);
 }
 
+//  The low-consistency test's own floor (0.35, under the consistency test's
+//  0.5): neighbours with a fixed N(0, 1) offset under fresh noise of
+//  growing size (the peer's own noise 1) end at consistencies of 0.46,
+//  0.48, 0.45 and 0.33 (printed once from a scratch build; the lower
+//  median 0.45, above 0.35); the last is over 0.7 x 0.45 and keeps its
+//  weight: the same bits as `:nolow`. From a floor of 0.5 the cut would
+//  start at 0.35 and take a sixth of it (checked: S_LOW_FLOOR 0.5 fails).
+static void
+test_low_floor_keeps_a_wandering_honest (void **state)
+{
+    (void) state;
+    static const float scale [5] = { 1.0f, 1.8f, 1.8f, 1.9f, 3.1f };
+    float *out [2];
+    for (int v = 0; v < 2; v++) {
+        gc_robust_t *r = s_rule (v ? "guard:100:100:0.15:0.3:nodir:nomed:nodrift:nolow"
+                                   : "guard:100:100:0.15:0.3:nodir:nomed:nodrift");
+        gc_rng_t rng;
+        gc_rng_init (&rng, 9, 0);
+        float *x [5], *base [5] = { NULL };
+        for (size_t j = 0; j < 5; j++)
+            assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
+        for (size_t j = 1; j < 5; j++) {
+            assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
+            gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, 1.0f);
+        }
+        const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+        const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
+        const bool moved [5] = { true, true, true, true, true };
+        assert_non_null (out [v] = malloc (MED_D * sizeof (float)));
+        for (int round = 0; round < 30; round++) {
+            for (size_t j = 0; j < 5; j++) {
+                gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, scale [j]);
+                for (size_t i = 0; j && i < MED_D; i++)
+                    x [j][i] += base [j][i];
+            }
+            gc_robust_set_keys (r, keys, moved, 5);
+            assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out [v], NULL), 0);
+        }
+        for (size_t j = 0; j < 5; j++) {
+            free (x [j]);
+            free (base [j]);
+        }
+        gc_robust_destroy (&r);
+    }
+    assert_memory_equal (out [0], out [1], MED_D * sizeof (float));
+    free (out [0]);
+    free (out [1]);
+}
+
 //  The echo test: the fourth neighbour sends the peer's own model of the
 //  last call back (its draws are N(0, 1) like everyone's, so no other test
 //  tells it apart) and is cut unless `:noecho`; an honest one: the same
@@ -1036,6 +1085,7 @@ main (void)
         cmocka_unit_test (test_low_consistency_cuts_a_wandering_push),
         cmocka_unit_test (test_drift_cuts_a_steady_push_in_noise),
         cmocka_unit_test (test_wanderers_leave_honest_consistency_alone),
+        cmocka_unit_test (test_low_floor_keeps_a_wandering_honest),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
