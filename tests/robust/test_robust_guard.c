@@ -760,6 +760,44 @@ test_drift_cuts_a_steady_push_in_noise (void **state)
              "guard:100:100:0.15:0.3:nodir:nomed:nolow:nodrift", cases);
 }
 
+//  30 calls of SPEC on the peer (input 0) and four neighbours (keys 101 -
+//  104): each call input j draws fresh N(0, scale[j]) noise, plus a fixed
+//  N(0, 1) offset (drawn first, in input order) where offset[j]. The last
+//  call's output goes to out; the rule is returned for its verdicts.
+static gc_robust_t *
+s_offset_run (const char *spec, uint64_t seed, const float scale [5], const bool offset [5],
+              float *out)
+{
+    gc_robust_t *r = s_rule (spec);
+    gc_rng_t rng;
+    gc_rng_init (&rng, seed, 0);
+    float *x [5], *base [5] = { NULL };
+    for (size_t j = 0; j < 5; j++)
+        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
+    for (size_t j = 0; j < 5; j++)
+        if (offset [j]) {
+            assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
+            gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, 1.0f);
+        }
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
+    const bool moved [5] = { true, true, true, true, true };
+    for (int round = 0; round < 30; round++) {
+        for (size_t j = 0; j < 5; j++) {
+            gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, scale [j]);
+            for (size_t i = 0; base [j] && i < MED_D; i++)
+                x [j][i] += base [j][i];
+        }
+        gc_robust_set_keys (r, keys, moved, 5);
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
+    }
+    for (size_t j = 0; j < 5; j++) {
+        free (x [j]);
+        free (base [j]);
+    }
+    return r;
+}
+
 //  The consistency floor: two neighbours of four whose pushes wander (a
 //  fresh N(0, 1) direction every call: consistency about 0.2) hold the lower
 //  median of the consistencies, so the reference is the floor; two honest
@@ -774,36 +812,14 @@ static void
 test_wanderers_leave_honest_consistency_alone (void **state)
 {
     (void) state;
-    gc_robust_t *r = s_rule ("guard:100:100:0.15:0.3:nodir:nomed:nolow:nodrift");
-    gc_rng_t rng;
-    gc_rng_init (&rng, 7, 0);
-    float *x [5], *base [3];
-    for (size_t j = 0; j < 5; j++)
-        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
-    for (size_t j = 1; j < 3; j++) {
-        assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
-        gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, 1.0f);
-    }
-    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
-    const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
-    const bool moved [5] = { true, true, true, true, true };
+    static const float scale [5] = { 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    static const bool offset [5] = { false, true, true, false, false };
     float *out = malloc (MED_D * sizeof (float));
     assert_non_null (out);
-    for (int round = 0; round < 30; round++) {
-        for (size_t j = 0; j < 5; j++)
-            gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, 1.0f);
-        for (size_t j = 1; j < 3; j++)
-            for (size_t i = 0; i < MED_D; i++)
-                x [j][i] += base [j][i];
-        gc_robust_set_keys (r, keys, moved, 5);
-        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
-    }
+    gc_robust_t *r = s_offset_run ("guard:100:100:0.15:0.3:nodir:nomed:nolow:nodrift", 7, scale,
+                                   offset, out);
     assert_false (gc_robust_suspects (r, 101));
     assert_false (gc_robust_suspects (r, 102));
-    for (size_t j = 0; j < 5; j++)
-        free (x [j]);
-    free (base [1]);
-    free (base [2]);
     free (out);
     gc_robust_destroy (&r);
 }
@@ -820,36 +836,13 @@ test_low_floor_keeps_a_wandering_honest (void **state)
 {
     (void) state;
     static const float scale [5] = { 1.0f, 1.8f, 1.8f, 1.9f, 3.1f };
+    static const bool offset [5] = { false, true, true, true, true };
+    static const char *specs [2] = { "guard:100:100:0.15:0.3:nodir:nomed:nodrift",
+                                     "guard:100:100:0.15:0.3:nodir:nomed:nodrift:nolow" };
     float *out [2];
     for (int v = 0; v < 2; v++) {
-        gc_robust_t *r = s_rule (v ? "guard:100:100:0.15:0.3:nodir:nomed:nodrift:nolow"
-                                   : "guard:100:100:0.15:0.3:nodir:nomed:nodrift");
-        gc_rng_t rng;
-        gc_rng_init (&rng, 9, 0);
-        float *x [5], *base [5] = { NULL };
-        for (size_t j = 0; j < 5; j++)
-            assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
-        for (size_t j = 1; j < 5; j++) {
-            assert_non_null (base [j] = malloc (MED_D * sizeof (float)));
-            gc_rng_fill_normal (&rng, base [j], MED_D, 0.0f, 1.0f);
-        }
-        const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
-        const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
-        const bool moved [5] = { true, true, true, true, true };
         assert_non_null (out [v] = malloc (MED_D * sizeof (float)));
-        for (int round = 0; round < 30; round++) {
-            for (size_t j = 0; j < 5; j++) {
-                gc_rng_fill_normal (&rng, x [j], MED_D, 0.0f, scale [j]);
-                for (size_t i = 0; j && i < MED_D; i++)
-                    x [j][i] += base [j][i];
-            }
-            gc_robust_set_keys (r, keys, moved, 5);
-            assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out [v], NULL), 0);
-        }
-        for (size_t j = 0; j < 5; j++) {
-            free (x [j]);
-            free (base [j]);
-        }
+        gc_robust_t *r = s_offset_run (specs [v], 9, scale, offset, out [v]);
         gc_robust_destroy (&r);
     }
     assert_memory_equal (out [0], out [1], MED_D * sizeof (float));
