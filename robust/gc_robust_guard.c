@@ -37,13 +37,20 @@
       mean of a neighbour's deviation, read at a fixed coordinate sample,
       leans one way in most coordinates when the push keeps a direction
       under its noise, while an honest offset has no preferred sign.
+    - The follow test catches a model made from the peer's own: a neighbour
+      whose movement carries the peer's fresh SGD noise of this very call
+      (dissensus's 2 own - mu, stealth's own + noise) built it from the
+      peer's model, which no honest neighbour has yet. It needs no
+      majority, so it holds where half of the neighbours attack.
       Each test can be switched off alone (`:nosign`, `:nodir`, `:nomed`,
-      `:nostill`, `:nofast`, `:noecho`, `:nolow`, `:nodrift`) for ablation. */
+      `:nostill`, `:nofast`, `:noecho`, `:nolow`, `:nodrift`, `:nofollow`)
+      for ablation. */
 #include "gc_robust_guard.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +176,24 @@
 //  S_ECHO_LO, 1 above S_ECHO_HI, counted after S_STILL_WARMUP measurements.
 #define S_ECHO_LO 0.1
 #define S_ECHO_HI 0.2
+//  Follow: the running regression coefficient of a neighbour's movement
+//  (its sketch against its sketch at the last measured call) on the
+//  innovation of the peer's own step this call (the own step's sketch minus
+//  its running mean over S_GBAR_HORIZON calls: the batch noise, which is
+//  fresh every call), sum <movement, innovation> / sum |innovation|^2 over
+//  about S_FOL_HORIZON measured calls. An honest neighbour cannot hold this
+//  call's own step: it mixed the peer's model of the last call at most,
+//  with its weight (momentum carries some of the last step into this one).
+//  Traced on the malicious ring (a scratch build with a print): without
+//  attack -0.13 to 0.28, rising slowly over the run; dissensus (2 own - mu)
+//  0.8 to 1.9 from its sixth measured call. Weight 1 at |coefficient| up to
+//  S_FOL_LO, 0 from S_FOL_HI, counted after S_FOL_WARMUP measured calls.
+#define S_GBAR_HORIZON 10.0
+#define S_FOL_HORIZON 20.0
+#define S_FOL_WARMUP 6
+#define S_FOL_Z 3.0
+#define S_FOL_LO 0.5
+#define S_FOL_HI 0.9
 //  The neighbours' share of the weight below which the radius grows
 //  (s_share_gain), and the most it grows (a peer with one neighbour of
 //  weight 1/1024 would otherwise follow it without any bound).
@@ -191,6 +216,10 @@ typedef struct {
     uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
     double   drift;         /* its drift at the last call (s_drift) */
     double   h;             /* its weight factor at the last call (1: none yet) */
+    double   fol_num;       /* running mean of <its movement, the own step's innovation> */
+    double   fol_den;       /* running mean of |that innovation|^2 over the same calls */
+    double   fol_mv2;       /* running mean of |its movement|^2 over the same calls */
+    uint64_t fol_n;         /* calls that measured them */
 } s_entry_t;
 
 #define S_P GC_ROBUST_SKETCH
@@ -218,6 +247,10 @@ struct gc_robust_guard_t {
     float     sown [S_P];   /* sketch of this call's own vector */
     float     sown_prev [S_P];  /* sketch of the last call's own vector (have_prev) */
     float     sout [S_P];   /* sketch of this call's output */
+    float     gbar [S_P];   /* running mean of the own step's sketch, sown - sprev */
+    float     innov [S_P];  /* this call's own step minus gbar, when have_innov */
+    double    innov2;       /* |innov|^2 */
+    bool      have_innov;
     size_t    sample [S_P]; /* the drift sample's coordinates (n_sample of them, set with d) */
     float     own_s [S_P];  /* this call's own vector at those coordinates */
     size_t    n_sample;
@@ -275,6 +308,8 @@ s_reset (gc_robust_guard_t *self)
     self->step_avg = 0;
     self->step_n = 0;
     self->move_med = 0;
+    memset (self->gbar, 0, sizeof self->gbar);
+    self->have_innov = false;
     self->d = 0;
 }
 
@@ -548,11 +583,12 @@ s_stillness (gc_robust_guard_t *self, size_t j, double step)
     s_entry_t *e = &self->entries [sc->entry [j]];
     float *p1 = self->px + sc->entry [j] * 2 * S_P, *p2 = p1 + S_P;
     const float *sx = sc->sxp [j];
-    double d1 = 0, d2 = 0, d0 = 0;
+    double d1 = 0, d2 = 0, d0 = 0, fol = 0;
     for (size_t i = 0; i < S_P; i++) {
         float v = sx [i] + self->sown [i];
         double a = (double) v - (double) p1 [i], b = (double) v - (double) p2 [i];
         double o = (double) v - (double) self->sown_prev [i];
+        fol += a * (double) self->innov [i];
         d1 += a * a;
         d2 += b * b;
         d0 += o * o;
@@ -572,6 +608,12 @@ s_stillness (gc_robust_guard_t *self, size_t j, double step)
             if (self->move_med > 0)
                 e->fast = (1.0 - S_FAST_B) * e->fast + S_FAST_B * (mv > S_FAST * self->move_med);
         }
+    }
+    if (e->have_p >= 1 && self->have_innov && isfinite (fol)) {
+        double bf = 1.0 / fmin ((double) ++e->fol_n, S_FOL_HORIZON);
+        e->fol_num = (1.0 - bf) * e->fol_num + bf * fol;
+        e->fol_den = (1.0 - bf) * e->fol_den + bf * self->innov2;
+        e->fol_mv2 = (1.0 - bf) * e->fol_mv2 + bf * d1;
     }
     e->have_p += e->have_p < 2;
 }
@@ -597,6 +639,26 @@ s_echo_weight (const gc_robust_guard_t *self, size_t j)
         return 1.0;
     const s_entry_t *e = &self->entries [sc->entry [j]];
     return e->echo_n < S_STILL_WARMUP ? 1.0 : s_ramp_up (e->echo, S_ECHO_LO, S_ECHO_HI);
+}
+
+//  The follow weight of input j's entry: 1 until measured S_FOL_WARMUP times.
+static double
+s_follow_weight (const gc_robust_guard_t *self, size_t j)
+{
+    const s_scratch_t *sc = &self->sc;
+    if (!self->cfg.follow_test || sc->entry [j] == SIZE_MAX)
+        return 1.0;
+    const s_entry_t *e = &self->entries [sc->entry [j]];
+    if (e->fol_n < S_FOL_WARMUP || !(e->fol_den > 0))
+        return 1.0;
+    //  The coefficient less S_FOL_Z of its standard errors: a sketch's inner
+    //  product errs by about |a| |b| / sqrt(P) per call, so a neighbour that
+    //  moves far more than the peer's step (a peer with a tiny step) gets a
+    //  noisy coefficient that this keeps from counting.
+    double n_eff = fmin ((double) e->fol_n, S_FOL_HORIZON);
+    double se = sqrt (e->fol_mv2 / e->fol_den / ((double) S_P * n_eff));
+    double beta = fabs (e->fol_num / e->fol_den) - S_FOL_Z * se;
+    return beta <= S_FOL_LO ? 1.0 : fmax (0.0, (S_FOL_HI - beta) / (S_FOL_HI - S_FOL_LO));
 }
 
 //  The low-consistency weight of a consistency rho (-1: not counted yet)
@@ -734,6 +796,31 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
     return flagged < 0.5 * all;
 }
 
+//  The innovation of this call's own step (the follow test): its sketch,
+//  sown - sprev, minus the running mean of the steps before it (gbar, which
+//  then takes this step in). Measured from the third step on, when gbar
+//  holds two; a non-finite step is neither measured nor averaged in.
+static void
+s_innovation (gc_robust_guard_t *self)
+{
+    self->have_innov = false;
+    if (!self->have_prev)
+        return;
+    double q = 0;
+    for (size_t i = 0; i < S_P; i++) {
+        float g = self->sown [i] - self->sprev [i];
+        self->innov [i] = g - self->gbar [i];
+        q += (double) self->innov [i] * (double) self->innov [i];
+    }
+    if (!isfinite (q))
+        return;
+    self->innov2 = q;
+    self->have_innov = self->step_n >= 2 && q > 0;
+    double b = 1.0 / fmin ((double) self->step_n + 1.0, S_GBAR_HORIZON);
+    for (size_t i = 0; i < S_P; i++)
+        self->gbar [i] = (float) ((1.0 - b) * self->gbar [i] + b * (self->sown [i] - self->sprev [i]));
+}
+
 int
 gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                      const float *const *x, const double *w, size_t n, size_t d,
@@ -763,6 +850,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         return rc;
     self->calls++;
     double step = 0;        /* this call's own step, for the stillness test */
+    s_innovation (self);
     if (self->have_prev) {
         double s = s_sketch_distance (self->sown, self->sprev);
         double b = 1.0 / fmin ((double) ++self->step_n, S_STEP_HORIZON);
@@ -859,6 +947,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             if (e)
                 h [j] *= s_fast_weight (e->fast);
             h [j] *= s_echo_weight (self, j);
+            h [j] *= s_follow_weight (self, j);
             if (low_test && sc->lvl [j])
                 h [j] *= s_low_weight (rj, ref_low);
             if (sc->drift [j] > self->drift_lo)
@@ -898,9 +987,9 @@ gc_robust_guard_suspects (const gc_robust_guard_t *self, uint64_t key)
 //  lists them in this order). `redist` is the default, still accepted
 //  (configs written when it was opt-in); `self` is its opposite.
 typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_NOSTILL, S_W_NOFAST,
-               S_W_NOECHO, S_W_NOLOW, S_W_NODRIFT, S_W_COUNT } s_word_t;
+               S_W_NOECHO, S_W_NOLOW, S_W_NODRIFT, S_W_NOFOLLOW, S_W_COUNT } s_word_t;
 static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed", "nostill",
-                                            "nofast", "noecho", "nolow", "nodrift" };
+                                            "nofast", "noecho", "nolow", "nodrift", "nofollow" };
 
 static int
 s_word (const char *tok)
@@ -950,7 +1039,8 @@ s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *
                                          .fast_test = !seen [S_W_NOFAST],
                                          .echo_test = !seen [S_W_NOECHO],
                                          .low_test = !seen [S_W_NOLOW],
-                                         .drift_test = !seen [S_W_NODRIFT] };
+                                         .drift_test = !seen [S_W_NODRIFT],
+                                         .follow_test = !seen [S_W_NOFOLLOW] };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -971,12 +1061,12 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s%s%s%s", c, h, lo, hi,
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s%s%s%s%s", c, h, lo, hi,
                  r->guard.redist ? "" : ":self", r->guard.sign_test ? "" : ":nosign",
                  r->guard.dir_test ? "" : ":nodir", r->guard.med_test ? "" : ":nomed",
                  r->guard.still_test ? "" : ":nostill", r->guard.fast_test ? "" : ":nofast",
                  r->guard.echo_test ? "" : ":noecho", r->guard.low_test ? "" : ":nolow",
-                 r->guard.drift_test ? "" : ":nodrift");
+                 r->guard.drift_test ? "" : ":nodrift", r->guard.follow_test ? "" : ":nofollow");
 }
 
 static int
@@ -1008,12 +1098,12 @@ s_suspects (const void *state, uint64_t key)
 }
 
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho][:nolow][:nodrift]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho][:nolow][:nodrift][:nofollow]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign, direction, median-sign, stillness, speed, echo and drift history over H calls "
-            "(stateful), the weight cut going to the neighbours kept; ablation: self (it stays "
-            "on the own model), nosign, nodir, nomed, nostill, nofast, noecho, nolow, nodrift "
-            "(that test off)",
+            "sign, direction, median-sign, stillness, speed, echo, drift and follow history over "
+            "H calls (stateful), the weight cut going to the neighbours kept; ablation: self (it "
+            "stays on the own model), nosign, nodir, nomed, nostill, nofast, noecho, nolow, "
+            "nodrift, nofollow (that test off)",
     .example = "guard:3:200:0.15:0.3", .malformed = "guard:3:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,

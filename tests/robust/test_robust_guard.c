@@ -84,7 +84,10 @@ static void
 test_history_silences_a_constant_push (void **state)
 {
     (void) state;
-    gc_robust_t *r = s_rule ("guard:100:100");        /* large radius: history alone */
+    //  Large radius: history alone. The follow test is off: the peer's model
+    //  stays at 0, so its step is minus its last output, which holds the
+    //  neighbours' last draws.
+    gc_robust_t *r = s_rule ("guard:100:100:nofollow");
     gc_rng_t rng;
     gc_rng_init (&rng, 3, 0);
     float x [5][D], out [D];
@@ -291,9 +294,11 @@ test_sketch_at_large_d (void **state)
             x [0][i] = (round ? out [i] : 0.0f) + s;
             step2 += (double) s * s;
         }
+        //  the honest ones around the previous output: they cannot hold this
+        //  call's step (the follow test would cut them)
         for (size_t j = 1; j < 4; j++)
             for (size_t i = 0; i < BIG_D; i++)
-                x [j][i] = x [0][i] + (float) gc_rng_normal (&rng);
+                x [j][i] = (round ? out [i] : 0.0f) + (float) gc_rng_normal (&rng);
         for (size_t i = 0; i < BIG_D; i++)
             x [4][i] = x [0][i] + (i % 2 ? -1.0f : 1.0f);
         gc_robust_set_keys (r, keys, NULL, 5);
@@ -545,10 +550,14 @@ enum { MED_D = 20000 };
 //  new N(0, 1) direction every call (wander: the stealth attack's push), or
 //  that minus 0.2 in every coordinate (drift: the push's steady part), or
 //  the third neighbour drifts too (drift2: two attackers of four, as on the
-//  malicious ring).
+//  malicious ring). S_FOURTH_FOLLOW sends dissensus made from the peer's
+//  model of this very call, 2 own - the mean of the others;
+//  S_FOURTH_FOLLOW2 has the third neighbour send it too (half of the
+//  neighbours; the mean is then of the first two).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
                S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO, S_FOURTH_STEADY,
-               S_FOURTH_WANDER, S_FOURTH_DRIFT, S_FOURTH_DRIFT2 } s_fourth_t;
+               S_FOURTH_WANDER, S_FOURTH_DRIFT, S_FOURTH_DRIFT2, S_FOURTH_FOLLOW,
+               S_FOURTH_FOLLOW2 } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -562,7 +571,8 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     gc_rng_t rng;
     gc_rng_init (&rng, 5, 0);
     float *x [5], *old [2], *base [5] = { NULL };
-    bool drift2 = fourth == S_FOURTH_DRIFT2;
+    bool drift2 = fourth == S_FOURTH_DRIFT2, follow2 = fourth == S_FOURTH_FOLLOW2;
+    bool follow = fourth == S_FOURTH_FOLLOW || follow2;
     bool wander = fourth == S_FOURTH_WANDER || fourth == S_FOURTH_DRIFT || drift2;
     bool steady = fourth == S_FOURTH_STEADY || wander;
     for (size_t j = 0; j < 5; j++)
@@ -591,6 +601,11 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
                 x [j][i] = (j == 4 || (j == 3 && drift2)) && wander
                          ? x [j][i] - (fourth != S_FOURTH_WANDER ? 0.2f : 0.0f)
                          : (j ? base [j][i] : 0.0f) + 0.3f * x [j][i];
+        for (size_t i = 0; follow && i < MED_D; i++) {
+            float mu = follow2 ? (x [1][i] + x [2][i]) / 2 : (x [1][i] + x [2][i] + x [3][i]) / 3;
+            x [4][i] = 2 * x [0][i] - mu;
+            x [3][i] = follow2 ? x [4][i] : x [3][i];
+        }
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
@@ -602,7 +617,7 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
         gc_robust_set_keys (r, keys, moved, 5);
         assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
     }
-    size_t kept = drift2 ? 2 : 3;
+    size_t kept = drift2 || follow2 ? 2 : 3;
     for (size_t i = 0; cut && i < MED_D; i++) {
         double e = x [0][i];
         for (size_t j = 1; j <= kept; j++)
@@ -708,6 +723,9 @@ test_stillness_cuts_a_replayed_model (void **state)
 //  do not tell apart with the direction test off: its cosine with a median
 //  it sways is near 0), and is cut unless `:nofast`; one jump of a thousand
 //  times (S_FOURTH_JUMP) or an honest neighbour: the same bits as `:nofast`.
+//  The follow test is off on both sides: here the peer's model is a fresh
+//  draw each call, not its last output plus a step, so its "step" holds
+//  minus that output, and with it the racing model's last draw.
 static void
 test_speed_cuts_a_racing_model (void **state)
 {
@@ -717,7 +735,8 @@ test_speed_cuts_a_racing_model (void **state)
         { S_FOURTH_JUMP, true, false },
         { S_FOURTH_HONEST, true, false },
     };
-    S_CASES ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast", cases);
+    S_CASES ("guard:100:100:0.99:1:nodir:nofollow", "guard:100:100:0.99:1:nodir:nofast:nofollow",
+             cases);
 }
 
 //  The low-consistency test: with three neighbours whose deviations keep
@@ -860,6 +879,26 @@ test_echo_cuts_the_own_model_sent_back (void **state)
     (void) state;
     s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:noecho", S_FOURTH_ECHO, true, true);
     s_check_cut ("guard:100:100:0.99:1", "guard:100:100:0.99:1:noecho", S_FOURTH_HONEST, true, false);
+}
+
+//  The follow test: a neighbour sending dissensus made from the peer's model
+//  of this call carries the peer's fresh step, which no other test here
+//  reads (the others are off on both sides): cut unless `:nofollow`, also
+//  when two of the four neighbours do it (no majority needed); honest
+//  neighbours (whose last models feed the peer's last output, a coefficient
+//  of about 0.17 here): the same bits as `:nofollow`.
+static void
+test_follow_cuts_a_model_made_from_the_own (void **state)
+{
+    (void) state;
+    static const s_cut_case_t cases [] = {
+        { S_FOURTH_FOLLOW, true, true },
+        { S_FOURTH_FOLLOW2, true, true },
+        { S_FOURTH_HONEST, true, false },
+        { S_FOURTH_STEADY, true, false },
+    };
+    S_CASES ("guard:100:100:0.99:1:nosign:nodir:nomed:nolow:nodrift",
+             "guard:100:100:0.99:1:nosign:nodir:nomed:nolow:nodrift:nofollow", cases);
 }
 
 //  Each ablation word turns off its test alone, in a case built so that the
@@ -1075,6 +1114,7 @@ main (void)
         cmocka_unit_test (test_stillness_cuts_a_replayed_model),
         cmocka_unit_test (test_speed_cuts_a_racing_model),
         cmocka_unit_test (test_echo_cuts_the_own_model_sent_back),
+        cmocka_unit_test (test_follow_cuts_a_model_made_from_the_own),
         cmocka_unit_test (test_low_consistency_cuts_a_wandering_push),
         cmocka_unit_test (test_drift_cuts_a_steady_push_in_noise),
         cmocka_unit_test (test_wanderers_leave_honest_consistency_alone),
