@@ -177,16 +177,21 @@
 #define S_ECHO_HI 0.2
 //  Follow: the running regression coefficient of a neighbour's movement
 //  (its sketch against its sketch at the last measured call) on the
-//  innovation of the peer's own step this call (the own step's sketch minus
-//  its running mean over S_GBAR_HORIZON calls: the batch noise, which is
-//  fresh every call), sum <movement, innovation> / sum |innovation|^2 over
-//  about S_FOL_HORIZON measured calls. An honest neighbour cannot hold this
-//  call's own step: it mixed the peer's model of the last call at most,
-//  with its weight (momentum carries some of the last step into this one).
-//  Traced on the malicious ring (a scratch build with a print): without
-//  attack -0.13 to 0.28, rising slowly over the run; dissensus (2 own - mu)
-//  0.8 to 1.9 from its sixth measured call. Weight 1 at |coefficient| up to
-//  S_FOL_LO, 0 from S_FOL_HI, counted after S_FOL_WARMUP measured calls.
+//  innovation of the peer's own step (the own step's sketch minus its
+//  running mean over S_GBAR_HORIZON calls: the batch noise, fresh every
+//  call) of this call and of the last (lags 0 and 1: an attacker builds on
+//  the peer's model as published, this round's or the last's), sum
+//  <movement, innovation> / sum |innovation|^2 over about S_FOL_HORIZON
+//  measured calls. An honest neighbour mixed the peer's model of the last
+//  call at most, with its weight w times its clip factor: about w at lag 1,
+//  less at lag 0 (through the momentum that carries a step into the next).
+//  Dissensus, 2 own - mu, has 2 at its lag. Traced on the malicious ring
+//  (scratch builds with a print), lag 0: honest -0.13 to 0.28 without
+//  attack, 0.26 - 0.33 under dissensus; dissensus 0.8 - 0.9 (the attacker
+//  builds on the last round's model, which this call's step follows by the
+//  momentum). Weight 1 at a coefficient (less S_FOL_Z standard errors) up
+//  to S_FOL_LO, 0 from S_FOL_HI, counted after S_FOL_WARMUP measured calls.
+#define S_FOL_LAGS 2
 #define S_GBAR_HORIZON 10.0
 #define S_FOL_HORIZON 20.0
 #define S_FOL_WARMUP 6
@@ -215,10 +220,11 @@ typedef struct {
     uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
     double   drift;         /* its drift at the last call (s_drift) */
     double   h;             /* its weight factor at the last call (1: none yet) */
-    double   fol_num;       /* running mean of <its movement, the own step's innovation> */
-    double   fol_den;       /* running mean of |that innovation|^2 over the same calls */
-    double   fol_mv2;       /* running mean of |its movement|^2 over the same calls */
-    uint64_t fol_n;         /* calls that measured them */
+    //  Per lag L (S_FOL_LAGS): running means of <its movement, the own step's
+    //  innovation L calls ago>, of |that innovation|^2 and of |its movement|^2
+    //  over the calls that measured them, and their count.
+    double   fol_num [S_FOL_LAGS], fol_den [S_FOL_LAGS], fol_mv2 [S_FOL_LAGS];
+    uint64_t fol_n [S_FOL_LAGS];
 } s_entry_t;
 
 #define S_P GC_ROBUST_SKETCH
@@ -247,9 +253,9 @@ struct gc_robust_guard_t {
     float     sown_prev [S_P];  /* sketch of the last call's own vector (have_prev) */
     float     sout [S_P];   /* sketch of this call's output */
     float     gbar [S_P];   /* running mean of the own step's sketch, sown - sprev */
-    float     innov [S_P];  /* this call's own step minus gbar, when have_innov */
-    double    innov2;       /* |innov|^2 */
-    bool      have_innov;
+    float     innov [S_FOL_LAGS][S_P];  /* the own step minus gbar, this call and the last */
+    double    innov2 [S_FOL_LAGS];      /* |innov|^2 */
+    bool      have_innov [S_FOL_LAGS];
     size_t    sample [S_P]; /* the drift sample's coordinates (n_sample of them, set with d) */
     float     own_s [S_P];  /* this call's own vector at those coordinates */
     size_t    n_sample;
@@ -308,7 +314,7 @@ s_reset (gc_robust_guard_t *self)
     self->step_n = 0;
     self->move_med = 0;
     memset (self->gbar, 0, sizeof self->gbar);
-    self->have_innov = false;
+    memset (self->have_innov, 0, sizeof self->have_innov);
     self->d = 0;
 }
 
@@ -582,12 +588,13 @@ s_stillness (gc_robust_guard_t *self, size_t j, double step)
     s_entry_t *e = &self->entries [sc->entry [j]];
     float *p1 = self->px + sc->entry [j] * 2 * S_P, *p2 = p1 + S_P;
     const float *sx = sc->sxp [j];
-    double d1 = 0, d2 = 0, d0 = 0, fol = 0;
+    double d1 = 0, d2 = 0, d0 = 0, fol [S_FOL_LAGS] = { 0 };
     for (size_t i = 0; i < S_P; i++) {
         float v = sx [i] + self->sown [i];
         double a = (double) v - (double) p1 [i], b = (double) v - (double) p2 [i];
         double o = (double) v - (double) self->sown_prev [i];
-        fol += a * (double) self->innov [i];
+        for (int l = 0; l < S_FOL_LAGS; l++)
+            fol [l] += a * (double) self->innov [l][i];
         d1 += a * a;
         d2 += b * b;
         d0 += o * o;
@@ -608,12 +615,13 @@ s_stillness (gc_robust_guard_t *self, size_t j, double step)
                 e->fast = (1.0 - S_FAST_B) * e->fast + S_FAST_B * (mv > S_FAST * self->move_med);
         }
     }
-    if (e->have_p >= 1 && self->have_innov && isfinite (fol)) {
-        double bf = 1.0 / fmin ((double) ++e->fol_n, S_FOL_HORIZON);
-        e->fol_num = (1.0 - bf) * e->fol_num + bf * fol;
-        e->fol_den = (1.0 - bf) * e->fol_den + bf * self->innov2;
-        e->fol_mv2 = (1.0 - bf) * e->fol_mv2 + bf * d1;
-    }
+    for (int l = 0; l < S_FOL_LAGS; l++)
+        if (e->have_p >= 1 && self->have_innov [l] && isfinite (fol [l]) && isfinite (d1)) {
+            double bf = 1.0 / fmin ((double) ++e->fol_n [l], S_FOL_HORIZON);
+            e->fol_num [l] = (1.0 - bf) * e->fol_num [l] + bf * fol [l];
+            e->fol_den [l] = (1.0 - bf) * e->fol_den [l] + bf * self->innov2 [l];
+            e->fol_mv2 [l] = (1.0 - bf) * e->fol_mv2 [l] + bf * d1;
+        }
     e->have_p += e->have_p < 2;
 }
 
@@ -640,7 +648,24 @@ s_echo_weight (const gc_robust_guard_t *self, size_t j)
     return e->echo_n < S_STILL_WARMUP ? 1.0 : s_ramp_up (e->echo, S_ECHO_LO, S_ECHO_HI);
 }
 
-//  The follow weight of input j's entry: 1 until measured S_FOL_WARMUP times.
+//  An entry's follow coefficient at lag l, less S_FOL_Z of its standard
+//  errors (0 until measured S_FOL_WARMUP times): a sketch's inner product
+//  errs by about |a| |b| / sqrt(P) per call, so a neighbour that moves far
+//  more than the peer's step (a peer with a tiny step) gets a noisy
+//  coefficient that this keeps from counting.
+static double
+s_follow_coefficient (const s_entry_t *e, int l)
+{
+    if (e->fol_n [l] < S_FOL_WARMUP || !(e->fol_den [l] > 0))
+        return 0.0;
+    double n_eff = fmin ((double) e->fol_n [l], S_FOL_HORIZON);
+    double se = sqrt (e->fol_mv2 [l] / e->fol_den [l] / ((double) S_P * n_eff));
+    double beta = fabs (e->fol_num [l] / e->fol_den [l]) - S_FOL_Z * se;
+    return isfinite (beta) ? beta : 0.0;
+}
+
+//  The follow weight of input j's entry: the largest coefficient over the
+//  lags decides.
 static double
 s_follow_weight (const gc_robust_guard_t *self, size_t j)
 {
@@ -648,15 +673,9 @@ s_follow_weight (const gc_robust_guard_t *self, size_t j)
     if (!self->cfg.follow_test || sc->entry [j] == SIZE_MAX)
         return 1.0;
     const s_entry_t *e = &self->entries [sc->entry [j]];
-    if (e->fol_n < S_FOL_WARMUP || !(e->fol_den > 0))
-        return 1.0;
-    //  The coefficient less S_FOL_Z of its standard errors: a sketch's inner
-    //  product errs by about |a| |b| / sqrt(P) per call, so a neighbour that
-    //  moves far more than the peer's step (a peer with a tiny step) gets a
-    //  noisy coefficient that this keeps from counting.
-    double n_eff = fmin ((double) e->fol_n, S_FOL_HORIZON);
-    double se = sqrt (e->fol_mv2 / e->fol_den / ((double) S_P * n_eff));
-    double beta = fabs (e->fol_num / e->fol_den) - S_FOL_Z * se;
+    double beta = 0;
+    for (int l = 0; l < S_FOL_LAGS; l++)
+        beta = fmax (beta, s_follow_coefficient (e, l));
     return beta <= S_FOL_LO ? 1.0 : fmax (0.0, (S_FOL_HI - beta) / (S_FOL_HI - S_FOL_LO));
 }
 
@@ -802,19 +821,24 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
 static void
 s_innovation (gc_robust_guard_t *self)
 {
-    self->have_innov = false;
+    for (int l = S_FOL_LAGS - 1; l > 0; l--) {
+        memcpy (self->innov [l], self->innov [l - 1], sizeof self->innov [l]);
+        self->innov2 [l] = self->innov2 [l - 1];
+        self->have_innov [l] = self->have_innov [l - 1];
+    }
+    self->have_innov [0] = false;
     if (!self->have_prev)
         return;
     double q = 0;
     for (size_t i = 0; i < S_P; i++) {
         float g = self->sown [i] - self->sprev [i];
-        self->innov [i] = g - self->gbar [i];
-        q += (double) self->innov [i] * (double) self->innov [i];
+        self->innov [0][i] = g - self->gbar [i];
+        q += (double) self->innov [0][i] * (double) self->innov [0][i];
     }
     if (!isfinite (q))
         return;
-    self->innov2 = q;
-    self->have_innov = self->step_n >= 2 && q > 0;
+    self->innov2 [0] = q;
+    self->have_innov [0] = self->step_n >= 2 && q > 0;
     double b = 1.0 / fmin ((double) self->step_n + 1.0, S_GBAR_HORIZON);
     for (size_t i = 0; i < S_P; i++)
         self->gbar [i] = (float) ((1.0 - b) * self->gbar [i] + b * (self->sown [i] - self->sprev [i]));
