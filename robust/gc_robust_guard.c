@@ -252,8 +252,12 @@ struct gc_robust_guard_t {
     float     sown [S_P];   /* sketch of this call's own vector */
     float     sown_prev [S_P];  /* sketch of the last call's own vector (have_prev) */
     float     sout [S_P];   /* sketch of this call's output */
-    float     gbar [S_P];   /* running mean of the own step's sketch, sown - sprev */
-    float     innov [S_FOL_LAGS][S_P];  /* the own step minus gbar, this call and the last */
+    float     gprev [S_P];  /* the last call's own step, sown - sprev (have_gprev) */
+    float     ebar [S_P];   /* running mean of the step's unpredicted part (s_innovation) */
+    double    ar_num, ar_den;   /* running means of <step, last step> and |last step|^2 */
+    uint64_t  ar_n;
+    bool      have_gprev;
+    float     innov [S_FOL_LAGS][S_P];  /* the own step's innovation, this call and the last */
     double    innov2 [S_FOL_LAGS];      /* |innov|^2 */
     bool      have_innov [S_FOL_LAGS];
     size_t    sample [S_P]; /* the drift sample's coordinates (n_sample of them, set with d) */
@@ -313,7 +317,10 @@ s_reset (gc_robust_guard_t *self)
     self->step_avg = 0;
     self->step_n = 0;
     self->move_med = 0;
-    memset (self->gbar, 0, sizeof self->gbar);
+    memset (self->ebar, 0, sizeof self->ebar);
+    self->ar_num = self->ar_den = 0;
+    self->ar_n = 0;
+    self->have_gprev = false;
     memset (self->have_innov, 0, sizeof self->have_innov);
     self->d = 0;
 }
@@ -814,10 +821,16 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
     return flagged < 0.5 * all;
 }
 
-//  The innovation of this call's own step (the follow test): its sketch,
-//  sown - sprev, minus the running mean of the steps before it (gbar, which
-//  then takes this step in). Measured from the third step on, when gbar
-//  holds two; a non-finite step is neither measured nor averaged in.
+//  The innovation of this call's own step (the follow test): the part of
+//  the step g = sown - sprev that the last step does not predict, e = g -
+//  a g', a the running regression coefficient of g on the last step g'
+//  (momentum SGD makes g = m g' - lr grad: a is about m and e the fresh
+//  gradient), less the running mean of e (the mean gradient): what is left
+//  is the batch noise, new every call and unrelated to the calls before.
+//  Without the whitening the innovation keeps the momentum's memory, and a
+//  model that moves with the peer's (dissensus moves 2x as far) reads as
+//  2 (1 - the innovation's autocorrelation): 0.85 on the ring, where honest
+//  neighbours read 0.3. Measured from the fourth step on.
 static void
 s_innovation (gc_robust_guard_t *self)
 {
@@ -827,21 +840,38 @@ s_innovation (gc_robust_guard_t *self)
         self->have_innov [l] = self->have_innov [l - 1];
     }
     self->have_innov [0] = false;
-    if (!self->have_prev)
+    if (!self->have_prev) {
+        self->have_gprev = false;
         return;
-    double q = 0;
-    for (size_t i = 0; i < S_P; i++) {
-        float g = self->sown [i] - self->sprev [i];
-        self->innov [0][i] = g - self->gbar [i];
-        q += (double) self->innov [0][i] * (double) self->innov [0][i];
     }
-    if (!isfinite (q))
+    float g [S_P];
+    double gg = 0, g2 = 0;
+    for (size_t i = 0; i < S_P; i++) {
+        g [i] = self->sown [i] - self->sprev [i];
+        gg += (double) g [i] * (double) self->gprev [i];
+        g2 += (double) self->gprev [i] * (double) self->gprev [i];
+    }
+    if (!isfinite (gg) || !isfinite (g2)) {
+        self->have_gprev = false;
         return;
-    self->innov2 [0] = q;
-    self->have_innov [0] = self->step_n >= 2 && q > 0;
-    double b = 1.0 / fmin ((double) self->step_n + 1.0, S_GBAR_HORIZON);
-    for (size_t i = 0; i < S_P; i++)
-        self->gbar [i] = (float) ((1.0 - b) * self->gbar [i] + b * (self->sown [i] - self->sprev [i]));
+    }
+    if (self->have_gprev) {
+        double b = 1.0 / fmin ((double) ++self->ar_n, S_GBAR_HORIZON);
+        self->ar_num = (1.0 - b) * self->ar_num + b * gg;
+        self->ar_den = (1.0 - b) * self->ar_den + b * g2;
+        double a = self->ar_den > 0 ? fmin (fmax (self->ar_num / self->ar_den, 0.0), 1.0) : 0.0;
+        double q = 0, be = 1.0 / fmin ((double) self->ar_n, S_GBAR_HORIZON);
+        for (size_t i = 0; i < S_P; i++) {
+            float e = g [i] - (float) a * self->gprev [i];
+            self->innov [0][i] = e - self->ebar [i];
+            q += (double) self->innov [0][i] * (double) self->innov [0][i];
+            self->ebar [i] = (float) ((1.0 - be) * self->ebar [i] + be * e);
+        }
+        self->innov2 [0] = q;
+        self->have_innov [0] = self->ar_n >= 2 && isfinite (q) && q > 0;
+    }
+    memcpy (self->gprev, g, sizeof self->gprev);
+    self->have_gprev = true;
 }
 
 int
