@@ -240,6 +240,7 @@ typedef struct {
     size_t   *entry;                /* history entry per input, or SIZE_MAX */
     double   *g;                    /* per input: its stillness weight before this call */
     double   *drift;                /* per input: its drift (s_drift; 0: not measured) */
+    float    *basis;                /* n x S_P: the follow test's orthonormal directions */
     bool     *lvl;                  /* per input: it counts in the levels the tests compare
                                        against (neither still nor drifting at the last call) */
     const float **nb_blk;           /* the scan's scratch */
@@ -299,7 +300,8 @@ s_reset (gc_robust_guard_t *self)
     s_scratch_t *sc = &self->sc;
     void *bufs [] = { sc->d2, sc->dot, sc->pos, sc->nz, sc->above, sc->below, sc->big,
                       sc->mup, sc->a, sc->sx,
-                      sc->sxp, sc->entry, sc->g, sc->drift, sc->lvl, (void *) sc->nb_blk };
+                      sc->sxp, sc->entry, sc->g, sc->drift, sc->lvl, (void *) sc->nb_blk,
+                      sc->basis };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         free (bufs [i]);
     memset (sc, 0, sizeof *sc);
@@ -437,12 +439,12 @@ s_reserve (gc_robust_guard_t *self, size_t n)
                        (void **) &sc->big, (void **) &sc->mup, (void **) &sc->a, (void **) &sc->sx,
                        (void **) &sc->sxp, (void **) &sc->entry, (void **) &sc->g,
                        (void **) &sc->drift, (void **) &sc->lvl, (void **) &sc->nb_blk,
-                       (void **) &self->nb };
+                       (void **) &self->nb, (void **) &sc->basis };
     size_t sizes [] = { sizeof (double), sizeof (double), sizeof (int64_t), sizeof (int64_t),
                         sizeof (int64_t), sizeof (int64_t),
                         sizeof (uint32_t), sizeof (double), sizeof (float), S_P * sizeof (float),
                         sizeof (float *), sizeof (size_t), sizeof (double), sizeof (double),
-                        sizeof (bool), sizeof (float *), sizeof (float *) };
+                        sizeof (bool), sizeof (float *), sizeof (float *), S_P * sizeof (float) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes [0]; i++) {
         void *p = realloc (*bufs [i], n * sizes [i]);
         if (!p)
@@ -483,6 +485,8 @@ s_still_weight (const gc_robust_guard_t *self, const s_entry_t *e)
     return s_ramp_up (e->still, S_STILL_LO, S_STILL_HI);
 }
 
+static double s_follow_weight (const gc_robust_guard_t *self, size_t j);
+
 //  Each neighbour's history entry (by index: a new entry may move the rows).
 static int
 s_find_entries (gc_robust_guard_t *self, const float *const *x, size_t n, const float *own,
@@ -503,7 +507,8 @@ s_find_entries (gc_robust_guard_t *self, const float *const *x, size_t n, const 
         sc->sxp [j] = sc->entry [j] == SIZE_MAX ? NULL : sc->sx + j * S_P;
         const s_entry_t *e = sc->entry [j] == SIZE_MAX ? NULL : &self->entries [sc->entry [j]];
         sc->g [j] = e ? s_still_weight (self, e) : 1.0;
-        sc->lvl [j] = sc->g [j] >= 1.0 && !(e && e->drift > self->drift_lo);
+        sc->lvl [j] = sc->g [j] >= 1.0 && !(e && e->drift > self->drift_lo)
+                   && s_follow_weight (self, j) >= 1.0;
     }
     return 0;
 }
@@ -831,8 +836,58 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
 //  model that moves with the peer's (dissensus moves 2x as far) reads as
 //  2 (1 - the innovation's autocorrelation): 0.85 on the ring, where honest
 //  neighbours read 0.3. Measured from the fourth step on.
+//  v less its projection on the neighbours' deviations from the peer at the
+//  last call (their sketches then, S x_j' - S own_{t-1}): whatever of the own
+//  step those explain was known before this call, not its fresh noise. With
+//  gamma = 1 the step is the local SGD update and loses almost nothing (a
+//  few directions of P); where the peer's model is not its last output plus
+//  a step (gamma < 1: it keeps part of the mix undone), the step holds part
+//  of the last mix, which is made of those deviations, and an honest
+//  neighbour's movement would read as following.
 static void
-s_innovation (gc_robust_guard_t *self)
+s_project_out (gc_robust_guard_t *self, size_t n, float *v)
+{
+    s_scratch_t *sc = &self->sc;
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (sc->entry [j] == SIZE_MAX || self->entries [sc->entry [j]].have_p < 1)
+            continue;
+        const float *p1 = self->px + sc->entry [j] * 2 * S_P;
+        float *b = sc->basis + m * S_P;
+        double n0 = 0, nn = 0;
+        for (size_t i = 0; i < S_P; i++) {
+            b [i] = p1 [i] - self->sown_prev [i];
+            n0 += (double) b [i] * (double) b [i];
+        }
+        for (size_t k = 0; k < m; k++) {
+            const float *u = sc->basis + k * S_P;
+            double dot = 0;
+            for (size_t i = 0; i < S_P; i++)
+                dot += (double) b [i] * (double) u [i];
+            for (size_t i = 0; i < S_P; i++)
+                b [i] -= (float) dot * u [i];
+        }
+        for (size_t i = 0; i < S_P; i++)
+            nn += (double) b [i] * (double) b [i];
+        if (!isfinite (nn) || !(nn > 1e-6 * n0))
+            continue;           /* zero, or within the directions already kept */
+        float r = (float) (1.0 / sqrt (nn));
+        for (size_t i = 0; i < S_P; i++)
+            b [i] *= r;
+        m++;
+    }
+    for (size_t k = 0; k < m; k++) {
+        const float *u = sc->basis + k * S_P;
+        double dot = 0;
+        for (size_t i = 0; i < S_P; i++)
+            dot += (double) v [i] * (double) u [i];
+        for (size_t i = 0; i < S_P; i++)
+            v [i] -= (float) dot * u [i];
+    }
+}
+
+static void
+s_innovation (gc_robust_guard_t *self, size_t n)
 {
     for (int l = S_FOL_LAGS - 1; l > 0; l--) {
         memcpy (self->innov [l], self->innov [l - 1], sizeof self->innov [l]);
@@ -864,9 +919,11 @@ s_innovation (gc_robust_guard_t *self)
         for (size_t i = 0; i < S_P; i++) {
             float e = g [i] - (float) a * self->gprev [i];
             self->innov [0][i] = e - self->ebar [i];
-            q += (double) self->innov [0][i] * (double) self->innov [0][i];
             self->ebar [i] = (float) ((1.0 - be) * self->ebar [i] + be * e);
         }
+        s_project_out (self, n, self->innov [0]);
+        for (size_t i = 0; i < S_P; i++)
+            q += (double) self->innov [0][i] * (double) self->innov [0][i];
         self->innov2 [0] = q;
         self->have_innov [0] = self->ar_n >= 2 && isfinite (q) && q > 0;
     }
@@ -903,7 +960,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         return rc;
     self->calls++;
     double step = 0;        /* this call's own step, for the stillness test */
-    s_innovation (self);
+    s_innovation (self, n);
     if (self->have_prev) {
         double s = s_sketch_distance (self->sown, self->sprev);
         double b = 1.0 / fmin ((double) ++self->step_n, S_STEP_HORIZON);

@@ -84,10 +84,7 @@ static void
 test_history_silences_a_constant_push (void **state)
 {
     (void) state;
-    //  Large radius: history alone. The follow test is off: the peer's model
-    //  stays at 0, so its step is minus its last output, which holds the
-    //  neighbours' last draws.
-    gc_robust_t *r = s_rule ("guard:100:100:nofollow");
+    gc_robust_t *r = s_rule ("guard:100:100");        /* large radius: history alone */
     gc_rng_t rng;
     gc_rng_init (&rng, 3, 0);
     float x [5][D], out [D];
@@ -723,9 +720,6 @@ test_stillness_cuts_a_replayed_model (void **state)
 //  do not tell apart with the direction test off: its cosine with a median
 //  it sways is near 0), and is cut unless `:nofast`; one jump of a thousand
 //  times (S_FOURTH_JUMP) or an honest neighbour: the same bits as `:nofast`.
-//  The follow test is off on both sides: here the peer's model is a fresh
-//  draw each call, not its last output plus a step, so its "step" holds
-//  minus that output, and with it the racing model's last draw.
 static void
 test_speed_cuts_a_racing_model (void **state)
 {
@@ -735,8 +729,7 @@ test_speed_cuts_a_racing_model (void **state)
         { S_FOURTH_JUMP, true, false },
         { S_FOURTH_HONEST, true, false },
     };
-    S_CASES ("guard:100:100:0.99:1:nodir:nofollow", "guard:100:100:0.99:1:nodir:nofast:nofollow",
-             cases);
+    S_CASES ("guard:100:100:0.99:1:nodir", "guard:100:100:0.99:1:nodir:nofast", cases);
 }
 
 //  The low-consistency test: with three neighbours whose deviations keep
