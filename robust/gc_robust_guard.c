@@ -177,20 +177,20 @@
 #define S_ECHO_HI 0.2
 //  Follow: the running regression coefficient of a neighbour's movement
 //  (its sketch against its sketch at the last measured call) on the
-//  innovation of the peer's own step (the own step's sketch minus its
-//  running mean over S_GBAR_HORIZON calls: the batch noise, fresh every
-//  call) of this call and of the last (lags 0 and 1: an attacker builds on
-//  the peer's model as published, this round's or the last's), sum
-//  <movement, innovation> / sum |innovation|^2 over about S_FOL_HORIZON
-//  measured calls. An honest neighbour mixed the peer's model of the last
-//  call at most, with its weight w times its clip factor: about w at lag 1,
-//  less at lag 0 (through the momentum that carries a step into the next).
-//  Dissensus, 2 own - mu, has 2 at its lag. Traced on the malicious ring
-//  (scratch builds with a print), lag 0: honest -0.13 to 0.28 without
-//  attack, 0.26 - 0.33 under dissensus; dissensus 0.8 - 0.9 (the attacker
-//  builds on the last round's model, which this call's step follows by the
-//  momentum). Weight 1 at a coefficient (less S_FOL_Z standard errors) up
-//  to S_FOL_LO, 0 from S_FOL_HI, counted after S_FOL_WARMUP measured calls.
+//  innovation of the peer's own step (s_innovation: the part of the step
+//  that the last step, the running mean and the neighbours' last
+//  deviations do not explain, which is the batch noise, new every call) of
+//  this call and of the last (lags 0 and 1: an attacker builds on the
+//  peer's model as published, this round's or the last's), sum <movement,
+//  innovation> / sum |innovation|^2 over about S_FOL_HORIZON measured
+//  calls. An honest neighbour mixed the peer's model of the last call at
+//  most, with its weight w times its clip factor: about w c at lag 1.
+//  Dissensus, 2 own - mu, has about 2 at its lag. Traced on the malicious
+//  ring, Dirichlet 0.5 (a scratch build with a print): honest -0.05 to 0.2,
+//  dissensus 1.2 - 1.5 after 50 calls (0.45 at its 20th: early on the mean
+//  gradient moves and the innovation holds some of it). Weight 1 at a
+//  coefficient (less S_FOL_Z standard errors) up to S_FOL_LO, 0 from
+//  S_FOL_HI, counted after S_FOL_WARMUP measured calls.
 #define S_FOL_LAGS 2
 #define S_GBAR_HORIZON 10.0
 #define S_FOL_HORIZON 20.0
