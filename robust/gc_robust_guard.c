@@ -649,15 +649,22 @@ s_fast_entry (const gc_robust_guard_t *self, size_t j)
     return e->still_n >= S_STILL_WARMUP ? e : NULL;
 }
 
+//  Input j's history entry for a test that is on, or NULL (off, or no entry).
+static const s_entry_t *
+s_tested_entry (const gc_robust_guard_t *self, size_t j, bool on)
+{
+    size_t i = self->sc.entry [j];
+    return on && i != SIZE_MAX ? &self->entries [i] : NULL;
+}
+
 //  The echo weight of input j's entry: 1 until measured S_STILL_WARMUP times.
 static double
 s_echo_weight (const gc_robust_guard_t *self, size_t j)
 {
-    const s_scratch_t *sc = &self->sc;
-    if (!self->cfg.echo_test || sc->entry [j] == SIZE_MAX)
+    const s_entry_t *e = s_tested_entry (self, j, self->cfg.echo_test);
+    if (!e || e->echo_n < S_STILL_WARMUP)
         return 1.0;
-    const s_entry_t *e = &self->entries [sc->entry [j]];
-    return e->echo_n < S_STILL_WARMUP ? 1.0 : s_ramp_up (e->echo, S_ECHO_LO, S_ECHO_HI);
+    return s_ramp_up (e->echo, S_ECHO_LO, S_ECHO_HI);
 }
 
 //  An entry's follow coefficient at lag l, less S_FOL_Z of its standard
@@ -681,10 +688,9 @@ s_follow_coefficient (const s_entry_t *e, int l)
 static double
 s_follow_weight (const gc_robust_guard_t *self, size_t j)
 {
-    const s_scratch_t *sc = &self->sc;
-    if (!self->cfg.follow_test || sc->entry [j] == SIZE_MAX)
+    const s_entry_t *e = s_tested_entry (self, j, self->cfg.follow_test);
+    if (!e)
         return 1.0;
-    const s_entry_t *e = &self->entries [sc->entry [j]];
     double beta = 0;
     for (int l = 0; l < S_FOL_LAGS; l++)
         beta = fmax (beta, s_follow_coefficient (e, l));
@@ -826,16 +832,20 @@ s_median_sign (const double *mup, const float *const *x, const double *w, size_t
     return flagged < 0.5 * all;
 }
 
-//  The innovation of this call's own step (the follow test): the part of
-//  the step g = sown - sprev that the last step does not predict, e = g -
-//  a g', a the running regression coefficient of g on the last step g'
-//  (momentum SGD makes g = m g' - lr grad: a is about m and e the fresh
-//  gradient), less the running mean of e (the mean gradient): what is left
-//  is the batch noise, new every call and unrelated to the calls before.
-//  Without the whitening the innovation keeps the momentum's memory, and a
-//  model that moves with the peer's (dissensus moves 2x as far) reads as
-//  2 (1 - the innovation's autocorrelation): 0.85 on the ring, where honest
-//  neighbours read 0.3. Measured from the fourth step on.
+//  v less its components along the m orthonormal rows of basis (P floats each).
+static void
+s_remove_directions (const float *basis, size_t m, float *v)
+{
+    for (size_t k = 0; k < m; k++) {
+        const float *u = basis + k * S_P;
+        double dot = 0;
+        for (size_t i = 0; i < S_P; i++)
+            dot += (double) v [i] * (double) u [i];
+        for (size_t i = 0; i < S_P; i++)
+            v [i] -= (float) dot * u [i];
+    }
+}
+
 //  v less its projection on the neighbours' deviations from the peer at the
 //  last call (their sketches then, S x_j' - S own_{t-1}): whatever of the own
 //  step those explain was known before this call, not its fresh noise. With
@@ -859,14 +869,7 @@ s_project_out (gc_robust_guard_t *self, size_t n, float *v)
             b [i] = p1 [i] - self->sown_prev [i];
             n0 += (double) b [i] * (double) b [i];
         }
-        for (size_t k = 0; k < m; k++) {
-            const float *u = sc->basis + k * S_P;
-            double dot = 0;
-            for (size_t i = 0; i < S_P; i++)
-                dot += (double) b [i] * (double) u [i];
-            for (size_t i = 0; i < S_P; i++)
-                b [i] -= (float) dot * u [i];
-        }
+        s_remove_directions (sc->basis, m, b);
         for (size_t i = 0; i < S_P; i++)
             nn += (double) b [i] * (double) b [i];
         if (!isfinite (nn) || !(nn > 1e-6 * n0))
@@ -876,16 +879,19 @@ s_project_out (gc_robust_guard_t *self, size_t n, float *v)
             b [i] *= r;
         m++;
     }
-    for (size_t k = 0; k < m; k++) {
-        const float *u = sc->basis + k * S_P;
-        double dot = 0;
-        for (size_t i = 0; i < S_P; i++)
-            dot += (double) v [i] * (double) u [i];
-        for (size_t i = 0; i < S_P; i++)
-            v [i] -= (float) dot * u [i];
-    }
+    s_remove_directions (sc->basis, m, v);
 }
 
+//  The innovation of this call's own step (the follow test): the part of
+//  the step g = sown - sprev that the last step does not predict, e = g -
+//  a g', a the running regression coefficient of g on the last step g'
+//  (momentum SGD makes g = m g' - lr grad: a is about m and e the fresh
+//  gradient), less the running mean of e (the mean gradient): what is left
+//  is the batch noise, new every call and unrelated to the calls before.
+//  Without the whitening the innovation keeps the momentum's memory, and a
+//  model that moves with the peer's (dissensus moves 2x as far) reads as
+//  2 (1 - the innovation's autocorrelation): 0.85 on the ring, where honest
+//  neighbours read 0.3. Measured from the fourth step on.
 static void
 s_innovation (gc_robust_guard_t *self, size_t n)
 {
