@@ -8,9 +8,10 @@
     `:self`, the stillness test (a replayed model cut, a straggler's
     unmoved replica not), the speed test (a model racing away cut, one
     jump not), the echo test (the peer's own model sent back cut), the
-    ablation words `:nosign`, `:nodir`, `:nomed`, `:nostill`, `:nofast` and
-    `:noecho`, the spec, and the caller's mix step fused into the
-    output pass (gc_robust_set_mix). */
+    follow test (a model made from the peer's own cut, also when half of
+    the neighbours send one), the ablation words `:nosign`, `:nodir`,
+    `:nomed`, `:nostill`, `:nofast`, `:noecho` and `:nofollow`, the spec, and
+    the caller's mix step fused into the output pass (gc_robust_set_mix). */
 #include "gc_test.h"
 
 #include <math.h>
@@ -233,6 +234,7 @@ test_spec (void **state)
         { "guard:nostill:nomed:self", "guard:3:200:0.15:0.3:self:nomed:nostill" },
         { "guard:nofast:nodir", "guard:3:200:0.15:0.3:nodir:nofast" },
         { "guard:noecho:self", "guard:3:200:0.15:0.3:self:noecho" },
+        { "guard:nofollow:nodrift", "guard:3:200:0.15:0.3:nodrift:nofollow" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -249,7 +251,7 @@ test_spec (void **state)
                                   "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
                                   "guard:selfish", "guard:1:2:0.1:0.2:nosign:3", "guard:nomed:nomed",
                                   "guard:nostill:nostill", "guard:nostil", "guard:nofast:nofast", "guard:noecho:noecho",
-                                  "nnm:1+guard:1:2:3:4:5", NULL };
+                                  "guard:nofollow:nofollow", "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
         assert_null (gc_robust_new (bad [i], &err));
