@@ -137,7 +137,11 @@ ZPL
 declare -A run_pid
 start () {          # index
   local i=$1
-  on "$i" "$gcnode" run --config "$(etc "$i")/gcnode.zpl" --resume --progress off \
+  #  ip netns exec directly, not through `on`: a function in the background
+  #  runs in a subshell, and $! would be that shell, not gcnode, so `stop`
+  #  and the cleanup's kill would leave the daemon running (it then wrote
+  #  its checkpoint into the work tree while the cleanup removed it)
+  ip netns exec "$tag-m$i" "$gcnode" run --config "$(etc "$i")/gcnode.zpl" --resume --progress off \
       >>"$(var "$i")/stdout.log" 2>>"$(var "$i")/stderr.log" &
   run_pid[$i]=$!
   pids+=("$!")
