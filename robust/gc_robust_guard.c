@@ -192,7 +192,7 @@
 //  coefficient (less S_FOL_Z standard errors) up to S_FOL_LO, 0 from
 //  S_FOL_HI, counted after S_FOL_WARMUP measured calls.
 #define S_FOL_LAGS 2
-#define S_GBAR_HORIZON 10.0
+#define S_INNOV_HORIZON 10.0
 #define S_FOL_HORIZON 20.0
 #define S_FOL_WARMUP 6
 #define S_FOL_Z 3.0
@@ -891,7 +891,8 @@ s_project_out (gc_robust_guard_t *self, size_t n, float *v)
 //  Without the whitening the innovation keeps the momentum's memory, and a
 //  model that moves with the peer's (dissensus moves 2x as far) reads as
 //  2 (1 - the innovation's autocorrelation): 0.85 on the ring, where honest
-//  neighbours read 0.3. Measured from the fourth step on.
+//  neighbours read 0.3. Measured from the fourth call on (the third step:
+//  the first gives g', the second the first estimate of a).
 static void
 s_innovation (gc_robust_guard_t *self, size_t n)
 {
@@ -917,11 +918,11 @@ s_innovation (gc_robust_guard_t *self, size_t n)
         return;
     }
     if (self->have_gprev) {
-        double b = 1.0 / fmin ((double) ++self->ar_n, S_GBAR_HORIZON);
+        double b = 1.0 / fmin ((double) ++self->ar_n, S_INNOV_HORIZON);
         self->ar_num = (1.0 - b) * self->ar_num + b * gg;
         self->ar_den = (1.0 - b) * self->ar_den + b * g2;
         double a = self->ar_den > 0 ? fmin (fmax (self->ar_num / self->ar_den, 0.0), 1.0) : 0.0;
-        double q = 0, be = 1.0 / fmin ((double) self->ar_n, S_GBAR_HORIZON);
+        double q = 0, be = 1.0 / fmin ((double) self->ar_n, S_INNOV_HORIZON);
         for (size_t i = 0; i < S_P; i++) {
             float e = g [i] - (float) a * self->gprev [i];
             self->innov [0][i] = e - self->ebar [i];

@@ -883,8 +883,9 @@ test_echo_cuts_the_own_model_sent_back (void **state)
 //  of this call carries the peer's fresh step, which no other test here
 //  reads (the others are off on both sides): cut unless `:nofollow`, also
 //  when two of the four neighbours do it (no majority needed); honest
-//  neighbours (whose last models feed the peer's last output, a coefficient
-//  of about 0.17 here): the same bits as `:nofollow`.
+//  neighbours (whose last models feed the peer's last output, and so this
+//  harness's "step", until the projection takes their directions out): the
+//  same bits as `:nofollow`.
 static void
 test_follow_cuts_a_model_made_from_the_own (void **state)
 {
