@@ -186,8 +186,9 @@
 //  calls. An honest neighbour mixed the peer's model of the last call at
 //  most, with its weight w times its clip factor: about w c at lag 1.
 //  Dissensus, 2 own - mu, has about 2 at its lag. Traced on the malicious
-//  ring, Dirichlet 0.5 (a scratch build with a print): honest -0.05 to 0.2,
-//  dissensus 1.2 - 1.5 after 50 calls (0.45 at its 20th: early on the mean
+//  ring, Dirichlet 0.5, seed 1 (docs/research/guard-validate-trace.patch
+//  prints it, less the standard errors): honest -0.02 to 0.32, dissensus
+//  0.67 - 1.09 at call 25 and 0.71 - 1.56 after (early on the mean
 //  gradient moves and the innovation holds some of it). Weight 1 at a
 //  coefficient (less S_FOL_Z standard errors) up to S_FOL_LO, 0 from
 //  S_FOL_HI, counted after S_FOL_WARMUP measured calls.
@@ -890,8 +891,8 @@ s_project_out (gc_robust_guard_t *self, size_t n, float *v)
 //  is the batch noise, new every call and unrelated to the calls before.
 //  Without the whitening the innovation keeps the momentum's memory, and a
 //  model that moves with the peer's (dissensus moves 2x as far) reads as
-//  2 (1 - the innovation's autocorrelation): 0.85 on the ring, where honest
-//  neighbours read 0.3. Measured from the fourth call on (the third step:
+//  only 2 (1 - the innovation's autocorrelation), with a = 0.9 not far
+//  above what honest neighbours read. Measured from the fourth call on (the third step:
 //  the first gives g', the second the first estimate of a).
 static void
 s_innovation (gc_robust_guard_t *self, size_t n)
