@@ -900,6 +900,59 @@ test_follow_cuts_a_model_made_from_the_own (void **state)
              "guard:100:100:0.99:1:nosign:nodir:nomed:nolow:nodrift:nofollow", cases);
 }
 
+//  Followers leave the levels. Two honest neighbours hold fixed sides s and
+//  -3 s (s a random sign per coordinate) under fresh N(0, 0.01) noise; the
+//  peer is its last output plus a fresh N(0, 0.0004) step, as in training;
+//  two followers send dissensus, 2 own - the honest ones' mean. Once the
+//  follow test cuts the followers, they also leave the median the direction
+//  test compares against, which is then the honest ones' alone: both point
+//  across it as often as not, the test stays off, and the peer mixes the two
+//  honest neighbours (the output: own + 2/5 of each one's deviation). Kept
+//  in the median, the followers would make it theirs and the direction test
+//  would cut one honest neighbour (checked: the assertion then fails).
+static void
+test_followers_leave_the_levels (void **state)
+{
+    (void) state;
+    gc_robust_t *r = s_rule ("guard:1000:100:0.99:1:nosign:nomed:nolow:nodrift");
+    gc_rng_t rng;
+    gc_rng_init (&rng, 11, 0);
+    float *x [5], *side = malloc (MED_D * sizeof (float)), *out = calloc (MED_D, sizeof (float));
+    assert_non_null (side);
+    assert_non_null (out);
+    for (size_t j = 0; j < 5; j++)
+        assert_non_null (x [j] = malloc (MED_D * sizeof (float)));
+    for (size_t i = 0; i < MED_D; i++)
+        side [i] = gc_rng_normal (&rng) < 0 ? -1.0f : 1.0f;
+    const float *in [5] = { x [0], x [1], x [2], x [3], x [4] };
+    const uint64_t keys [5] = { 100, 101, 102, 103, 104 };
+    for (int round = 0; round < 60; round++) {
+        gc_rng_fill_normal (&rng, x [0], MED_D, 0.0f, 0.02f);
+        gc_rng_fill_normal (&rng, x [1], MED_D, 0.0f, 0.1f);
+        gc_rng_fill_normal (&rng, x [2], MED_D, 0.0f, 0.1f);
+        for (size_t i = 0; i < MED_D; i++) {
+            x [0][i] += out [i];
+            x [1][i] += side [i];
+            x [2][i] -= 3 * side [i];
+            x [3][i] = x [4][i] = 2 * x [0][i] - (x [1][i] + x [2][i]) / 2;
+        }
+        gc_robust_set_keys (r, keys, NULL, 5);
+        assert_int_equal (gc_robust_aggregate (r, in, NULL, 5, MED_D, 0, out, NULL), 0);
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < MED_D; i++) {
+        double e = x [0][i] + 0.4 * (((double) x [1][i] - x [0][i]) + ((double) x [2][i] - x [0][i]));
+        off += fabs (out [i] - e) > 1e-4;
+    }
+    if (off)
+        fail_msg ("%zu coordinates are not the two honest neighbours' mix", off);
+    for (size_t j = 0; j < 5; j++)
+        free (x [j]);
+    free (side);
+    free (out);
+    gc_robust_destroy (&r);
+}
+
 //  Each ablation word turns off its test alone, in a case built so that the
 //  test must decide. Every case cuts at the first call (no warm-up), with a
 //  radius (C = 100) that clips no one and the consistency test out of reach
@@ -1114,6 +1167,7 @@ main (void)
         cmocka_unit_test (test_speed_cuts_a_racing_model),
         cmocka_unit_test (test_echo_cuts_the_own_model_sent_back),
         cmocka_unit_test (test_follow_cuts_a_model_made_from_the_own),
+        cmocka_unit_test (test_followers_leave_the_levels),
         cmocka_unit_test (test_low_consistency_cuts_a_wandering_push),
         cmocka_unit_test (test_drift_cuts_a_steady_push_in_noise),
         cmocka_unit_test (test_wanderers_leave_honest_consistency_alone),
