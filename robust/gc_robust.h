@@ -20,14 +20,15 @@
         scclip[:TAU]          self-centered clipping (ClippedGossip), fixed tau
         scclip:auto[:DELTA]   ... with the adaptive tau for Byzantine weight DELTA
         guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho]
-             [:nolow][:nodrift][:nofollow]
+             [:nolow][:nodrift][:nofollow][:nofar]
                               self-centred clipping at C x the own step, with a
                               per-neighbour consistency, sign, direction, median-sign,
-                              stillness, speed, echo, low-consistency, drift and
-                              follow history over H calls (stateful), the weight cut
+                              stillness, speed, echo, low-consistency, drift, follow
+                              and far history over H calls (stateful), the weight cut
                               going to the kept neighbours; ablation words: self (it
                               stays on the own model), nosign, nodir, nomed, nostill,
-                              nofast, noecho, nolow, nodrift, nofollow (that test off);
+                              nofast, noecho, nolow, nodrift, nofollow, nofar (that
+                              test off);
                               redist = the default
     Pre-aggregations, composable in front of any rule with '+':
         nnm[:F]+RULE          nearest-neighbour mixing (F defaults to RULE's f)

@@ -42,8 +42,13 @@
       (dissensus's 2 own - mu, stealth's own + noise) built it from the
       peer's model, which no honest neighbour has yet. It needs no
       majority, so it holds where half of the neighbours attack.
+    - The far test catches a neighbour that stays many radii away while
+      the others are within about one: clipping makes it a push of w tau
+      per round, and a far model (sign flip's -mu) pushes the same way
+      every round, which on heterogeneous data the consistency test no
+      longer tells from honest neighbours' steady offsets.
       Each test can be switched off alone (`:nosign`, `:nodir`, `:nomed`,
-      `:nostill`, `:nofast`, `:noecho`, `:nolow`, `:nodrift`, `:nofollow`)
+      `:nostill`, `:nofast`, `:noecho`, `:nolow`, `:nodrift`, `:nofollow`, `:nofar`)
       for ablation. */
 #include "gc_robust_guard.h"
 
@@ -199,6 +204,21 @@
 #define S_FOL_Z 3.0
 #define S_FOL_LO 0.5
 #define S_FOL_HI 0.9
+//  Far: the running mean of a neighbour's distance over the radius tau
+//  (capped at S_FAR_CAP, so that one resynchronised replica does not weigh
+//  for ten calls), against R, the lower median of the neighbours' (floored
+//  at 1: within the radius, all are near). Weight 1 up to S_FAR_LO x R, 0
+//  from S_FAR_HI x R, counted after S_FAR_WARMUP measured calls and only
+//  while the neighbours it flags hold less than half of the neighbours'
+//  weight (with an honest minority the median is the attackers'). Traced
+//  without attack (docs/RESULTS.md, "The far test"; every call, 4x4 torus
+//  iid and Dirichlet 0.5 and 0.1, the malicious ring, the CNN): honest
+//  neighbours at most 2.24 R; sign flip 10 - 64 R on the CNN, Dirichlet 0.5,
+//  where the consistency test let it shrink every model to 0.45 accuracy.
+#define S_FAR_CAP 64.0
+#define S_FAR_LO 4.0
+#define S_FAR_HI 8.0
+#define S_FAR_WARMUP 4
 //  The neighbours' share of the weight below which the radius grows
 //  (s_share_gain), and the most it grows (a peer with one neighbour of
 //  weight 1/1024 would otherwise follow it without any bound).
@@ -221,6 +241,8 @@ typedef struct {
     uint64_t have_p;        /* previous sketches held: 0, 1 or 2 */
     double   drift;         /* its drift at the last call (s_drift) */
     double   h;             /* its weight factor at the last call (1: none yet) */
+    double   far;           /* running mean of its distance over the radius, capped */
+    uint64_t far_n;         /* calls that measured it */
     //  Per lag L (S_FOL_LAGS): running means of <its movement, the own step's
     //  innovation L calls ago>, of |that innovation|^2 and of |its movement|^2
     //  over the calls that measured them, and their count.
@@ -698,6 +720,57 @@ s_follow_weight (const gc_robust_guard_t *self, size_t j)
     return beta <= S_FOL_LO ? 1.0 : fmax (0.0, (S_FOL_HI - beta) / (S_FOL_HI - S_FOL_LO));
 }
 
+//  Input j's distance over the radius, into its running mean (the far test).
+static void
+s_far_update (gc_robust_guard_t *self, size_t j, double dist, double tau)
+{
+    s_entry_t *e = &self->entries [self->sc.entry [j]];
+    if (!(tau > 0))
+        return;
+    double b = 1.0 / fmin ((double) ++e->far_n, S_SIGN_HORIZON);
+    e->far = (1.0 - b) * e->far + b * fmin (dist / tau, S_FAR_CAP);
+}
+
+//  Input j's entry when the far test counts it (on, measured often enough).
+static const s_entry_t *
+s_far_entry (const gc_robust_guard_t *self, size_t j)
+{
+    const s_entry_t *e = s_tested_entry (self, j, self->cfg.far_test);
+    return e && e->far_n >= S_FAR_WARMUP ? e : NULL;
+}
+
+//  The far test's level R (the lower median of the counted neighbours' far
+//  in the levels, at least 1), and whether the test counts this call: the
+//  neighbours beyond S_FAR_LO x R hold less than half of the weight `all`
+//  of the neighbours in the levels. 0 (off) when it does not count.
+static double
+s_far_level (const gc_robust_guard_t *self, const float *const *x, const double *w, size_t n,
+             const float *own, double all, double *tmp)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        const s_entry_t *e = x [j] != own && self->sc.lvl [j] ? s_far_entry (self, j) : NULL;
+        if (e)
+            s_sorted_insert (tmp, m++, e->far);
+    }
+    double level = fmax (m ? tmp [(m - 1) / 2] : 0.0, 1.0), flagged = 0;
+    for (size_t j = 0; j < n; j++) {
+        const s_entry_t *e = x [j] != own && self->sc.lvl [j] ? s_far_entry (self, j) : NULL;
+        flagged += e && e->far > S_FAR_LO * level ? w [j] : 0.0;
+    }
+    return flagged < 0.5 * all ? level : 0.0;
+}
+
+//  The far weight of input j at level R (0: the test does not count).
+static double
+s_far_weight (const gc_robust_guard_t *self, size_t j, double level)
+{
+    const s_entry_t *e = level > 0 ? s_far_entry (self, j) : NULL;
+    if (!e || e->far <= S_FAR_LO * level)
+        return 1.0;
+    return fmax (0.0, (S_FAR_HI - e->far / level) / (S_FAR_HI - S_FAR_LO));
+}
+
 //  The low-consistency weight of a consistency rho (-1: not counted yet)
 //  against the reference ref: 1 from S_LOW_HI x ref up, 0 at S_LOW_LO x ref.
 static double
@@ -1007,6 +1080,8 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
         cosv [j] = 1;
         if (sc->sxp [j] && (sc->d2 [j] > 0 || huge)) {
             rho [j] = s_history (self, j, huge ? 0.0 : c, dist, med_norm, huge, &skew [j], &cosv [j]);
+            if (!huge)
+                s_far_update (self, j, dist, tau);
             if (!huge && self->cfg.drift_test)
                 sc->drift [j] = s_drift (self, j, x [j], c);
             if (!huge && (!moved || moved [j]))
@@ -1035,6 +1110,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
             flagged += cosv [j] < S_COS_HI ? w [j] : 0;
         }
     bool direction = self->cfg.dir_test && flagged < 0.5 * all;
+    double far_level = s_far_level (self, x, w, n, own, all, sorted);
     double *mexcess = sorted;       /* the consistencies' order is no longer needed */
     bool median_sign = self->cfg.med_test && s_median_sign (sc->mup, x, w, n, own, all, mexcess);
     //  The speed test, again only while those it flags are a minority.
@@ -1066,6 +1142,7 @@ gc_robust_guard_run (gc_robust_guard_t *self, gc_robust_ws_t *ws,
                 h [j] *= s_fast_weight (e->fast);
             h [j] *= s_echo_weight (self, j);
             h [j] *= s_follow_weight (self, j);
+            h [j] *= s_far_weight (self, j, far_level);
             if (low_test && sc->lvl [j])
                 h [j] *= s_low_weight (rj, ref_low);
             if (sc->drift [j] > self->drift_lo)
@@ -1105,9 +1182,10 @@ gc_robust_guard_suspects (const gc_robust_guard_t *self, uint64_t key)
 //  lists them in this order). `redist` is the default, still accepted
 //  (configs written when it was opt-in); `self` is its opposite.
 typedef enum { S_W_SELF, S_W_REDIST, S_W_NOSIGN, S_W_NODIR, S_W_NOMED, S_W_NOSTILL, S_W_NOFAST,
-               S_W_NOECHO, S_W_NOLOW, S_W_NODRIFT, S_W_NOFOLLOW, S_W_COUNT } s_word_t;
+               S_W_NOECHO, S_W_NOLOW, S_W_NODRIFT, S_W_NOFOLLOW, S_W_NOFAR, S_W_COUNT } s_word_t;
 static const char *s_words [S_W_COUNT] = { "self", "redist", "nosign", "nodir", "nomed", "nostill",
-                                            "nofast", "noecho", "nolow", "nodrift", "nofollow" };
+                                            "nofast", "noecho", "nolow", "nodrift", "nofollow",
+                                            "nofar" };
 
 static int
 s_word (const char *tok)
@@ -1158,7 +1236,8 @@ s_parse (gc_robust_params_t *r, const gc_spec_t *t, const char *text, gc_err_t *
                                          .echo_test = !seen [S_W_NOECHO],
                                          .low_test = !seen [S_W_NOLOW],
                                          .drift_test = !seen [S_W_NODRIFT],
-                                         .follow_test = !seen [S_W_NOFOLLOW] };
+                                         .follow_test = !seen [S_W_NOFOLLOW],
+                                         .far_test = !seen [S_W_NOFAR] };
     if ((n > 1 && gc_parse_double (t->tok [1], 1e-6, 1e6, &r->guard.c, "guard c", err))
     ||  (n > 2 && gc_parse_double (t->tok [2], 1, 1e9, &r->guard.horizon, "guard horizon", err))
     ||  (n > 3 && gc_parse_double (t->tok [3], 0, 1, &r->guard.rho_lo, "guard rho_lo", err))
@@ -1179,12 +1258,13 @@ s_describe (const gc_robust_params_t *r, char *buf, size_t size, size_t *used)
     gc_robust_fmt_double (h, sizeof h, r->guard.horizon);
     gc_robust_fmt_double (lo, sizeof lo, r->guard.rho_lo);
     gc_robust_fmt_double (hi, sizeof hi, r->guard.rho_hi);
-    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s%s%s%s%s", c, h, lo, hi,
+    gc_text_add (buf, size, used, "guard:%s:%s:%s:%s%s%s%s%s%s%s%s%s%s%s%s", c, h, lo, hi,
                  r->guard.redist ? "" : ":self", r->guard.sign_test ? "" : ":nosign",
                  r->guard.dir_test ? "" : ":nodir", r->guard.med_test ? "" : ":nomed",
                  r->guard.still_test ? "" : ":nostill", r->guard.fast_test ? "" : ":nofast",
                  r->guard.echo_test ? "" : ":noecho", r->guard.low_test ? "" : ":nolow",
-                 r->guard.drift_test ? "" : ":nodrift", r->guard.follow_test ? "" : ":nofollow");
+                 r->guard.drift_test ? "" : ":nodrift", r->guard.follow_test ? "" : ":nofollow",
+                 r->guard.far_test ? "" : ":nofar");
 }
 
 static int
@@ -1216,12 +1296,12 @@ s_suspects (const void *state, uint64_t key)
 }
 
 const gc_robust_rule_t gc_robust_rule_guard = {
-    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho][:nolow][:nodrift][:nofollow]",
+    .name = "guard", .usage = "guard[:C[:H[:LO[:HI]]]][:self][:nosign][:nodir][:nomed][:nostill][:nofast][:noecho][:nolow][:nodrift][:nofollow][:nofar]",
     .help = "self-centred clipping at C x the own step, with a per-neighbour consistency, "
-            "sign, direction, median-sign, stillness, speed, echo, drift and follow history over "
+            "sign, direction, median-sign, stillness, speed, echo, drift, follow and far history over "
             "H calls (stateful), the weight cut going to the neighbours kept; ablation: self (it "
             "stays on the own model), nosign, nodir, nomed, nostill, nofast, noecho, nolow, "
-            "nodrift, nofollow (that test off)",
+            "nodrift, nofollow, nofar (that test off)",
     .example = "guard:3:200:0.15:0.3", .malformed = "guard:3:200:0.15:0.3:1",
     .coords = true, .needs_centre = true,
     .parse = s_parse, .describe = s_describe, .run = s_run, .fini = s_fini,

@@ -36,6 +36,7 @@ typedef struct {
     bool   low_test;    /* the low-consistency test counts (the default; false: `:nolow`) */
     bool   drift_test;  /* the drift test counts (the default; false: `:nodrift`) */
     bool   follow_test; /* the follow test counts (the default; false: `:nofollow`) */
+    bool   far_test;    /* the far test counts (the default; false: `:nofar`) */
 } gc_robust_guard_cfg_t;
 
 gc_robust_guard_t *gc_robust_guard_new (const gc_robust_guard_cfg_t *cfg);

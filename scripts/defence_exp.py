@@ -6,7 +6,10 @@
 GRAPH: torus (4x4, Byzantine 0,1,10,11), ring (the honest-minority malicious ring:
 honest 0..4 on a ring, each with two Byzantine leaves, 11 Byzantine of 16), expo
 (exponential graph of 16, no attackers only), regular (24 peers on a random 6-regular
-graph drawn from the seed, Byzantine 2,9,14,21: a graph none of the tables has). ATTACK '' or none = no attack.
+graph drawn from the seed, Byzantine 2,9,14,21: a graph none of the tables has), cycle (a plain ring of
+16, Byzantine 0,4,8,12: every other honest peer has one Byzantine neighbour of two), expob (the
+exponential graph of 16, Byzantine 0,4,8,12: every honest peer at most one of its 4 in-neighbours).
+ATTACK '' or none = no attack.
 Environment: VALIDATE sets gossip/validate (e.g. off, 64:10; unset: the default, auto),
 COMPRESS and EC set gossip/compress and gossip/ec (unset: none, none; e.g. topk:0.01:fp16, liec:100),
 TAG adds a tag to the run directory's name, GCSIM names the gcsim binary.
@@ -22,15 +25,15 @@ from gcsim_tables import ring_edges, zpl  # noqa: E402
 RING_HONEST = 5
 
 def main():
-    if len(sys.argv) < 9 or sys.argv[1] not in ("torus", "ring", "expo", "regular"):
-        sys.exit("usage: defence_exp.py torus|ring|expo|regular SPLIT AGG ATTACK OMN ROUNDS SCHEDULE SEED [GAMMA]")
+    if len(sys.argv) < 9 or sys.argv[1] not in ("torus", "ring", "expo", "regular", "cycle", "expob"):
+        sys.exit("usage: defence_exp.py torus|ring|expo|regular|cycle|expob SPLIT AGG ATTACK OMN ROUNDS SCHEDULE SEED [GAMMA]")
     graph, split, agg, attack, omn, rounds, sched, seed = sys.argv[1:9]
     gamma = sys.argv[9] if len(sys.argv) > 9 else "1"
     attack = "" if attack in ("", "none") else attack
     topo = {"torus": "torus:4x4", "ring": "edges:" + ring_edges(), "expo": "exponential",
-            "regular": "regular:6"}[graph]
+            "regular": "regular:6", "cycle": "ring", "expob": "exponential"}[graph]
     byz = {"torus": "0,1,10,11", "ring": ",".join(str(i) for i in range(5, 16)), "expo": "",
-           "regular": "2,9,14,21"}[graph]
+           "regular": "2,9,14,21", "cycle": "0,4,8,12", "expob": "0,4,8,12"}[graph]
     peers = 24 if graph == "regular" else 16
     sections = {"node": {"eval_every": 0}, "topology": {"kind": topo},
                 "train": {"split": split, "rounds": rounds, "local_steps": 1, "batch": 32,

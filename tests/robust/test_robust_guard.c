@@ -9,8 +9,10 @@
     unmoved replica not), the speed test (a model racing away cut, one
     jump not), the echo test (the peer's own model sent back cut), the
     follow test (a model made from the peer's own cut, also when half of
-    the neighbours send one), the ablation words `:nosign`, `:nodir`,
-    `:nomed`, `:nostill`, `:nofast`, `:noecho` and `:nofollow`, the spec, and
+    the neighbours send one), the far test (a model many radii away cut,
+    not when half of the neighbours are), the ablation words `:nosign`,
+    `:nodir`, `:nomed`, `:nostill`, `:nofast`, `:noecho`, `:nofollow` and
+    `:nofar`, the spec, and
     the caller's mix step fused into the output pass (gc_robust_set_mix). */
 #include "gc_test.h"
 
@@ -235,6 +237,7 @@ test_spec (void **state)
         { "guard:nofast:nodir", "guard:3:200:0.15:0.3:nodir:nofast" },
         { "guard:noecho:self", "guard:3:200:0.15:0.3:self:noecho" },
         { "guard:nofollow:nodrift", "guard:3:200:0.15:0.3:nodrift:nofollow" },
+        { "guard:nofar:nofollow", "guard:3:200:0.15:0.3:nofollow:nofar" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok [0]; i++) {
         gc_robust_t *r = s_rule (ok [i].spec);
@@ -251,7 +254,7 @@ test_spec (void **state)
                                   "guard:self:redist", "guard:nosign:nosign", "guard:nodir:3",
                                   "guard:selfish", "guard:1:2:0.1:0.2:nosign:3", "guard:nomed:nomed",
                                   "guard:nostill:nostill", "guard:nostil", "guard:nofast:nofast", "guard:noecho:noecho",
-                                  "guard:nofollow:nofollow", "nnm:1+guard:1:2:3:4:5", NULL };
+                                  "guard:nofollow:nofollow", "guard:nofar:nofar", "guard:nofarr", "nnm:1+guard:1:2:3:4:5", NULL };
     for (size_t i = 0; bad [i]; i++) {
         gc_err_t err = { 0 };
         assert_null (gc_robust_new (bad [i], &err));
@@ -552,11 +555,13 @@ enum { MED_D = 20000 };
 //  malicious ring). S_FOURTH_FOLLOW sends dissensus made from the peer's
 //  model of this very call, 2 own - the mean of the others;
 //  S_FOURTH_FOLLOW2 has the third neighbour send it too (half of the
-//  neighbours; the mean is then of the first two).
+//  neighbours; the mean is then of the first two). S_FOURTH_FAR is steady
+//  with the fourth's offset 30 times as long (sign flip's -mu: many radii
+//  away, call after call); S_FOURTH_FAR2 has the third far too.
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
                S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO, S_FOURTH_STEADY,
                S_FOURTH_WANDER, S_FOURTH_DRIFT, S_FOURTH_DRIFT2, S_FOURTH_FOLLOW,
-               S_FOURTH_FOLLOW2 } s_fourth_t;
+               S_FOURTH_FOLLOW2, S_FOURTH_FAR, S_FOURTH_FAR2 } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -573,7 +578,8 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
     bool drift2 = fourth == S_FOURTH_DRIFT2, follow2 = fourth == S_FOURTH_FOLLOW2;
     bool follow = fourth == S_FOURTH_FOLLOW || follow2;
     bool wander = fourth == S_FOURTH_WANDER || fourth == S_FOURTH_DRIFT || drift2;
-    bool steady = fourth == S_FOURTH_STEADY || wander;
+    bool far2 = fourth == S_FOURTH_FAR2, far = fourth == S_FOURTH_FAR || far2;
+    bool steady = fourth == S_FOURTH_STEADY || wander || far;
     for (size_t j = 0; j < 5; j++)
         assert_non_null (x [j] = calloc (MED_D, sizeof (float)));
     for (size_t j = 0; j < 2; j++) {
@@ -599,7 +605,8 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
             for (size_t i = 0; i < MED_D; i++)
                 x [j][i] = (j == 4 || (j == 3 && drift2)) && wander
                          ? x [j][i] - (fourth != S_FOURTH_WANDER ? 0.2f : 0.0f)
-                         : (j ? base [j][i] : 0.0f) + 0.3f * x [j][i];
+                         : (j ? base [j][i] * ((j == 4 || (j == 3 && far2)) && far ? 30.0f : 1.0f)
+                              : 0.0f) + 0.3f * x [j][i];
         for (size_t i = 0; follow && i < MED_D; i++) {
             float mu = follow2 ? (x [1][i] + x [2][i]) / 2 : (x [1][i] + x [2][i] + x [3][i]) / 3;
             x [4][i] = 2 * x [0][i] - mu;
@@ -900,6 +907,25 @@ test_follow_cuts_a_model_made_from_the_own (void **state)
              "guard:100:100:0.99:1:nosign:nodir:nomed:nolow:nodrift:nofollow", cases);
 }
 
+//  The far test: with the consistency and direction tests off, a fourth
+//  neighbour 30 times as far from the peer as the others, call after call
+//  (sign flip's -mu; a steady offset, so that it moves, turns and balances
+//  its signs like them), is cut unless `:nofar`; not when the third is as
+//  far (half of the neighbours: no majority, the test does not count),
+//  nor an honest neighbour's steady offset: the same bits as `:nofar`.
+static void
+test_far_cuts_a_distant_model (void **state)
+{
+    (void) state;
+    static const s_cut_case_t cases [] = {
+        { S_FOURTH_FAR, true, true },
+        { S_FOURTH_FAR2, true, false },
+        { S_FOURTH_STEADY, true, false },
+        { S_FOURTH_HONEST, true, false },
+    };
+    S_CASES ("guard:3:100:0.99:1:nodir", "guard:3:100:0.99:1:nodir:nofar", cases);
+}
+
 //  Followers leave the levels. Two honest neighbours hold fixed sides s and
 //  -3 s (s a random sign per coordinate) under fresh N(0, 0.01) noise; the
 //  peer is its last output plus a fresh N(0, 0.0004) step, as in training;
@@ -1168,6 +1194,7 @@ main (void)
         cmocka_unit_test (test_echo_cuts_the_own_model_sent_back),
         cmocka_unit_test (test_follow_cuts_a_model_made_from_the_own),
         cmocka_unit_test (test_followers_leave_the_levels),
+        cmocka_unit_test (test_far_cuts_a_distant_model),
         cmocka_unit_test (test_low_consistency_cuts_a_wandering_push),
         cmocka_unit_test (test_drift_cuts_a_steady_push_in_noise),
         cmocka_unit_test (test_wanderers_leave_honest_consistency_alone),
