@@ -205,8 +205,8 @@
 #define S_FOL_LO 0.5
 #define S_FOL_HI 0.9
 //  Far: the running mean of a neighbour's distance over the radius tau
-//  (capped at S_FAR_CAP, so that one resynchronised replica does not weigh
-//  for ten calls), against R, the lower median of the neighbours' (floored
+//  (capped at S_FAR_CAP: one outlying call moves the mean by at most a
+//  tenth of it), against R, the lower median of the neighbours' (floored
 //  at 1: within the radius, all are near). Weight 1 up to S_FAR_LO x R, 0
 //  from S_FAR_HI x R, counted after S_FAR_WARMUP measured calls and only
 //  while the neighbours it flags hold less than half of the neighbours'
