@@ -558,10 +558,13 @@ enum { MED_D = 20000 };
 //  neighbours; the mean is then of the first two). S_FOURTH_FAR is steady
 //  with the fourth's offset 30 times as long (sign flip's -mu: many radii
 //  away, call after call); S_FOURTH_FAR2 has the third far too.
+//  S_FOURTH_FOLLOW_ALL has every neighbour move with the peer: each sends
+//  its draw reflected through the peer's model of this call (the motion
+//  all models share early in training, not one neighbour's).
 typedef enum { S_FOURTH_HONEST, S_FOURTH_SHIFTED, S_FOURTH_REPLAY_ONE, S_FOURTH_REPLAY_TWO,
                S_FOURTH_FAST, S_FOURTH_JUMP, S_FOURTH_ECHO, S_FOURTH_STEADY,
                S_FOURTH_WANDER, S_FOURTH_DRIFT, S_FOURTH_DRIFT2, S_FOURTH_FOLLOW,
-               S_FOURTH_FOLLOW2, S_FOURTH_FAR, S_FOURTH_FAR2 } s_fourth_t;
+               S_FOURTH_FOLLOW2, S_FOURTH_FAR, S_FOURTH_FAR2, S_FOURTH_FOLLOW_ALL } s_fourth_t;
 
 //  30 calls of SPEC on fresh noise, the fourth neighbour's input marked as
 //  changed by a message or not; out gets the last call's output and, when cut is not NULL, cut
@@ -612,6 +615,9 @@ s_noise_mix (const char *spec, s_fourth_t fourth, bool moved4, float *out, float
             x [4][i] = 2 * x [0][i] - mu;
             x [3][i] = follow2 ? x [4][i] : x [3][i];
         }
+        for (size_t j = 1; fourth == S_FOURTH_FOLLOW_ALL && j < 5; j++)
+            for (size_t i = 0; i < MED_D; i++)
+                x [j][i] = 2 * x [0][i] - x [j][i];
         if (fourth == S_FOURTH_SHIFTED)
             for (size_t i = 0; i < MED_D; i++)
                 x [4][i] = -0.2f + 0.1f * x [4][i];
@@ -889,7 +895,9 @@ test_echo_cuts_the_own_model_sent_back (void **state)
 //  The follow test: a neighbour sending dissensus made from the peer's model
 //  of this call carries the peer's fresh step, which no other test here
 //  reads (the others are off on both sides): cut unless `:nofollow`, also
-//  when two of the four neighbours do it (no majority needed); honest
+//  when two of the four neighbours do it (no majority needed), but not
+//  when all four do (the neighbours' level: what all of them share is
+//  not one neighbour's attack; the same bits as `:nofollow`); honest
 //  neighbours (whose last models feed the peer's last output, and so this
 //  harness's "step", until the projection takes their directions out): the
 //  same bits as `:nofollow`.
@@ -900,6 +908,7 @@ test_follow_cuts_a_model_made_from_the_own (void **state)
     static const s_cut_case_t cases [] = {
         { S_FOURTH_FOLLOW, true, true },
         { S_FOURTH_FOLLOW2, true, true },
+        { S_FOURTH_FOLLOW_ALL, true, false },
         { S_FOURTH_HONEST, true, false },
         { S_FOURTH_STEADY, true, false },
     };
