@@ -763,9 +763,9 @@ s_follow_weight (const gc_robust_guard_t *self, size_t j)
 static void
 s_far_update (gc_robust_guard_t *self, size_t j, double dist, double tau)
 {
-    s_entry_t *e = &self->entries [self->sc.entry [j]];
     if (!(tau > 0))
         return;
+    s_entry_t *e = &self->entries [self->sc.entry [j]];
     double b = 1.0 / fmin ((double) ++e->far_n, S_SIGN_HORIZON);
     e->far = (1.0 - b) * e->far + b * fmin (dist / tau, S_FAR_CAP);
 }
@@ -778,6 +778,15 @@ s_far_entry (const gc_robust_guard_t *self, size_t j)
     return e && e->far_n >= S_FAR_WARMUP ? e : NULL;
 }
 
+//  Input j's far where the far test's level reads it (a neighbour in the
+//  levels, counted), else -1.
+static double
+s_far_of (const gc_robust_guard_t *self, const float *const *x, const float *own, size_t j)
+{
+    const s_entry_t *e = x [j] != own && self->sc.lvl [j] ? s_far_entry (self, j) : NULL;
+    return e ? e->far : -1.0;
+}
+
 //  The far test's level R (the lower median of the counted neighbours' far
 //  in the levels, at least 1), and whether the test counts this call: the
 //  neighbours beyond S_FAR_LO x R hold less than half of the weight `all`
@@ -788,15 +797,13 @@ s_far_level (const gc_robust_guard_t *self, const float *const *x, const double 
 {
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
-        const s_entry_t *e = x [j] != own && self->sc.lvl [j] ? s_far_entry (self, j) : NULL;
-        if (e)
-            s_sorted_insert (tmp, m++, e->far);
+        double far = s_far_of (self, x, own, j);
+        if (far >= 0)
+            s_sorted_insert (tmp, m++, far);
     }
     double level = fmax (m ? tmp [(m - 1) / 2] : 0.0, 1.0), flagged = 0;
-    for (size_t j = 0; j < n; j++) {
-        const s_entry_t *e = x [j] != own && self->sc.lvl [j] ? s_far_entry (self, j) : NULL;
-        flagged += e && e->far > S_FAR_LO * level ? w [j] : 0.0;
-    }
+    for (size_t j = 0; j < n; j++)
+        flagged += s_far_of (self, x, own, j) > S_FAR_LO * level ? w [j] : 0.0;
     return flagged < 0.5 * all ? level : 0.0;
 }
 
