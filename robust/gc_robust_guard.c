@@ -214,8 +214,9 @@
 //  without attack (docs/RESULTS.md, "The far test"; every call, 4x4 torus
 //  iid and Dirichlet 0.5 and 0.1, the malicious ring, the CNN): honest
 //  neighbours at most 2.5 R, but for the CNN on Dirichlet 0.5, seed 3,
-//  where some reached 5.5 R for about 30 calls while the accuracy climbed
-//  (a partial cut; the run ends as with `:nofar`); sign flip 10 - 64 R on
+//  where some reached 5.5 R for about 30 calls while the follow test
+//  still cut every honest neighbour early on (a partial cut; the run ended
+//  as with `:nofar`; 0.9 R since the follow level); sign flip 10 - 64 R on
 //  the CNN, Dirichlet 0.5, where the consistency test let it shrink every
 //  model to 0.45 accuracy. LO 6 and HI 12 with the upper median for R
 //  leave that honest case alone but cut sign flip later: seed 3 ended 0.6
