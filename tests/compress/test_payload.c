@@ -187,6 +187,55 @@ test_topk_payload_keeps_k_largest (void **state)
     free (q);
 }
 
+//  LEB128 of the deltas, a byte at a time: what gc_varint_write must give.
+static size_t
+s_varint_bytes (uint8_t *dst, const uint32_t *idx, size_t nnz, uint32_t base)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nnz; i++) {
+        uint32_t v = idx [i] - (i ? idx [i - 1] : base);
+        for (; v >= 0x80; v >>= 7)
+            dst [n++] = (uint8_t) (v | 0x80);
+        dst [n++] = (uint8_t) v;
+    }
+    return n;
+}
+
+//  The word-at-a-time writer gives the reference bytes for deltas of every
+//  length (1 to 5 bytes, a 5-byte one anywhere in the list) and writes
+//  nothing past them: each case writes into a buffer of exactly
+//  gc_varint_size bytes (AddressSanitizer checks the edge).
+static void
+test_varint_write_matches_bytes (void **state)
+{
+    (void) state;
+    static const uint32_t lens [] = { 0, 1, 127, 128, 16383, 16384, 2097151, 2097152,
+                                      268435455, 268435456, 4000000000u };
+    gc_rng_t rng;
+    gc_rng_init (&rng, 5, 0);
+    for (size_t nnz = 1; nnz <= 12; nnz++)
+        for (size_t trial = 0; trial < 200; trial++) {
+            uint32_t idx [12], base = trial % 3 ? (uint32_t) gc_rng_next (&rng) % 1000 : 0;
+            uint64_t at = base;
+            for (size_t i = 0; i < nnz; i++) {
+                //  Small deltas mostly, a delta of each length now and then,
+                //  kept within 32 bits.
+                uint64_t r = gc_rng_next (&rng);
+                uint32_t d = r % 4 ? (uint32_t) (r >> 8) % 300 : lens [(r >> 8) % 11];
+                d = at + d > UINT32_MAX ? 1 : d;
+                at += d;
+                idx [i] = (uint32_t) at;
+            }
+            uint8_t want [64];
+            size_t n = s_varint_bytes (want, idx, nnz, base);
+            assert_int_equal (gc_varint_size (idx, nnz, base), n);
+            uint8_t *got = malloc (n);
+            assert_int_equal (gc_varint_write (got, idx, nnz, base), n);
+            assert_memory_equal (got, want, n);
+            free (got);
+        }
+}
+
 //  Index encoding follows the smaller body: varint when sparse, bitmap when
 //  dense, and a dense section with zeros when nearly every entry is
 //  selected; all decode to the same values, and no payload is larger than
@@ -727,6 +776,7 @@ main (void)
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_round_trip_every_method),
         cmocka_unit_test (test_topk_payload_keeps_k_largest),
+        cmocka_unit_test (test_varint_write_matches_bytes),
         cmocka_unit_test (test_varint_or_bitmap_by_size),
         cmocka_unit_test (test_payload_for_other_layout_is_rejected),
         cmocka_unit_test (test_half_simd_equals_scalar),
