@@ -236,6 +236,39 @@ test_varint_write_matches_bytes (void **state)
         }
 }
 
+//  The decoder reads varints of every length it can meet in a layer below
+//  2^28 entries (1 to 4 bytes, near the block's end too, where it reads byte
+//  by byte): a threshold payload of chosen indices adds back exactly the
+//  values it took.
+static void
+test_varint_decode_every_length (void **state)
+{
+    (void) state;
+    static const uint32_t gaps [] = { 1, 127, 128, 3, 16383, 16384, 7, 2097151, 2097152, 1,
+                                      300, 1, 1, 129, 1, 2 };
+    size_t n = 4300000, ng = sizeof gaps / sizeof gaps [0];
+    gc_layout_t layout;
+    assert_int_equal (gc_layout_init_flat (&layout, n, NULL), 0);
+    float *x = calloc (n, sizeof *x), *q = calloc (n, sizeof *q);
+    size_t at = 0;
+    for (size_t g = 0; g < ng; g++) {
+        at += gaps [g] - (g == 0);              /* the first index is gap - 1 from 0 */
+        x [at] = (float) (g + 1) * (g % 2 ? -1.0f : 1.0f);
+    }
+    gc_compressor_t *comp = gc_compressor_new ("threshold:0.5", &layout, 1, NULL);
+    assert_non_null (comp);
+    gc_buf_t out;
+    gc_buf_init (&out);
+    assert_int_equal (gc_compressor_compress (comp, x, 0, &out, NULL), 0);
+    assert_int_equal (out.data [GC_PAYLOAD_HEADER_SIZE + 2], GC_ENC_SPARSE_VARINT);
+    assert_int_equal (gc_payload_decompress_add (out.data, out.len, &layout, q, NULL), 0);
+    assert_memory_equal (q, x, n * sizeof *x);
+    gc_buf_free (&out);
+    gc_compressor_destroy (&comp);
+    free (x);
+    free (q);
+}
+
 //  Index encoding follows the smaller body: varint when sparse, bitmap when
 //  dense, and a dense section with zeros when nearly every entry is
 //  selected; all decode to the same values, and no payload is larger than
@@ -496,6 +529,8 @@ s_varint_case (gc_buf_t *b, const uint8_t *idx, uint32_t ib, uint32_t nnz)
 }
 
 static int b_varint_overlong (gc_buf_t *b) { static const uint8_t i [] = { 0x83, 0x00 }; return s_varint_case (b, i, 2, 1); }
+//  The same with four bytes or more left in the block (the word-at-a-time read).
+static int b_varint_overlong_word (gc_buf_t *b) { static const uint8_t i [] = { 0x01, 0x83, 0x00, 0x01, 0x01, 0x01 }; return s_varint_case (b, i, 6, 5); }
 static int b_varint_33bits (gc_buf_t *b) { static const uint8_t i [] = { 0x80, 0x80, 0x80, 0x80, 0x10 }; return s_varint_case (b, i, 5, 1); }
 static int b_varint_runs_out (gc_buf_t *b) { static const uint8_t i [] = { 0x01, 0x81 }; return s_varint_case (b, i, 2, 2); }
 static int b_varint_trailing (gc_buf_t *b) { static const uint8_t i [] = { 0x01, 0x01, 0x01 }; return s_varint_case (b, i, 3, 2); }
@@ -667,7 +702,8 @@ test_corrupt_payloads_are_rejected (void **state)
         { "index range", b_index_range }, { "index order", b_index_order },
         { "nan value", b_nan_value }, { "inf value", b_inf_value },
         { "dense valid", b_dense_valid }, { "dense in topk", b_dense_in_topk }, { "dense nan", b_dense_nan }, { "dense inf", b_dense_inf },
-        { "varint overlong", b_varint_overlong }, { "varint 33 bits", b_varint_33bits },
+        { "varint overlong", b_varint_overlong }, { "varint overlong word", b_varint_overlong_word },
+        { "varint 33 bits", b_varint_33bits },
         { "varint runs out", b_varint_runs_out }, { "varint trailing", b_varint_trailing },
         { "varint block small", b_varint_block_small }, { "varint huge gap", b_varint_huge_gap },
         { "bitmap valid", b_bitmap_valid }, { "bitmap popcount", b_bitmap_popcount },
@@ -777,6 +813,7 @@ main (void)
         cmocka_unit_test (test_round_trip_every_method),
         cmocka_unit_test (test_topk_payload_keeps_k_largest),
         cmocka_unit_test (test_varint_write_matches_bytes),
+        cmocka_unit_test (test_varint_decode_every_length),
         cmocka_unit_test (test_varint_or_bitmap_by_size),
         cmocka_unit_test (test_payload_for_other_layout_is_rejected),
         cmocka_unit_test (test_half_simd_equals_scalar),
