@@ -7,6 +7,7 @@ the repository are; by default the repository this file is in."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -21,10 +22,39 @@ SOURCE = os.environ.get("GC_SOURCE_DIR", _REPO)
 GCNODE = os.path.join(BUILD, "gcnode")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _ephemeral_range() -> "tuple[int, int]":
+    """The kernel's range for the local ports of outgoing connections."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(v) for v in f.read().split())
+        if 0 < lo <= hi < 65536:
+            return lo, hi
+    except (OSError, ValueError):
+        pass
+    return 32768, 60999
+
+
+def free_port(taken: "Optional[List[int]]" = None) -> int:
+    """A TCP port nobody listens on now, outside the ephemeral range: while
+    peers start, each one connects again and again to neighbours not yet
+    listening, and every attempt takes an ephemeral local port, which may be
+    the one a slower peer is about to bind (a port that the kernel handed
+    out for bind(0), as this did before, failed a test that way under load:
+    "Address already in use"). The same rule as gcnet's (harness/gc_run.c)."""
+    lo, hi = _ephemeral_range()
+    candidates = list(range(10000, lo)) + list(range(hi + 1, 65536))
+    rng = random.SystemRandom()
+    for _ in range(256):
+        port = rng.choice(candidates)
+        if taken and port in taken:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free TCP port outside the ephemeral range %d-%d" % (lo, hi))
 
 
 def fail(msg: str) -> None:
@@ -41,7 +71,9 @@ class Net:
         self.dir = where or tempfile.mkdtemp(prefix="gc-%s-" % tag)
         self.keep = bool(where)
         self.n = n
-        self.ports = [free_port() for _ in range(n)]
+        self.ports: List[int] = []
+        for _ in range(n):
+            self.ports.append(free_port(self.ports))
         self.procs: Dict[int, subprocess.Popen] = {}
         for i in range(n):
             subprocess.run([GCNODE, "keygen", "--out", self.path("keys"), "--name", "p%d" % i],

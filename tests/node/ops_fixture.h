@@ -45,7 +45,7 @@ bool       ops_wait_round (ops_net_t *self, int i, unsigned long round, double t
 /*  GET http://host:port/path; returns the body (malloc'd) when the answer
     is 200, else NULL. */
 char      *ops_http_get (const char *hostport, const char *path);
-/*  A TCP port that was free a moment ago. */
+/*  A TCP port that was free a moment ago, outside the ephemeral range. */
 int        ops_free_port (void);
 
 #endif
