@@ -2,13 +2,11 @@
     line naming the key and exit code 2; a good config prints its effective
     configuration. */
 #include "gc_test.h"
+#include "ops_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,21 +102,6 @@ test_config_mistakes (void **state)
     s_expect (args, 2, "peers/0/key: missing");
 }
 
-//  A free TCP port on loopback (bound once, released).
-static int
-s_free_port (void)
-{
-    int fd = socket (AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    assert_true (fd >= 0);
-    assert_int_equal (bind (fd, (struct sockaddr *) &a, sizeof a), 0);
-    assert_int_equal (getsockname (fd, (struct sockaddr *) &a, &len), 0);
-    close (fd);
-    return ntohs (a.sin_port);
-}
-
 //  node/bind empty (issue 19): the inbox listens on the configured
 //  endpoint's address (127.0.0.1 here), not on every interface. The peer
 //  runs (its neighbour never comes) while /proc/net/tcp shows the listener.
@@ -126,11 +109,11 @@ static void
 test_bind_follows_endpoint (void **state)
 {
     (void) state;
-    int port = s_free_port ();
+    int port = ops_free_port ();
     char peers [2048], path [1024], cmd [4096];
     snprintf (peers, sizeof peers, "    0\n        endpoint = \"tcp://127.0.0.1:%d\"\n        key = \"%s/a.pub\"\n"
               "    1\n        endpoint = \"tcp://127.0.0.1:%d\"\n        key = \"%s/b.pub\"\n",
-              port, s_dir, s_free_port (), s_dir);
+              port, s_dir, ops_free_port (), s_dir);
     snprintf (path, sizeof path, "%s/bind.zpl", s_dir);
     s_write_config (path, "", peers, "");
     snprintf (cmd, sizeof cmd,
