@@ -87,7 +87,7 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     const __m512i absmask = _mm512_set1_epi32 (0x7fffffff);
     const __m512i lov = _mm512_set1_epi32 ((int) lo);
     __m512i mx = _mm512_setzero_si512 ();
-    uint32_t hmax = 0;
+    uint32_t hmax = 0;          /* unread: mx holds the max of every key (the store is dropped) */
     for (; i + 32 <= m; i += 32) {
         __m512i k0 = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (x + i)), absmask);
         __m512i k1 = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (x + i + 16)), absmask);
@@ -112,7 +112,7 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     const uint32_t lc = lo > 0x80000000u ? 0x80000000u : lo;
     const __m256i lom1 = _mm256_set1_epi32 ((int) (lc - 1u));
     __m256i mx = _mm256_setzero_si256 ();
-    uint32_t hmax = 0;
+    uint32_t hmax = 0;          /* unread, as at AVX-512 */
     for (; i + 32 <= m; i += 32) {
         const __m256i *p = (const __m256i *) (x + i);
         __m256i k0 = _mm256_and_si256 (_mm256_loadu_si256 (p), absmask);

@@ -133,19 +133,12 @@ gc_varint_write (uint8_t *dst, const uint32_t *idx, size_t nnz, uint32_t base)
     //  a tenth of the compressor's time). Each store's 4 bytes end inside
     //  the varints: at least three more deltas, of a byte or more, follow.
     size_t i = 0;
-    for (; i + 3 < nnz; i++) {
-        uint32_t v = idx [i] - prev;
-        prev = idx [i];
-        if (v >= 1u << 28)
-            break;
+    for (; i + 3 < nnz && idx [i] - prev < 1u << 28; i++) {
         size_t len;
-        uint32_t w = s_varint_word (v, &len);
-        uint8_t b [4] = { (uint8_t) w, (uint8_t) (w >> 8), (uint8_t) (w >> 16), (uint8_t) (w >> 24) };
-        memcpy (p, b, 4);
+        gc_put_u32 (p, s_varint_word (idx [i] - prev, &len));
+        prev = idx [i];
         p += len;
     }
-    if (i + 3 < nnz)
-        prev = i ? idx [i - 1] : base;      /* the delta that broke out is written below */
     for (; i < nnz; i++) {
         uint32_t v = idx [i] - prev;
         prev = idx [i];

@@ -18,6 +18,7 @@
 #include "gc_ctl.h"
 #include "gc_netns.h"
 #include "gc_parse.h"
+#include "gc_ports.h"
 #include "gc_proc.h"
 #include "gc_time.h"
 #include "gc_timeline.h"
@@ -360,69 +361,11 @@ s_keygen (s_run_t *run, gc_err_t *err)
     return rc;
 }
 
-//  The kernel's ephemeral range (outgoing connections take their local port from
-//  it): 32768-60999 unless configured otherwise.
-static void
-s_ephemeral_range (int *lo, int *hi)
-{
-    *lo = 32768;
-    *hi = 60999;
-    FILE *f = fopen ("/proc/sys/net/ipv4/ip_local_port_range", "r");
-    if (f) {
-        int a, b;
-        if (fscanf (f, "%d %d", &a, &b) == 2 && a > 0 && b >= a && b < 65536) {
-            *lo = a;
-            *hi = b;
-        }
-        fclose (f);
-    }
-}
-
-//  n consecutive TCP ports that nobody listens on now (gcnode binds them a
-//  moment later; a collision shows up as a peer that cannot bind), outside the
-//  ephemeral range: while the peers start, each one's sockets connect to
-//  neighbours not yet listening, again and again, and every attempt takes an
-//  ephemeral local port, which may be the one another peer is about to bind.
-static int
-s_free_ports (uint32_t n, int *base, gc_err_t *err)
-{
-    int eph_lo, eph_hi;
-    s_ephemeral_range (&eph_lo, &eph_hi);
-    //  candidates: [10000, eph_lo) and (eph_hi, 65535], in one numbering
-    int below = eph_lo - 10000 - (int) n, above = 65535 - eph_hi - (int) n;
-    below = below > 0 ? below : 0;
-    above = above > 0 ? above : 0;
-    if (below + above == 0)
-        return gc_err_set (err, GC_E_SYS, "no room for %u TCP ports outside the ephemeral range %d-%d "
-                           "(set scenario/base_port)", n, eph_lo, eph_hi);
-    uint64_t seed = (uint64_t) getpid () * 2654435761u ^ (uint64_t) gc_now_ns ();
-    for (int attempt = 0; attempt < 64; attempt++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        int pick = (int) ((seed >> 33) % (uint64_t) (below + above));
-        int start = pick < below ? 10000 + pick : eph_hi + 1 + (pick - below);
-        bool ok = true;
-        for (uint32_t i = 0; i < n && ok; i++) {
-            int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            if (fd < 0)
-                return gc_err_set (err, GC_E_SYS, "socket: %s", strerror (errno));
-            struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) (start + (int) i)),
-                                     .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-            ok = bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
-            close (fd);
-        }
-        if (ok) {
-            *base = start;
-            return 0;
-        }
-    }
-    return gc_err_set (err, GC_E_SYS, "no range of %u free TCP ports found (set scenario/base_port)", n);
-}
-
 static int
 s_write_configs (s_run_t *run, gc_err_t *err)
 {
     int base = run->sc->base_port;
-    if (!run->netns && base == 0 && s_free_ports (run->n, &base, err))
+    if (!run->netns && base == 0 && gc_ports_free (run->n, &base, err))
         return -1;
     for (uint32_t i = 0; i < run->n; i++)
         run->endpoints [i] = run->netns

@@ -34,27 +34,26 @@ def _ephemeral_range() -> "tuple[int, int]":
     return 32768, 60999
 
 
-def free_port(taken: "Optional[List[int]]" = None) -> int:
-    """A TCP port nobody listens on now, outside the ephemeral range: while
-    peers start, each one connects again and again to neighbours not yet
-    listening, and every attempt takes an ephemeral local port, which may be
-    the one a slower peer is about to bind (a port that the kernel handed
-    out for bind(0), as this did before, failed a test that way under load:
-    "Address already in use"). The same rule as gcnet's (harness/gc_run.c)."""
+def free_ports(n: int) -> List[int]:
+    """n consecutive TCP ports nobody listens on now, outside the ephemeral
+    range: while peers start, each one connects again and again to
+    neighbours not yet listening, and every attempt takes an ephemeral local
+    port, which may be the one a slower peer is about to bind (ports from
+    bind(0), as this took before, failed a test that way under load:
+    "Address already in use"). gcnet's rule (harness/gc_ports.c), in Python."""
     lo, hi = _ephemeral_range()
-    candidates = list(range(10000, lo)) + list(range(hi + 1, 65536))
+    starts = list(range(10000, lo - n)) + list(range(hi + 1, 65536 - n))
     rng = random.SystemRandom()
-    for _ in range(256):
-        port = rng.choice(candidates)
-        if taken and port in taken:
+    for _ in range(64):
+        start = rng.choice(starts)
+        try:
+            for port in range(start, start + n):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
             continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free TCP port outside the ephemeral range %d-%d" % (lo, hi))
+        return list(range(start, start + n))
+    raise RuntimeError("no %d free TCP ports outside the ephemeral range %d-%d" % (n, lo, hi))
 
 
 def fail(msg: str) -> None:
@@ -71,9 +70,7 @@ class Net:
         self.dir = where or tempfile.mkdtemp(prefix="gc-%s-" % tag)
         self.keep = bool(where)
         self.n = n
-        self.ports: List[int] = []
-        for _ in range(n):
-            self.ports.append(free_port(self.ports))
+        self.ports = free_ports(n)
         self.procs: Dict[int, subprocess.Popen] = {}
         for i in range(n):
             subprocess.run([GCNODE, "keygen", "--out", self.path("keys"), "--name", "p%d" % i],

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gc_ports.h"
 #include "gc_status.h"
 
 static double
@@ -23,52 +24,6 @@ s_now (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
-//  Whether nobody listens on 127.0.0.1:port now.
-static bool
-s_port_free (int port)
-{
-    int fd = socket (AF_INET, SOCK_STREAM, 0);
-    assert_true (fd >= 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port),
-                             .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-    bool ok = bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
-    close (fd);
-    return ok;
-}
-
-//  Outside the kernel's ephemeral range, as gcnet picks its ports
-//  (harness/gc_run.c): while peers start, each one connects again and again
-//  to neighbours not yet listening, every attempt taking an ephemeral local
-//  port, which may be the one a slower peer is about to bind (a port from
-//  bind(0) failed a Python test that way under load).
-int
-ops_free_port (void)
-{
-    int lo = 32768, hi = 60999;
-    FILE *f = fopen ("/proc/sys/net/ipv4/ip_local_port_range", "r");
-    if (f) {
-        int a, b;
-        if (fscanf (f, "%d %d", &a, &b) == 2 && a > 10000 && b >= a && b < 65536) {
-            lo = a;
-            hi = b;
-        }
-        fclose (f);
-    }
-    int below = lo - 10000, above = 65535 - hi;
-    assert_true (below + above > 0);
-    static unsigned seed;
-    if (!seed)
-        seed = (unsigned) getpid () * 2654435761u ^ (unsigned) time (NULL);
-    for (int attempt = 0; attempt < 256; attempt++) {
-        int pick = rand_r (&seed) % (below + above);
-        int port = pick < below ? 10000 + pick : hi + 1 + (pick - below);
-        if (s_port_free (port))
-            return port;
-    }
-    fail_msg ("no free TCP port outside the ephemeral range %d-%d", lo, hi);
-    return -1;
 }
 
 char *
@@ -90,14 +45,12 @@ ops_new (const char *tag, int n)
     self->dir = gc_test_tmpdir (tag);
     self->gcnode = gc_test_build_path ("gcnode");
     self->n = n;
+    int base;
+    gc_err_t err;
+    if (gc_ports_free ((uint32_t) n, &base, &err))
+        fail_msg ("%s", err.msg);
     for (int i = 0; i < n; i++) {
-        bool again;
-        do {
-            self->ports [i] = ops_free_port ();
-            again = false;
-            for (int j = 0; j < i; j++)
-                again |= self->ports [j] == self->ports [i];
-        } while (again);
+        self->ports [i] = base + i;
         char cmd [1024], *out = NULL;
         snprintf (cmd, sizeof cmd, "%s keygen --out %s/keys --name p%d", self->gcnode, self->dir, i);
         if (gc_test_run (cmd, &out) != 0)

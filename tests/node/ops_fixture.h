@@ -1,8 +1,9 @@
 /*  ops_fixture — small networks of real `gcnode run` processes for the
     operations tests: keys made by `gcnode keygen`, one ZPL file per peer on
-    free loopback ports, peers started in the background with their output
-    in a log file, and waited for with a deadline (killed past it). Every
-    peer trains on the synthetic task with a small model. */
+    free loopback ports (gc_ports: outside the ephemeral range), peers
+    started in the background with their output in a log file, and waited
+    for with a deadline (killed past it). Every peer trains on the synthetic
+    task with a small model. */
 #ifndef OPS_FIXTURE_H
 #define OPS_FIXTURE_H
 
@@ -45,7 +46,5 @@ bool       ops_wait_round (ops_net_t *self, int i, unsigned long round, double t
 /*  GET http://host:port/path; returns the body (malloc'd) when the answer
     is 200, else NULL. */
 char      *ops_http_get (const char *hostport, const char *path);
-/*  A TCP port that was free a moment ago, outside the ephemeral range. */
-int        ops_free_port (void);
 
 #endif

@@ -2,13 +2,14 @@
     line naming the key and exit code 2; a good config prints its effective
     configuration. */
 #include "gc_test.h"
-#include "ops_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "gc_ports.h"
 
 static char *s_gcnode, *s_dir;
 
@@ -109,11 +110,14 @@ static void
 test_bind_follows_endpoint (void **state)
 {
     (void) state;
-    int port = ops_free_port ();
+    int port;
+    gc_err_t err;
+    if (gc_ports_free (2, &port, &err))
+        fail_msg ("%s", err.msg);
     char peers [2048], path [1024], cmd [4096];
     snprintf (peers, sizeof peers, "    0\n        endpoint = \"tcp://127.0.0.1:%d\"\n        key = \"%s/a.pub\"\n"
               "    1\n        endpoint = \"tcp://127.0.0.1:%d\"\n        key = \"%s/b.pub\"\n",
-              port, s_dir, ops_free_port (), s_dir);
+              port, s_dir, port + 1, s_dir);
     snprintf (path, sizeof path, "%s/bind.zpl", s_dir);
     s_write_config (path, "", peers, "");
     snprintf (cmd, sizeof cmd,
