@@ -1479,33 +1479,92 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 
 //  --- Weighted sums ----------------------------------------------------------
 
+/*  out = sum of coef[i] * x_i over the inputs with a non-zero coefficient,
+    per coordinate in double, in index order from +0, rounded once (every
+    level and the scalar tail the same operations, so the same bits). One
+    64-byte column of every input at a time, its sums in registers (the
+    block form before kept them in a block of doubles that every input
+    loaded and stored again: mean ran slower than the median). A non-finite
+    input makes its lane's sum non-finite, so no check per value: the
+    column sums are summed into `chk`, and only when that is not finite are
+    the inputs scanned (it may be an overflow of finite values instead).
+    S_CW doubles fill one register; S_CWIDEN (p) widens the S_CW floats at p. */
+#if GC_KLEVEL >= GC_KLEVEL_AVX512
+#   define S_CW 8
+#   define S_CWIDEN(p) ((s_cwd) _mm512_cvtps_pd (_mm256_loadu_ps (p)))
+#   define S_CSET1(x)  ((s_cwd) _mm512_set1_pd (x))
+#elif GC_KLEVEL >= GC_KLEVEL_AVX2
+#   define S_CW 4
+#   define S_CWIDEN(p) ((s_cwd) _mm256_cvtps_pd (_mm_loadu_ps (p)))
+#   define S_CSET1(x)  ((s_cwd) _mm256_set1_pd (x))
+#elif defined (__SSE2__)
+#   define S_CW 2
+#   define S_CWIDEN(p) ((s_cwd) _mm_cvtps_pd (_mm_castsi128_ps (_mm_loadl_epi64 ((const __m128i *) (p)))))
+#   define S_CSET1(x)  ((s_cwd) _mm_set1_pd (x))
+#else
+#   define S_CW 2
+#   define S_CWIDEN(p) s_cwiden (p)
+#   define S_CSET1(x)  ((s_cwd) { (x), (x) })
+#endif
+typedef float  s_cwf __attribute__ ((vector_size (S_CW * sizeof (float))));
+typedef double s_cwd __attribute__ ((vector_size (S_CW * sizeof (double))));
+
+static inline s_cwd
+s_cwiden (const float *p)
+{
+    s_cwf f;
+    memcpy (&f, p, sizeof f);
+    return __builtin_convertvector (f, s_cwd);
+}
+
+static inline __attribute__ ((always_inline)) void
+s_combine_col (const float *const *in, const double *coef, size_t k, size_t c, float *out,
+               s_cwd *chk)
+{
+    s_cwd s [16 / S_CW];
+    for (size_t v = 0; v < 16 / S_CW; v++)
+        s [v] = (s_cwd) { 0 };
+    for (size_t i = 0; i < k; i++) {
+        if (coef [i] == 0)
+            continue;
+        const float *x = in [i] + c;
+        gc_kprefetch (x);
+        s_cwd a = S_CSET1 (coef [i]);
+        for (size_t v = 0; v < 16 / S_CW; v++)
+            s [v] += a * S_CWIDEN (x + v * S_CW);
+    }
+    for (size_t v = 0; v < 16 / S_CW; v++) {
+        *chk += s [v];
+        s_cwf f = __builtin_convertvector (s [v], s_cwf);
+        memcpy (out + c + v * S_CW, &f, sizeof f);
+    }
+}
+
 static int
 s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
              size_t k, size_t d, float *out)
 {
-    double *acc = ws->acc;
-    uint32_t big = 0;
-    for (size_t c0 = 0; c0 < d; c0 += TB) {
-        size_t n = d - c0 < TB ? d - c0 : TB;
-        for (size_t c = 0; c < n; c++)
-            acc [c] = 0;
-        for (size_t i = 0; i < k; i++) {
-            if (coef [i] == 0)
-                continue;
-            const float *restrict x = in [i] + c0;
-            double a = coef [i];
-            gc_kprefetch_run (x, n);
-            for (size_t c = 0; c < n; c++) {
-                uint32_t u = s_absbits (x [c]);
-                big = u > big ? u : big;
-                acc [c] += a * (double) x [c];
-            }
-        }
-        if (big >= GC_ROBUST_NONFINITE_BITS)
-            return 1;
-        for (size_t c = 0; c < n; c++)
-            out [c0 + c] = (float) acc [c];
+    (void) ws;
+    s_cwd chk = { 0 };
+    size_t c = 0;
+    for (; c + 16 <= d; c += 16)
+        s_combine_col (in, coef, k, c, out, &chk);
+    double tail = 0;
+    for (; c < d; c++) {
+        double s = 0;
+        for (size_t i = 0; i < k; i++)
+            if (coef [i] != 0)
+                s += coef [i] * (double) in [i][c];
+        tail += s;
+        out [c] = (float) s;
     }
+    for (size_t v = 0; v < S_CW; v++)
+        tail += chk [v];
+    if (isfinite (tail))
+        return 0;
+    for (size_t i = 0; i < k; i++)
+        if (coef [i] != 0 && !gc_vec_all_finite (in [i], d))
+            return 1;
     return 0;
 }
 

@@ -723,6 +723,80 @@ test_mix_window_matches_mix_then_window (void **state)
             }
 }
 
+
+//  The weighted sum (mean, Krum's output) against its definition: per
+//  coordinate sum coef[i] * x_i[c] over the non-zero coefficients in double,
+//  in index order from +0, rounded once; at every level this CPU has, for
+//  whole columns and tails, zero coefficients (skipped, their NaN included),
+//  signed zeros (-0 inputs sum to +0), and sums a float cannot hold (+Inf
+//  out, not an error). A non-finite input with a non-zero coefficient is
+//  reported wherever it lies.
+static void
+test_combine_matches_definition (void **state)
+{
+    static const size_t ks [] = { 1, 3, 16, 40 }, ds [] = { 1, 15, 16, 17, 128 * 3 + 9 };
+    gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
+    gc_rng_t rng;
+    gc_rng_init (&rng, 41, 0);
+    for (int level = GC_CPU_GENERIC; level <= (int) top; level++) {
+        assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
+        for (size_t a = 0; a < sizeof ks / sizeof ks [0]; a++)
+            for (size_t b = 0; b < sizeof ds / sizeof ds [0]; b++)
+                for (int kind = S_NORMAL; kind <= S_EXTREME; kind++) {
+                    size_t k = ks [a], d = ds [b];
+                    float *x = malloc (k * d * sizeof *x), *out = malloc (d * sizeof *out);
+                    double coef [40];
+                    const float *in [40];
+                    s_fill (&rng, x, k * d, (s_data_t) kind);
+                    for (size_t i = 0; i < k; i++) {
+                        in [i] = x + i * d;
+                        coef [i] = i % 5 == 2 ? 0.0 : (double) (i % 3 + 1) / (double) (2 * k);
+                        if (coef [i] == 0)
+                            x [i * d + d / 2] = NAN;   /* not read: no error */
+                    }
+                    gc_robust_ws_t ws;
+                    memset (&ws, 0, sizeof ws);
+                    assert_int_equal (gc_robust_ws_reserve_k (&ws, k), 0);
+                    assert_int_equal (gc_robust_combine (&ws, in, coef, k, d, out), 0);
+                    for (size_t c = 0; c < d; c++) {
+                        double sum = 0;
+                        for (size_t i = 0; i < k; i++)
+                            if (coef [i] != 0)
+                                sum += coef [i] * (double) in [i][c];
+                        float want = (float) sum;
+                        if (memcmp (&want, out + c, sizeof want))
+                            fail_msg ("%s k %zu d %zu kind %d at %zu: %.9g, want %.9g",
+                                      gc_cpu_name ((gc_cpu_level_t) level), k, d, kind, c,
+                                      (double) out [c], (double) want);
+                    }
+                    //  -0 everywhere: +0 out; FLT_MAX with weights summing
+                    //  past 1: +Inf out, no error
+                    for (size_t i = 0; i < k * d; i++)
+                        x [i] = -0.0f;
+                    assert_int_equal (gc_robust_combine (&ws, in, coef, k, d, out), 0);
+                    for (size_t c = 0; c < d; c++)
+                        assert_false (signbit (out [c]));
+                    double two [40];
+                    for (size_t i = 0; i < k; i++) {
+                        two [i] = 2.0;
+                        x [i * d + d - 1] = FLT_MAX;
+                    }
+                    assert_int_equal (gc_robust_combine (&ws, in, two, k, d, out), 0);
+                    assert_true (isinf (out [d - 1]) && out [d - 1] > 0);
+                    //  a non-finite input that is read: reported
+                    for (size_t at = 0; at < d; at += d / 3 + 1) {
+                        x [(k - 1) * d + at] = at % 2 ? -INFINITY : NAN;
+                        assert_int_equal (gc_robust_combine (&ws, in, two, k, d, out), 1);
+                        x [(k - 1) * d + at] = 1.0f;
+                    }
+                    gc_robust_ws_free (&ws);
+                    free (x);
+                    free (out);
+                }
+    }
+    assert_int_equal (gc_cpu_set_level (start), 0);
+}
+
 int
 main (void)
 {
@@ -737,6 +811,7 @@ main (void)
         cmocka_unit_test (test_guard_med4_matches_window),
         cmocka_unit_test (test_guard_scan_same_at_every_level),
         cmocka_unit_test (test_mix_window_matches_mix_then_window),
+        cmocka_unit_test (test_combine_matches_definition),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
