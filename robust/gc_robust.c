@@ -281,7 +281,8 @@ gc_robust_ws_reserve_k (gc_robust_ws_t *ws, size_t k)
     ||  !S_GROW (ws->lanes, 16 * k)
     ||  !S_GROW (ws->vw, k) || !S_GROW (ws->vec_a, k) || !S_GROW (ws->vec_b, k)
     ||  !S_GROW (ws->idx, k) || !S_GROW (ws->idx2, k) || !S_GROW (ws->ptrs, k)
-    ||  !S_GROW (ws->rows, k) || !S_GROW (ws->coef, k + 1))
+    ||  !S_GROW (ws->rows, k) || !S_GROW (ws->coef, k + 1)
+    ||  !S_GROW (ws->wsum_in, k) || !S_GROW (ws->wsum_coef, k))
         return -1;
     if (!ws->acc && !S_GROW (ws->acc, GC_ROBUST_TB))
         return -1;
@@ -330,7 +331,8 @@ gc_robust_ws_free (gc_robust_ws_t *ws)
 {
     void *bufs [] = { ws->tile, ws->dtile, ws->gtile, ws->gram, ws->scale, ws->dist, ws->vdist,
                       ws->mix, ws->mix2, ws->mixc, ws->mixlist, ws->mixnz, ws->vw, ws->vec_a, ws->vec_b, ws->acc,
-                      ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef };
+                      ws->idx, ws->idx2, (void *) ws->ptrs, ws->vbuf, ws->lanes, ws->rows, ws->coef,
+                      (void *) ws->wsum_in, ws->wsum_coef };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs [0]; i++)
         gc_mem_free (bufs [i]);
     gc_robust_net_free (&ws->net);

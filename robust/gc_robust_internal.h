@@ -47,6 +47,8 @@ typedef struct {
     double *vec_a, *vec_b;  /* k scratch */
     double *coef;           /* k + 1 */
     double *acc;            /* GC_ROBUST_TB doubles for block sums */
+    const float **wsum_in;  /* k: the weighted sum's inputs with a non-zero coefficient, */
+    double *wsum_coef;      /* and those coefficients (gc_robust_combine) */
     size_t *idx, *idx2;     /* k scratch */
     const float **ptrs;     /* k pointers to materialised vectors */
     float **rows;           /* the same, writable */
