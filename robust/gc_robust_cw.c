@@ -1587,7 +1587,8 @@ static int
 s_k_combine (gc_robust_ws_t *ws, const float *const *in, const double *coef,
              size_t k, size_t d, float *out)
 {
-    if (gc_robust_ws_reserve_k (ws, k))
+    //  Not grown here: a caller may pass one of ws's own arrays as coef.
+    if (k > ws->k_cap)
         return -1;
     const float **x = ws->wsum_in;
     double *a = ws->wsum_coef;
