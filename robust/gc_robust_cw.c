@@ -1509,6 +1509,7 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 typedef float  s_cwf __attribute__ ((vector_size (S_CW * sizeof (float))));
 typedef double s_cwd __attribute__ ((vector_size (S_CW * sizeof (double))));
 
+#if GC_KLEVEL == GC_KLEVEL_GENERIC && !defined (__SSE2__)
 static inline s_cwd
 s_cwiden (const float *p)
 {
@@ -1516,6 +1517,7 @@ s_cwiden (const float *p)
     memcpy (&f, p, sizeof f);
     return __builtin_convertvector (f, s_cwd);
 }
+#endif
 
 //  Input j's term of a column: s += coef * widened floats.
 #define S_CTERM(j) { \
