@@ -1499,7 +1499,8 @@ s_k_mix_window (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 #   define S_CSET1(x)  ((s_cwd) _mm256_set1_pd (x))
 #elif defined (__SSE2__)
 #   define S_CW 2
-#   define S_CWIDEN(p) ((s_cwd) _mm_cvtps_pd (_mm_castsi128_ps (_mm_loadl_epi64 ((const __m128i *) (p)))))
+#   define S_CWIDEN(p) \
+        ((s_cwd) _mm_cvtps_pd (_mm_castsi128_ps (_mm_loadl_epi64 ((const __m128i *) (p)))))
 #   define S_CSET1(x)  ((s_cwd) _mm_set1_pd (x))
 #else
 #   define S_CW 2
@@ -1562,12 +1563,14 @@ s_combine_##N (const float *const *in, const double *coef, size_t d, float *out,
 { \
     s_combine_n (in, coef, N, d, out, chk); \
 }
+S_CFIXED (0)
 S_CFIXED (1)  S_CFIXED (2)  S_CFIXED (3)  S_CFIXED (4)  S_CFIXED (5)  S_CFIXED (6)
 S_CFIXED (7)  S_CFIXED (8)  S_CFIXED (9)  S_CFIXED (10) S_CFIXED (11) S_CFIXED (12)
 S_CFIXED (13) S_CFIXED (14) S_CFIXED (15) S_CFIXED (16) S_CFIXED (17) S_CFIXED (18)
 S_CFIXED (19) S_CFIXED (20) S_CFIXED (21) S_CFIXED (22) S_CFIXED (23) S_CFIXED (24)
 static const s_combine_fn s_combine_fixed [S_CFIXED_MAX + 1] = {
-    NULL, s_combine_1, s_combine_2, s_combine_3, s_combine_4, s_combine_5, s_combine_6,
+    s_combine_0,
+    s_combine_1, s_combine_2, s_combine_3, s_combine_4, s_combine_5, s_combine_6,
     s_combine_7, s_combine_8, s_combine_9, s_combine_10, s_combine_11, s_combine_12,
     s_combine_13, s_combine_14, s_combine_15, s_combine_16, s_combine_17, s_combine_18,
     s_combine_19, s_combine_20, s_combine_21, s_combine_22, s_combine_23, s_combine_24,
@@ -1577,9 +1580,7 @@ static void
 s_combine_cols (const float *const *in, const double *coef, size_t n, size_t d, float *out,
                 s_cwd *chk)
 {
-    if (n == 0)
-        s_combine_n (in, coef, 0, d, out, chk);
-    else if (n <= S_CFIXED_MAX)
+    if (n <= S_CFIXED_MAX)
         s_combine_fixed [n] (in, coef, d, out, chk);
     else
         s_combine_n (in, coef, n, d, out, chk);

@@ -43,6 +43,8 @@ def free_ports(n: int) -> List[int]:
     "Address already in use"). gcnet's rule (harness/gc_ports.c), in Python."""
     lo, hi = _ephemeral_range()
     starts = list(range(10000, lo - n)) + list(range(hi + 1, 65536 - n))
+    if not starts:
+        raise RuntimeError("no room for %d TCP ports outside the ephemeral range %d-%d" % (n, lo, hi))
     rng = random.SystemRandom()
     for _ in range(64):
         start = rng.choice(starts)
