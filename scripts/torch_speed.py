@@ -2,7 +2,7 @@
 """Training throughput of gcnode's CNN presets against Debian's PyTorch
 (python3-torch) on the same network, batch and one thread, in the same run.
 
-    scripts/torch_speed.py [--gcbench build/gcbench] [--batch 64] [--min-time 3] [--rounds 1]
+    scripts/torch_speed.py [--gcbench build/gcbench] [--batch 64] [--min-time 3] [--rounds 1] [--plain-malloc]
 
 Builds each preset in PyTorch from gcnode's canonical spec (the JSON of
 `gcbench train` carries it), times a step (forward, cross-entropy, backward,
@@ -18,18 +18,34 @@ of the CPU time.
 prints each round's CPU-clock ratio and their median: on a shared machine
 PyTorch's own figure moved by 10-20 % between runs a minute apart, which one
 round took for a difference between the two.
+
+PyTorch allocates its activations afresh every step. glibc's malloc hands
+blocks of this size back to the kernel when they are freed (mmap, then
+trimming), so each step pays page faults for them again: on a VM where
+faults are slow (an AMD EPYC Zen 5 here, 2026-12-07, 20 % system time) that
+made PyTorch's `lenet` 3x slower (1200-2300 samples/s against 3900-4400).
+The script therefore re-executes itself once with MALLOC_MMAP_THRESHOLD_
+and MALLOC_TRIM_THRESHOLD_ set so that freed blocks stay in the heap, the
+setting a PyTorch user would pick (or jemalloc/tcmalloc); gcnode allocates
+its workspace once and is not affected. --plain-malloc keeps glibc's
+defaults (the figures in docs/RESULTS.md before that date ran so).
 """
-import statistics
 import argparse
 import json
+import os
 import re
+import statistics
 import subprocess
 import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+HEAP_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "2000000000", "MALLOC_TRIM_THRESHOLD_": "4000000000"}
+if "--plain-malloc" not in sys.argv and any(os.environ.get(k) != v for k, v in HEAP_MALLOC.items()):
+    os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **HEAP_MALLOC})
+
+import torch  # noqa: E402 (after the re-exec above)
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class Block(nn.Module):
@@ -149,11 +165,15 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--min-time", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=1, help="repeat the comparison; report the median ratio")
+    ap.add_argument("--plain-malloc", action="store_true",
+                    help="run PyTorch with glibc's default malloc settings (page faults every step)")
     a = ap.parse_args()
     if a.rounds < 1:
         sys.exit("torch_speed: --rounds must be at least 1")
     torch.set_num_threads(1)
-    print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}")
+    malloc = "glibc defaults" if a.plain_malloc else "freed blocks kept in the heap"
+    print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}, "
+          f"malloc: {malloc}")
     cpu_ratios = {p: [] for p in PRESETS}
     for r in range(a.rounds):
         res = one_round(a)
