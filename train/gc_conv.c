@@ -263,6 +263,38 @@ s_lanes (size_t n)
 #define s_undeal _mm512_setr_epi32 (0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)
 #endif
 
+int GC_KSYM (gc_conv_nopf);
+/*  Prefetch `bytes` at p. The loops here go plane by plane in the order
+    channel, sample (a plane of a channel's next sample is batch planes
+    on), small planes the hardware prefetchers do not follow from one to
+    the next; each asks for the next plane's lines while it works on this
+    one (perf: GroupNorm's backward sums, most of their time on one load). */
+static inline void
+s_prefetch_bytes (const void *p, size_t bytes, bool write)
+{
+    if (GC_KSYM (gc_conv_nopf))
+        return;
+    for (size_t b = 0; b < bytes; b += 64)
+        if (write)
+            __builtin_prefetch ((const char *) p + b, 1, 3);
+        else
+            __builtin_prefetch ((const char *) p + b, 0, 3);
+}
+
+//  The plane after channel ci, sample n0 + n in that order (m samples from
+//  n0, C channels); false after the last.
+static inline bool
+s_next_plane (size_t ci, size_t n, size_t n0, size_t m, size_t batch, size_t C, size_t *q)
+{
+    if (n + 1 < m)
+        *q = ci * batch + n0 + n + 1;
+    else if (ci + 1 < C)
+        *q = (ci + 1) * batch + n0;
+    else
+        return false;
+    return true;
+}
+
 //  Plane x (h x w) into its four phases, S_PHASE_LEN floats apart, each
 //  after its guard; the floats that are no input (an odd h or w) zero.
 static void
@@ -383,7 +415,9 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
             s_tapmask (keep + (size_t) t * P, P, &tm [t]);
         for (size_t ci = 0; ci < op->c; ci++)
             for (size_t n = 0; n < m; n++) {
-                size_t q = ci * batch + n0 + n;
+                size_t q = ci * batch + n0 + n, q2;
+                if (s_next_plane (ci, n, n0, m, batch, op->c, &q2))
+                    s_prefetch_bytes (x + q2 * hw, hw * sizeof (float), false);
                 s_phase_split (op, x + q * hw, (op->c * batch - q) * hw, ph);
                 for (long t = 0; t < k * k; t++) {
                     size_t f;
@@ -482,8 +516,10 @@ s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
         for (size_t n = 0; n < m; n++) {
-            size_t q = ci * batch + n0 + n;
+            size_t q = ci * batch + n0 + n, q2;
             float *dst = dx + q * hw;
+            if (s_next_plane (ci, n, n0, m, batch, op->c, &q2))
+                s_prefetch_bytes (dx + q2 * hw, hw * sizeof (float), true);
             if (!add && !(table && s_phased (op)))
                 memset (dst, 0, hw * sizeof (float));
             //  the lowered rows of this plane, the first and last tap's, and
@@ -632,6 +668,12 @@ s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n
         const float *src = x + plane * hw;
         float *dst = y + plane * P;
         int32_t *a = arg + plane * P;
+        size_t q2;
+        if (s_next_plane (q / m, q % m, n0, m, batch, op->c, &q2)) {
+            s_prefetch_bytes (x + q2 * hw, hw * sizeof (float), false);
+            s_prefetch_bytes (y + q2 * P, P * sizeof (float), true);
+            s_prefetch_bytes (arg + q2 * P, P * sizeof (int32_t), true);
+        }
         if (k == 2 && s == 2) {
             if (s_pool2_split (op))
                 s_maxpool2_split (op, src, dst, a);
@@ -666,6 +708,14 @@ s_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
         float *d = dx + plane * hw;
         const float *g = dy + plane * P;
         const int32_t *a = arg + plane * P;
+        size_t q2;
+        if (s_next_plane (q / m, q % m, n0, m, batch, op->c, &q2)) {
+            s_prefetch_bytes (dx + q2 * hw, hw * sizeof (float), true);
+            s_prefetch_bytes (dy + q2 * P, P * sizeof (float), false);
+            s_prefetch_bytes (arg + q2 * P, P * sizeof (int32_t), false);
+            if (y)
+                s_prefetch_bytes (y + q2 * P, P * sizeof (float), false);
+        }
         if (!add)
             memset (d, 0, hw * sizeof (float));
         if (y) {
@@ -854,6 +904,26 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
     return s_lanes_total (lane, tail);
 }
 
+//  s_prefetch_bytes for the cg planes of hw floats `stride` apart at x (a
+//  group of one sample), one group ahead of GroupNorm's loops.
+static inline void
+s_prefetch_group (const float *x, size_t cg, size_t stride, size_t hw, bool write)
+{
+    for (size_t j = 0; j < cg; j++)
+        s_prefetch_bytes (x + j * stride, hw * sizeof (float), write);
+}
+
+//  The group after (g, n) in GroupNorm's order (samples n0 .. n0 + m within
+//  a group, then the next group); false after the last.
+static inline bool
+s_gn_next (size_t *g, size_t *n, size_t n0, size_t m, size_t G)
+{
+    if (++*n < n0 + m)
+        return true;
+    *n = n0;
+    return ++*g < G;
+}
+
 static void
 s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m,
               const float *gamma, const float *beta, bool relu, float *y, float *stats)
@@ -864,6 +934,11 @@ s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, si
     for (size_t g = 0; g < G; g++)
         for (size_t n = n0; n < n0 + m; n++) {
             const float *x0 = x + (g * cg * batch + n) * hw;
+            size_t g2 = g, n2 = n;
+            if (s_gn_next (&g2, &n2, n0, m, G)) {
+                s_prefetch_group (x + (g2 * cg * batch + n2) * hw, cg, batch * hw, hw, false);
+                s_prefetch_group (y + (g2 * cg * batch + n2) * hw, cg, batch * hw, hw, true);
+            }
             double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);
             double sq = s_group_sum (x0, cg, batch * hw, hw, mu, true);
@@ -978,6 +1053,14 @@ s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
         for (size_t n = n0; n < n0 + m; n++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
             size_t c0 = g * cg, base0 = (c0 * batch + n) * hw;
+            size_t g2 = g, n2 = n;
+            if (s_gn_next (&g2, &n2, n0, m, G)) {
+                size_t next = (g2 * cg * batch + n2) * hw;
+                s_prefetch_group (x + next, cg, batch * hw, hw, false);
+                s_prefetch_group (dy + next, cg, batch * hw, hw, false);
+                if (dx)
+                    s_prefetch_group (dx + next, cg, batch * hw, hw, true);
+            }
             double s1, s2;
             s_gn_group_sums (x + base0, dy + base0, cg, batch * hw, hw, gamma + c0, mu, rstd,
                              lg + c0 * S_GN_LANES, lb + c0 * S_GN_LANES, tg + c0, tb + c0,
