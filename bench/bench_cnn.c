@@ -4,7 +4,9 @@
     spent inside sgemm (the rest is lowering, pooling, GroupNorm and the
     update), and Winograd's speed-up: the step's CPU time with every
     convolution lowered (GC_CONV=im2col) over its time as it runs, measured
-    alternately in the same run.
+    alternately in the same run; and the speed-up of the loops' software
+    prefetch (gc_conv_set_prefetch), the median over pairs of steps with it
+    off and on, back to back.
 
     A step is what scripts/torch_speed.py times in PyTorch on the same
     network: loss and gradient, then plain SGD (params -= lr grad). */
@@ -15,8 +17,10 @@
 
 #include "gc_bench.h"
 #include "gc_cnn.h"
+#include "gc_conv.h"
 #include "gc_mem.h"
 #include "gc_rng.h"
+#include "gc_time.h"
 
 int gc_bench_train_cnn (const gc_bench_opts_t *opts);
 
@@ -63,6 +67,35 @@ s_winograd_speedup (s_ctx_t *c, const gc_bench_opts_t *opts, double cpu)
     }
     gc_cnn_set_winograd (c->cnn, true);
     return lowered / cpu;
+}
+
+/*  The step's CPU time with the prefetch off over its time with it on: the
+    median over `pairs` pairs of back-to-back measurements, the order
+    alternating (a shared machine's speed moved 15 % between whole runs a
+    minute apart; adjacent halves of a pair see the same load). */
+static double
+s_prefetch_speedup (s_ctx_t *c, int pairs)
+{
+    double ratio [15];
+    for (int r = 0; r < pairs; r++) {
+        double t [2];
+        for (int h = 0; h < 2; h++) {
+            bool on = (r + h) % 2 == 1;
+            gc_conv_set_prefetch (on);
+            double t0 = gc_thread_cpu_s ();
+            s_steps (c);
+            t [on] = gc_thread_cpu_s () - t0;
+        }
+        ratio [r] = t [0] / t [1];
+    }
+    gc_conv_set_prefetch (true);
+    for (int i = 1; i < pairs; i++)
+        for (int j = i; j > 0 && ratio [j] < ratio [j - 1]; j--) {
+            double x = ratio [j];
+            ratio [j] = ratio [j - 1];
+            ratio [j - 1] = x;
+        }
+    return ratio [pairs / 2];
 }
 
 static int
@@ -112,6 +145,8 @@ s_bench (const gc_bench_opts_t *opts, const char *preset, size_t batch)
     gc_bench_emit (opts, name, fraction, "ratio", extra);
     snprintf (name, sizeof name, "train_cnn_%s_bs%zu_winograd_speedup", preset, batch);
     gc_bench_emit (opts, name, speedup, "ratio", extra);
+    snprintf (name, sizeof name, "train_cnn_%s_bs%zu_prefetch_speedup", preset, batch);
+    gc_bench_emit (opts, name, s_prefetch_speedup (&c, opts->quick ? 3 : 15), "ratio", extra);
     gc_mem_free (c.params);
     gc_mem_free (c.grad);
     gc_mem_free (c.x);

@@ -263,24 +263,6 @@ s_lanes (size_t n)
 #define s_undeal _mm512_setr_epi32 (0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)
 #endif
 
-int GC_KSYM (gc_conv_nopf);
-/*  Prefetch `bytes` at p. The loops here go plane by plane in the order
-    channel, sample (a plane of a channel's next sample is batch planes
-    on), small planes the hardware prefetchers do not follow from one to
-    the next; each asks for the next plane's lines while it works on this
-    one (perf: GroupNorm's backward sums, most of their time on one load). */
-static inline void
-s_prefetch_bytes (const void *p, size_t bytes, bool write)
-{
-    if (GC_KSYM (gc_conv_nopf))
-        return;
-    for (size_t b = 0; b < bytes; b += 64)
-        if (write)
-            __builtin_prefetch ((const char *) p + b, 1, 3);
-        else
-            __builtin_prefetch ((const char *) p + b, 0, 3);
-}
-
 //  The plane after channel ci, sample n0 + n in that order (m samples from
 //  n0, C channels); false after the last.
 static inline bool
@@ -417,7 +399,7 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
             for (size_t n = 0; n < m; n++) {
                 size_t q = ci * batch + n0 + n, q2;
                 if (s_next_plane (ci, n, n0, m, batch, op->c, &q2))
-                    s_prefetch_bytes (x + q2 * hw, hw * sizeof (float), false);
+                    gc_conv_prefetch (x + q2 * hw, hw * sizeof (float), false);
                 s_phase_split (op, x + q * hw, (op->c * batch - q) * hw, ph);
                 for (long t = 0; t < k * k; t++) {
                     size_t f;
@@ -519,7 +501,7 @@ s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
             size_t q = ci * batch + n0 + n, q2;
             float *dst = dx + q * hw;
             if (s_next_plane (ci, n, n0, m, batch, op->c, &q2))
-                s_prefetch_bytes (dx + q2 * hw, hw * sizeof (float), true);
+                gc_conv_prefetch (dx + q2 * hw, hw * sizeof (float), true);
             if (!add && !(table && s_phased (op)))
                 memset (dst, 0, hw * sizeof (float));
             //  the lowered rows of this plane, the first and last tap's, and
@@ -670,9 +652,9 @@ s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n
         int32_t *a = arg + plane * P;
         size_t q2;
         if (s_next_plane (q / m, q % m, n0, m, batch, op->c, &q2)) {
-            s_prefetch_bytes (x + q2 * hw, hw * sizeof (float), false);
-            s_prefetch_bytes (y + q2 * P, P * sizeof (float), true);
-            s_prefetch_bytes (arg + q2 * P, P * sizeof (int32_t), true);
+            gc_conv_prefetch (x + q2 * hw, hw * sizeof (float), false);
+            gc_conv_prefetch (y + q2 * P, P * sizeof (float), true);
+            gc_conv_prefetch (arg + q2 * P, P * sizeof (int32_t), true);
         }
         if (k == 2 && s == 2) {
             if (s_pool2_split (op))
@@ -710,11 +692,11 @@ s_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
         const int32_t *a = arg + plane * P;
         size_t q2;
         if (s_next_plane (q / m, q % m, n0, m, batch, op->c, &q2)) {
-            s_prefetch_bytes (dx + q2 * hw, hw * sizeof (float), true);
-            s_prefetch_bytes (dy + q2 * P, P * sizeof (float), false);
-            s_prefetch_bytes (arg + q2 * P, P * sizeof (int32_t), false);
+            gc_conv_prefetch (dx + q2 * hw, hw * sizeof (float), true);
+            gc_conv_prefetch (dy + q2 * P, P * sizeof (float), false);
+            gc_conv_prefetch (arg + q2 * P, P * sizeof (int32_t), false);
             if (y)
-                s_prefetch_bytes (y + q2 * P, P * sizeof (float), false);
+                gc_conv_prefetch (y + q2 * P, P * sizeof (float), false);
         }
         if (!add)
             memset (d, 0, hw * sizeof (float));
@@ -904,13 +886,14 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
     return s_lanes_total (lane, tail);
 }
 
-//  s_prefetch_bytes for the cg planes of hw floats `stride` apart at x (a
-//  group of one sample), one group ahead of GroupNorm's loops.
+//  gc_conv_prefetch for the cg planes of hw floats `stride` apart at x (a
+//  group of one sample), one group ahead of GroupNorm's loops (perf: the
+//  backward sums had spent most of their time on one load).
 static inline void
 s_prefetch_group (const float *x, size_t cg, size_t stride, size_t hw, bool write)
 {
     for (size_t j = 0; j < cg; j++)
-        s_prefetch_bytes (x + j * stride, hw * sizeof (float), write);
+        gc_conv_prefetch (x + j * stride, hw * sizeof (float), write);
 }
 
 //  The group after (g, n) in GroupNorm's order (samples n0 .. n0 + m within

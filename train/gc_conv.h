@@ -82,4 +82,13 @@ void gc_conv_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy
                           float *scratch);
 size_t gc_conv_gn_scratch (const gc_cnn_op_t *op);
 
+/*  Software prefetch of the next plane in the loops of gc_conv.h and
+    gc_wino.h (on by default). The loops go plane by plane in the order
+    channel, sample, and a channel's planes of consecutive samples are far
+    apart in CNHW: the hardware prefetchers do not follow from one small
+    plane to the next, and a layer's tensor (a few MB) comes from L3. Off
+    only to measure what it gives (gcbench train's *_prefetch_speedup);
+    process-wide, set it between steps. The same results either way. */
+void gc_conv_set_prefetch (bool on);
+
 #endif

@@ -19,6 +19,20 @@ static const gc_wino_kern_t *const s_wino_levels [GC_CPU_N_LEVELS] = {
 #endif
 };
 
+static bool s_prefetch = true;
+
+void
+gc_conv_set_prefetch (bool on)
+{
+    s_prefetch = on;
+}
+
+bool
+gc_conv_prefetch_on (void)
+{
+    return s_prefetch;
+}
+
 static const gc_conv_kern_t *
 s_kern (void)
 {

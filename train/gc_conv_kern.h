@@ -48,6 +48,22 @@ typedef struct {
                            float *dw);
 } gc_wino_kern_t;
 
+/*  Whether gc_conv_set_prefetch left prefetching on (gc_conv_kern.c). */
+bool gc_conv_prefetch_on (void);
+
+/*  Prefetch the `bytes` at p (for writing when `write`), unless turned off. */
+static inline void
+gc_conv_prefetch (const void *p, size_t bytes, bool write)
+{
+    if (!gc_conv_prefetch_on ())
+        return;
+    for (size_t b = 0; b < bytes; b += 64)
+        if (write)
+            __builtin_prefetch ((const char *) p + b, 1, 3);
+        else
+            __builtin_prefetch ((const char *) p + b, 0, 3);
+}
+
 extern const gc_conv_kern_t gc_conv_kern_generic;
 extern const gc_wino_kern_t gc_wino_kern_generic;
 #if GC_X86_LEVELS

@@ -243,29 +243,20 @@ s_b6_tiles (const float *e, const float *o, size_t S, float *v, size_t plane, si
     }
 }
 
-int GC_KSYM (gc_wino_nopf);
 /*  Prefetch the plane after (c, n) in the order the transforms take them
-    (channel by channel, samples n0 .. n0 + m). A layer's input is a few MB,
-    so its planes come from L3, and perf put the split's time on waiting
-    for their rows: asking for the next plane while this one is split and
-    transformed made lenet-w's and resnet20-gn's steps 6 % faster (an AMD
-    EPYC Zen 5, docs/RESULTS.md). */
+    (channel by channel, samples n0 .. n0 + m; gc_conv_set_prefetch says
+    why): perf of lenet-w put most of the split's time on waiting for the
+    plane's rows. */
 static inline void
 s_prefetch_next (const float *x, size_t batch, size_t hw, size_t c, size_t n, size_t n0,
-                 size_t m, size_t C, bool write, int bit)
+                 size_t m, size_t C, bool write)
 {
-    if (GC_KSYM (gc_wino_nopf) & bit) return;
     if (++n == n0 + m) {
         n = n0;
         if (++c == C)
             return;
     }
-    const char *p = (const char *) (x + (c * batch + n) * hw);
-    for (size_t b = 0; b < hw * sizeof (float); b += 64)
-        if (write)
-            __builtin_prefetch (p + b, 1, 3);
-        else
-            __builtin_prefetch (p + b, 0, 3);
+    gc_conv_prefetch (x + (c * batch + n) * hw, hw * sizeof (float), write);
 }
 
 static void
@@ -283,7 +274,7 @@ s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t 
     for (size_t c = 0; c < C; c++)
         for (size_t n = n0; n < n0 + m; n++) {
             const float *plane = x + (c * batch + n) * H * W;
-            s_prefetch_next (x, batch, H * W, c, n, n0, m, C, false, 1);
+            s_prefetch_next (x, batch, H * W, c, n, n0, m, C, false);
             if (op->k == 3)
                 s_split_plane (plane, H, W, -1, R, 1, P, S, g.tw + 1, o, e);
             else
@@ -454,9 +445,9 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
             size_t at = (k * batch + n) * H * W;
-            s_prefetch_next (y, batch, H * W, k, n, n0, m, K, true, 2);
+            s_prefetch_next (y, batch, H * W, k, n, n0, m, K, true);
             if (mask)
-                s_prefetch_next (mask, batch, H * W, k, n, n0, m, K, false, 2);
+                s_prefetch_next (mask, batch, H * W, k, n, n0, m, K, false);
             for (size_t ty = 0; ty < g.th; ty++) {
                 bool two = 2 * ty + 1 < H;
                 float *rows [2] = { y + at + 2 * ty * W, two ? y + at + (2 * ty + 1) * W : NULL };
@@ -602,7 +593,7 @@ s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, s
     memset (scratch, 0, R * 4 * S * sizeof (float));
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
-            s_prefetch_next (dy, batch, H * W, k, n, n0, m, K, false, 4);
+            s_prefetch_next (dy, batch, H * W, k, n, n0, m, K, false);
             s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, g.tw, e, o);
             for (size_t ty = 0; ty < g.th; ty++) {
                 const float *e0 = e + 2 * ty * S, *o0 = o + 2 * ty * S;
