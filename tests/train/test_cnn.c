@@ -594,7 +594,8 @@ test_specs (void **state)
 
 //  gc_conv.c and gc_wino.c run at every kernel level the CPU has: the loss
 //  and the gradient must be the same bytes at each (docs/ALGORITHMS.md), on
-//  the presets and on nets with the paths the presets do not take.
+//  the presets and on nets with the paths the presets do not take; and the
+//  same with the loops' prefetch turned off (gc_conv_set_prefetch).
 static void
 test_levels (void **state)
 {
@@ -621,17 +622,20 @@ test_levels (void **state)
         for (size_t i = 0; i < B; i++)
             y [i] = (uint8_t) gc_rng_below (&rng, (uint64_t) gc_cnn_net (cnn)->classes);
         double want = 0;
-        for (int level = GC_CPU_GENERIC; level <= (int) top; level++) {
+        for (int run = 0; run <= 2 * (int) top + 1; run++) {
+            int level = run / 2;
+            gc_conv_set_prefetch (run % 2 == 0);
             assert_int_equal (gc_cpu_set_level ((gc_cpu_level_t) level), 0);
-            double loss = gc_cnn_loss_grad (cnn, params, x, y, B, level ? grad : ref, 1.0f,
+            double loss = gc_cnn_loss_grad (cnn, params, x, y, B, run ? grad : ref, 1.0f,
                                             0.0f, NULL);
-            if (level == GC_CPU_GENERIC)
+            if (run == 0)
                 want = loss;
             else {
                 assert_memory_equal (&loss, &want, sizeof loss);
                 assert_memory_equal (grad, ref, n * sizeof (float));
             }
         }
+        gc_conv_set_prefetch (true);
         gc_mem_free (params);
         gc_mem_free (x);
         gc_mem_free (ref);
