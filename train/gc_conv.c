@@ -263,20 +263,6 @@ s_lanes (size_t n)
 #define s_undeal _mm512_setr_epi32 (0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15)
 #endif
 
-//  The plane after channel ci, sample n0 + n in that order (m samples from
-//  n0, C channels); false after the last.
-static inline bool
-s_next_plane (size_t ci, size_t n, size_t n0, size_t m, size_t batch, size_t C, size_t *q)
-{
-    if (n + 1 < m)
-        *q = ci * batch + n0 + n + 1;
-    else if (ci + 1 < C)
-        *q = (ci + 1) * batch + n0;
-    else
-        return false;
-    return true;
-}
-
 //  Plane x (h x w) into its four phases, S_PHASE_LEN floats apart, each
 //  after its guard; the floats that are no input (an odd h or w) zero.
 static void
@@ -398,7 +384,7 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
         for (size_t ci = 0; ci < op->c; ci++)
             for (size_t n = 0; n < m; n++) {
                 size_t q = ci * batch + n0 + n, q2;
-                if (s_next_plane (ci, n, n0, m, batch, op->c, &q2))
+                if (gc_conv_next_plane (ci, n0 + n, n0, m, batch, op->c, &q2))
                     gc_conv_prefetch (x + q2 * hw, hw * sizeof (float), false);
                 s_phase_split (op, x + q * hw, (op->c * batch - q) * hw, ph);
                 for (long t = 0; t < k * k; t++) {
@@ -500,7 +486,7 @@ s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
         for (size_t n = 0; n < m; n++) {
             size_t q = ci * batch + n0 + n, q2;
             float *dst = dx + q * hw;
-            if (s_next_plane (ci, n, n0, m, batch, op->c, &q2))
+            if (gc_conv_next_plane (ci, n0 + n, n0, m, batch, op->c, &q2))
                 gc_conv_prefetch (dx + q2 * hw, hw * sizeof (float), true);
             if (!add && !(table && s_phased (op)))
                 memset (dst, 0, hw * sizeof (float));
@@ -651,7 +637,7 @@ s_maxpool_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n
         float *dst = y + plane * P;
         int32_t *a = arg + plane * P;
         size_t q2;
-        if (s_next_plane (q / m, q % m, n0, m, batch, op->c, &q2)) {
+        if (gc_conv_next_plane (q / m, n0 + q % m, n0, m, batch, op->c, &q2)) {
             gc_conv_prefetch (x + q2 * hw, hw * sizeof (float), false);
             gc_conv_prefetch (y + q2 * P, P * sizeof (float), true);
             gc_conv_prefetch (arg + q2 * P, P * sizeof (int32_t), true);
@@ -691,7 +677,7 @@ s_maxpool_backward (const gc_cnn_op_t *op, const float *dy, const int32_t *arg,
         const float *g = dy + plane * P;
         const int32_t *a = arg + plane * P;
         size_t q2;
-        if (s_next_plane (q / m, q % m, n0, m, batch, op->c, &q2)) {
+        if (gc_conv_next_plane (q / m, n0 + q % m, n0, m, batch, op->c, &q2)) {
             gc_conv_prefetch (dx + q2 * hw, hw * sizeof (float), true);
             gc_conv_prefetch (dy + q2 * P, P * sizeof (float), false);
             gc_conv_prefetch (arg + q2 * P, P * sizeof (int32_t), false);

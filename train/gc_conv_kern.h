@@ -64,6 +64,21 @@ gc_conv_prefetch (const void *p, size_t bytes, bool write)
             __builtin_prefetch ((const char *) p + b, 0, 3);
 }
 
+/*  The plane after channel c, sample n in the loops' order (channel by
+    channel, samples n0 .. n0 + m - 1 in each): its index c' batch + n' in
+    *q; false after the last of C channels. */
+static inline bool
+gc_conv_next_plane (size_t c, size_t n, size_t n0, size_t m, size_t batch, size_t C, size_t *q)
+{
+    if (++n == n0 + m) {
+        n = n0;
+        if (++c == C)
+            return false;
+    }
+    *q = c * batch + n;
+    return true;
+}
+
 extern const gc_conv_kern_t gc_conv_kern_generic;
 extern const gc_wino_kern_t gc_wino_kern_generic;
 #if GC_X86_LEVELS

@@ -251,12 +251,9 @@ static inline void
 s_prefetch_next (const float *x, size_t batch, size_t hw, size_t c, size_t n, size_t n0,
                  size_t m, size_t C, bool write)
 {
-    if (++n == n0 + m) {
-        n = n0;
-        if (++c == C)
-            return;
-    }
-    gc_conv_prefetch (x + (c * batch + n) * hw, hw * sizeof (float), write);
+    size_t q;
+    if (gc_conv_next_plane (c, n, n0, m, batch, C, &q))
+        gc_conv_prefetch (x + q * hw, hw * sizeof (float), write);
 }
 
 static void
