@@ -73,10 +73,13 @@ s_winograd_speedup (s_ctx_t *c, const gc_bench_opts_t *opts, double cpu)
     median over `pairs` pairs of back-to-back measurements, the order
     alternating (a shared machine's speed moved 15 % between whole runs a
     minute apart; adjacent halves of a pair see the same load). */
+#define S_PAIRS_MAX 15
+
 static double
 s_prefetch_speedup (s_ctx_t *c, int pairs)
 {
-    double ratio [15];
+    double ratio [S_PAIRS_MAX];
+    pairs = pairs < S_PAIRS_MAX ? pairs : S_PAIRS_MAX;
     for (int r = 0; r < pairs; r++) {
         double t [2];
         for (int h = 0; h < 2; h++) {
@@ -89,13 +92,7 @@ s_prefetch_speedup (s_ctx_t *c, int pairs)
         ratio [r] = t [0] / t [1];
     }
     gc_conv_set_prefetch (true);
-    for (int i = 1; i < pairs; i++)
-        for (int j = i; j > 0 && ratio [j] < ratio [j - 1]; j--) {
-            double x = ratio [j];
-            ratio [j] = ratio [j - 1];
-            ratio [j - 1] = x;
-        }
-    return ratio [pairs / 2];
+    return gc_bench_quantile (ratio, pairs, 0.5);
 }
 
 static int
@@ -146,7 +143,7 @@ s_bench (const gc_bench_opts_t *opts, const char *preset, size_t batch)
     snprintf (name, sizeof name, "train_cnn_%s_bs%zu_winograd_speedup", preset, batch);
     gc_bench_emit (opts, name, speedup, "ratio", extra);
     snprintf (name, sizeof name, "train_cnn_%s_bs%zu_prefetch_speedup", preset, batch);
-    gc_bench_emit (opts, name, s_prefetch_speedup (&c, opts->quick ? 3 : 15), "ratio", extra);
+    gc_bench_emit (opts, name, s_prefetch_speedup (&c, opts->quick ? 3 : S_PAIRS_MAX), "ratio", extra);
     gc_mem_free (c.params);
     gc_mem_free (c.grad);
     gc_mem_free (c.x);

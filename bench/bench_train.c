@@ -93,19 +93,6 @@ s_cpu_time (void (*fn) (void *), void *ctx)
     return gc_thread_cpu_s () - t0;
 }
 
-//  The q-quantile of v[0..n) (v is sorted in place; n <= 41), the nearest rank.
-static double
-s_quantile (double *v, int n, double q)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v [j] < v [j - 1]; j--) {
-            double x = v [j];
-            v [j] = v [j - 1];
-            v [j - 1] = x;
-        }
-    return v [(int) (q * (n - 1) + 0.5)];
-}
-
 static int
 s_bench_batch (const gc_bench_opts_t *opts, gc_model_t *model, const gc_dataset_t *train,
                size_t batch, double *gemm_gflops_out)
@@ -156,9 +143,9 @@ s_bench_batch (const gc_bench_opts_t *opts, gc_model_t *model, const gc_dataset_
         tt_all [r] = tt;
         tg_all [r] = tg;
     }
-    double frac = s_quantile (ratio, pairs, 0.5), frac_lo = s_quantile (ratio, pairs, 0.25),
-           frac_hi = s_quantile (ratio, pairs, 0.75);
-    double med_train = s_quantile (tt_all, pairs, 0.5), med_gemm = s_quantile (tg_all, pairs, 0.5);
+    double frac = gc_bench_quantile (ratio, pairs, 0.5), frac_lo = gc_bench_quantile (ratio, pairs, 0.25),
+           frac_hi = gc_bench_quantile (ratio, pairs, 0.75);
+    double med_train = gc_bench_quantile (tt_all, pairs, 0.5), med_gemm = gc_bench_quantile (tg_all, pairs, 0.5);
     double samples_per_s = (double) batch * t.steps / med_train;
     double gemm_gflops = flops / med_gemm * 1e-9;
     double train_gflops = flops / med_train * 1e-9;

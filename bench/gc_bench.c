@@ -94,3 +94,15 @@ gc_bench_mem_read_bandwidth (const gc_bench_opts_t *opts)
     gc_mem_free (buf);
     return (double) n * sizeof (float) / t * 1e-9;
 }
+
+double
+gc_bench_quantile (double *v, int n, double q)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v [j] < v [j - 1]; j--) {
+            double x = v [j];
+            v [j] = v [j - 1];
+            v [j - 1] = x;
+        }
+    return v [(int) (q * (n - 1) + 0.5)];
+}

@@ -39,4 +39,8 @@ double gc_bench_mem_read_bandwidth (const gc_bench_opts_t *opts);
 /*  Keep the compiler from discarding a computed value. */
 void   gc_bench_sink (double v);
 
+/*  The q-quantile of v [0 .. n) by nearest rank; sorts v in place (small n:
+    the pairs of an interleaved measurement). */
+double gc_bench_quantile (double *v, int n, double q);
+
 #endif

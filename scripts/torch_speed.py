@@ -160,7 +160,8 @@ PRESETS = ("lenet", "resnet8-gn", "lenet-w", "lenet-w-res", "resnet20-gn")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    #  no abbreviations: the re-exec above looks for --plain-malloc spelled out
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     ap.add_argument("--gcbench", default="build/gcbench")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--min-time", type=float, default=3.0)
@@ -171,7 +172,8 @@ def main():
     if a.rounds < 1:
         sys.exit("torch_speed: --rounds must be at least 1")
     torch.set_num_threads(1)
-    malloc = "glibc defaults" if a.plain_malloc else "freed blocks kept in the heap"
+    heap = all(os.environ.get(k) == v for k, v in HEAP_MALLOC.items())
+    malloc = "freed blocks kept in the heap" if heap else "glibc defaults"
     print(f"torch {torch.__version__}, 1 thread, mkldnn {torch.backends.mkldnn.is_available()}, batch {a.batch}, "
           f"malloc: {malloc}")
     cpu_ratios = {p: [] for p in PRESETS}

@@ -383,9 +383,8 @@ s_im2col (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t
             s_tapmask (keep + (size_t) t * P, P, &tm [t]);
         for (size_t ci = 0; ci < op->c; ci++)
             for (size_t n = 0; n < m; n++) {
-                size_t q = ci * batch + n0 + n, q2;
-                if (gc_conv_next_plane (ci, n0 + n, n0, m, batch, op->c, &q2))
-                    gc_conv_prefetch (x + q2 * hw, hw * sizeof (float), false);
+                size_t q = ci * batch + n0 + n;
+                gc_conv_prefetch_next (x, hw, ci, n0 + n, n0, m, batch, op->c, false);
                 s_phase_split (op, x + q * hw, (op->c * batch - q) * hw, ph);
                 for (long t = 0; t < k * k; t++) {
                     size_t f;
@@ -484,10 +483,9 @@ s_col2im (const gc_cnn_op_t *op, float *dcol, size_t batch, size_t n0, size_t m,
     //  zeroing it first costs no pass of its own
     for (size_t ci = 0; ci < op->c; ci++)
         for (size_t n = 0; n < m; n++) {
-            size_t q = ci * batch + n0 + n, q2;
+            size_t q = ci * batch + n0 + n;
             float *dst = dx + q * hw;
-            if (gc_conv_next_plane (ci, n0 + n, n0, m, batch, op->c, &q2))
-                gc_conv_prefetch (dx + q2 * hw, hw * sizeof (float), true);
+            gc_conv_prefetch_next (dx, hw, ci, n0 + n, n0, m, batch, op->c, true);
             if (!add && !(table && s_phased (op)))
                 memset (dst, 0, hw * sizeof (float));
             //  the lowered rows of this plane, the first and last tap's, and
@@ -873,24 +871,14 @@ s_group_sum (const float *x, size_t cg, size_t stride, size_t hw, float mean, bo
 }
 
 //  gc_conv_prefetch for the cg planes of hw floats `stride` apart at x (a
-//  group of one sample), one group ahead of GroupNorm's loops (perf: the
-//  backward sums had spent most of their time on one load).
+//  group of one sample), one group ahead of GroupNorm's loops (the group
+//  after (g, n) is gc_conv_next_plane's with cg batch planes per group;
+//  perf: the backward sums had spent most of their time on one load).
 static inline void
 s_prefetch_group (const float *x, size_t cg, size_t stride, size_t hw, bool write)
 {
     for (size_t j = 0; j < cg; j++)
         gc_conv_prefetch (x + j * stride, hw * sizeof (float), write);
-}
-
-//  The group after (g, n) in GroupNorm's order (samples n0 .. n0 + m within
-//  a group, then the next group); false after the last.
-static inline bool
-s_gn_next (size_t *g, size_t *n, size_t n0, size_t m, size_t G)
-{
-    if (++*n < n0 + m)
-        return true;
-    *n = n0;
-    return ++*g < G;
 }
 
 static void
@@ -903,10 +891,10 @@ s_gn_forward (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, si
     for (size_t g = 0; g < G; g++)
         for (size_t n = n0; n < n0 + m; n++) {
             const float *x0 = x + (g * cg * batch + n) * hw;
-            size_t g2 = g, n2 = n;
-            if (s_gn_next (&g2, &n2, n0, m, G)) {
-                s_prefetch_group (x + (g2 * cg * batch + n2) * hw, cg, batch * hw, hw, false);
-                s_prefetch_group (y + (g2 * cg * batch + n2) * hw, cg, batch * hw, hw, true);
+            size_t next;
+            if (gc_conv_next_plane (g, n, n0, m, cg * batch, G, &next)) {
+                s_prefetch_group (x + next * hw, cg, batch * hw, hw, false);
+                s_prefetch_group (y + next * hw, cg, batch * hw, hw, true);
             }
             double sum = s_group_sum (x0, cg, batch * hw, hw, 0.0f, false);
             float mu = (float) (sum / (double) M);
@@ -1022,13 +1010,12 @@ s_gn_backward (const gc_cnn_op_t *op, const float *x, const float *dy,
         for (size_t n = n0; n < n0 + m; n++) {
             float mu = stats [2 * (n * G + g)], rstd = stats [2 * (n * G + g) + 1];
             size_t c0 = g * cg, base0 = (c0 * batch + n) * hw;
-            size_t g2 = g, n2 = n;
-            if (s_gn_next (&g2, &n2, n0, m, G)) {
-                size_t next = (g2 * cg * batch + n2) * hw;
-                s_prefetch_group (x + next, cg, batch * hw, hw, false);
-                s_prefetch_group (dy + next, cg, batch * hw, hw, false);
+            size_t next;
+            if (gc_conv_next_plane (g, n, n0, m, cg * batch, G, &next)) {
+                s_prefetch_group (x + next * hw, cg, batch * hw, hw, false);
+                s_prefetch_group (dy + next * hw, cg, batch * hw, hw, false);
                 if (dx)
-                    s_prefetch_group (dx + next, cg, batch * hw, hw, true);
+                    s_prefetch_group (dx + next * hw, cg, batch * hw, hw, true);
             }
             double s1, s2;
             s_gn_group_sums (x + base0, dy + base0, cg, batch * hw, hw, gamma + c0, mu, rstd,

@@ -65,18 +65,30 @@ gc_conv_prefetch (const void *p, size_t bytes, bool write)
 }
 
 /*  The plane after channel c, sample n in the loops' order (channel by
-    channel, samples n0 .. n0 + m - 1 in each): its index c' batch + n' in
-    *q; false after the last of C channels. */
+    channel, samples n0 .. n0 + m - 1 in each): its index c' stride + n' in
+    *q, stride the planes from one channel to the next (batch; GroupNorm
+    steps by groups, cg batch); false after the last of C. */
 static inline bool
-gc_conv_next_plane (size_t c, size_t n, size_t n0, size_t m, size_t batch, size_t C, size_t *q)
+gc_conv_next_plane (size_t c, size_t n, size_t n0, size_t m, size_t stride, size_t C, size_t *q)
 {
     if (++n == n0 + m) {
         n = n0;
         if (++c == C)
             return false;
     }
-    *q = c * batch + n;
+    *q = c * stride + n;
     return true;
+}
+
+/*  gc_conv_prefetch of the plane of hw floats after (c, n) (as above, batch
+    planes per channel) in the tensor x. */
+static inline void
+gc_conv_prefetch_next (const float *x, size_t hw, size_t c, size_t n, size_t n0, size_t m,
+                       size_t batch, size_t C, bool write)
+{
+    size_t q;
+    if (gc_conv_next_plane (c, n, n0, m, batch, C, &q))
+        gc_conv_prefetch (x + q * hw, hw * sizeof (float), write);
 }
 
 extern const gc_conv_kern_t gc_conv_kern_generic;

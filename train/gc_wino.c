@@ -243,19 +243,6 @@ s_b6_tiles (const float *e, const float *o, size_t S, float *v, size_t plane, si
     }
 }
 
-/*  Prefetch the plane after (c, n) in the order the transforms take them
-    (channel by channel, samples n0 .. n0 + m; gc_conv_set_prefetch says
-    why): perf of lenet-w put most of the split's time on waiting for the
-    plane's rows. */
-static inline void
-s_prefetch_next (const float *x, size_t batch, size_t hw, size_t c, size_t n, size_t n0,
-                 size_t m, size_t C, bool write)
-{
-    size_t q;
-    if (gc_conv_next_plane (c, n, n0, m, batch, C, &q))
-        gc_conv_prefetch (x + q * hw, hw * sizeof (float), write);
-}
-
 static void
 s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t m, float *V,
          float *scratch)
@@ -268,10 +255,12 @@ s_input (const gc_cnn_op_t *op, const float *x, size_t batch, size_t n0, size_t 
         then odd and goes to o, so e and o trade places. */
     float *e = scratch, *o = e + R * S, *P = o + R * S;
     memset (scratch, 0, R * 4 * S * sizeof (float));
+    //  the next plane asked for while this one is transformed (perf of
+    //  lenet-w: the split had waited on its rows; gc_conv_set_prefetch)
     for (size_t c = 0; c < C; c++)
         for (size_t n = n0; n < n0 + m; n++) {
             const float *plane = x + (c * batch + n) * H * W;
-            s_prefetch_next (x, batch, H * W, c, n, n0, m, C, false);
+            gc_conv_prefetch_next (x, H * W, c, n, n0, m, batch, C, false);
             if (op->k == 3)
                 s_split_plane (plane, H, W, -1, R, 1, P, S, g.tw + 1, o, e);
             else
@@ -442,9 +431,9 @@ s_output (const gc_cnn_op_t *op, const float *M, size_t batch, size_t n0, size_t
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
             size_t at = (k * batch + n) * H * W;
-            s_prefetch_next (y, batch, H * W, k, n, n0, m, K, true);
+            gc_conv_prefetch_next (y, H * W, k, n, n0, m, batch, K, true);
             if (mask)
-                s_prefetch_next (mask, batch, H * W, k, n, n0, m, K, false);
+                gc_conv_prefetch_next (mask, H * W, k, n, n0, m, batch, K, false);
             for (size_t ty = 0; ty < g.th; ty++) {
                 bool two = 2 * ty + 1 < H;
                 float *rows [2] = { y + at + 2 * ty * W, two ? y + at + (2 * ty + 1) * W : NULL };
@@ -590,7 +579,7 @@ s_grad_tiles (const gc_cnn_op_t *op, const float *dy, size_t batch, size_t n0, s
     memset (scratch, 0, R * 4 * S * sizeof (float));
     for (size_t k = 0; k < K; k++)
         for (size_t n = n0; n < n0 + m; n++) {
-            s_prefetch_next (dy, batch, H * W, k, n, n0, m, K, false);
+            gc_conv_prefetch_next (dy, H * W, k, n, n0, m, batch, K, false);
             s_split_plane (dy + (k * batch + n) * H * W, H, W, 0, R, 0, P, S, g.tw, e, o);
             for (size_t ty = 0; ty < g.th; ty++) {
                 const float *e0 = e + 2 * ty * S, *o0 = o + 2 * ty * S;
