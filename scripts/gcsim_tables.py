@@ -477,7 +477,7 @@ def table1(args, variant="1"):
                                 (t1_scenario(split, "mean", "", False, variant=variant),
                                  ["--seed", str(seed)] if seed != DEFENCE_SEEDS[0] else []))
     if v.get("full_eval"):
-        runs = {key: (text, args + ["--full-eval", v["model"]]) for key, (text, args) in runs.items()}
+        runs = full_eval(runs, v["model"])
     res = runner.run_all(runs)
     if aggregators != all_rules:
         print(f"ran {len(runs)} simulations of table {variant} for {', '.join(aggregators)}: "
@@ -795,6 +795,15 @@ def final_accuracy(r):
     return honest(r, "mean_accuracy")
 
 
+T2P_MODEL = "784-256-128-10"
+FULL_EVAL_NOTE = "the honest peers' final models through `gcnode eval`"
+
+
+def full_eval(runs, model):
+    """runs with each run's final models scored on all 10 000 test images (Runner._full_eval)."""
+    return {key: (text, args + ["--full-eval", model]) for key, (text, args) in runs.items()}
+
+
 def t2p_row(label, res, key_of, target, schedules=None, seeds=None):
     """A table row: per schedule, over the seeds, final / MB to target / MB total; key_of(sched, seed)."""
     cells = []
@@ -808,7 +817,7 @@ def t2p_row(label, res, key_of, target, schedules=None, seeds=None):
 
 def t2p_attack_row(label, plain, attacked):
     """A row: honest mean final accuracy without and with the attack, and the difference in points."""
-    a, b = honest(plain, "mean_accuracy"), honest(attacked, "mean_accuracy")
+    a, b = final_accuracy(plain), final_accuracy(attacked)
     return f"| {label} | {fmt(a)} | {fmt(b)} | {fmt(None if a is None or b is None else 100 * (b - a), '{:+.1f}')} |"
 
 
@@ -830,10 +839,11 @@ def table2p(args):
         for _, sched in T2P_SCHEDULES:
             for seed in T2P_SEEDS:
                 runs[t2p_key(comp, ec, policy, sched, seed)] = (t2p_scenario(comp, ec, policy, sched, seed), [])
-    res = runner.run_all(runs)
+    res = runner.run_all(full_eval(runs, T2P_MODEL))
     t = T2P_TARGET
     body = [f"Table 2's setting (16 honest peers, 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, `mean`,",
-            f"`wait sync`, 2000 test images every 5 rounds), EC liec:100 with `gossip/keep_unsent = {T2P_KEEP}` for the",
+            f"`wait sync`, 2000 test images every 5 rounds; *final* accuracies on all 10 000: {FULL_EVAL_NOTE}),",
+            f"EC liec:100 with `gossip/keep_unsent = {T2P_KEEP}` for the",
             "compressed rows (but the one marked keep_unsent 0), with a ratio",
             "policy (`gossip/policy`, docs/ALGORITHMS.md \"Ratio policies\") deciding each round's budget.",
             f"Each cell is the mean over seeds {', '.join(map(str, T2P_SEEDS))}: *final* honest mean accuracy / *MB to {t}*,",
@@ -860,7 +870,7 @@ def table2p(args):
         rs = [res[t2p_key("het", comp, policy, seed)] for seed in T2P_HET_SEEDS]
         per_seed = " / ".join(fmt(t2p_to_target(r, t, 3), '{:.3f}') for r in rs)
         body.append(f"| {label} | {per_seed} | {t2p_cell(rs, lambda r: t2p_to_target(r, t, 3), '{:.3f}')} | "
-                    f"{fmt(t2p_mean([honest(r, 'mean_accuracy') for r in rs]))} | "
+                    f"{fmt(t2p_mean([final_accuracy(r) for r in rs]), '{:.4f}')} | "
                     f"{fmt(t2p_mean([sim_value(r, 'honest_mb_sent_per_peer') for r in rs]), '{:.1f}')} | "
                     f"{fmt(t2p_mean([r['series'][-1][3] for r in rs]), '{:.3f}')} |")
     body += ["", f"**Byzantine peers.** Peers {BYZANTINE} attack with `{T2P_BYZ_ATTACK}` (table 1's placement: every",
@@ -1017,10 +1027,11 @@ def table2l(args):
         runs[t2p_key("byz", name)] = (
             t2p_scenario(T2L_ROWS[2][1], "liec:100", "fixed", "cosine", 1, T2P_BYZ_AGG,
                          {"attackers": (BYZANTINE, keys)}), [])
-    res = runner.run_all(runs)
+    res = runner.run_all(full_eval(runs, T2P_MODEL))
     t = T2P_TARGET
     body = [f"Table 2b's setting (16 honest peers, 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, `mean`,",
-            f"`wait sync`, 2000 test images every 5 rounds; EC liec:100 with `gossip/keep_unsent = {T2P_KEEP}` for the",
+            f"`wait sync`, 2000 test images every 5 rounds; *final* accuracies on all 10 000: {FULL_EVAL_NOTE};",
+            f"EC liec:100 with `gossip/keep_unsent = {T2P_KEEP}` for the",
             "compressed rows but the one marked keep_unsent 0), LGC beside",
             f"dense and top-k 1 %. Each cell is the mean over seeds {', '.join(map(str, T2P_SEEDS))}: *final* honest mean accuracy /",
             f"*MB to {t}* (megabytes each peer sent until the honest mean first reached {t}; (n/2): only n",
