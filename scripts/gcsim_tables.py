@@ -12,11 +12,11 @@ and simulated into that directory; a run whose directory already holds a
 report for the same scenario and options is not run again (so an
 interrupted table resumes). The table goes to docs/results/tableN.md and
 into docs/RESULTS.md between its markers; plots to docs/results/.
-The CNN's tables (1c, 2pc) run on the first 2000 test images, as the
-others do, but read their final accuracies from the honest peers' final
-models evaluated on all 10 000 (gcsim --keep-models, then gcnode eval;
-full_eval.json in the run's directory): 2000 images leave about +-0.7
-points of sampling noise, as much as the differences those tables compare.
+Tables 1c, 2p, 2pc and 2l run on the first 2000 test images, as the others
+do, but read their final accuracies from the honest peers' final models
+scored on all 10 000 (gcsim --keep-models, then gcnode eval; full_eval.json
+in the run's directory): 2000 images leave about +-0.7 points of sampling
+noise, as much as the differences those tables compare.
 
 Python 3 standard library only; gnuplot for the plots. The speed table also
 runs scripts/pysim_reference.py, a PyTorch reference, with /usr/bin/python3
@@ -125,7 +125,7 @@ class Runner:
         """The honest peers' final models on all 10 000 test images (`gcnode eval`), into
         full_eval.json; the model files are removed. The runs evaluate on the first 2000
         images (two standard errors of about 1.5 points at 0.87), too coarse for the
-        1-point comparisons of the CNN's tables."""
+        0.5- and 1-point comparisons of the tables that use this."""
         with open(os.path.join(out, "report.json")) as f:
             peers = [p["index"] for p in json.load(f)["peers"] if p["role"] == "honest"]
         files = [os.path.join(out, f"peer{i}.model") for i in peers]
@@ -134,9 +134,9 @@ class Runner:
             sys.exit(f"gcnode eval failed ({proc.returncode}) in {out}:\n{proc.stderr}")
         accs = {}
         for line in proc.stdout.splitlines():
-            m = re.match(r"(\S+) test_accuracy=([0-9.]+)", line)
-            if m and m.group(1) in files:
-                accs[str(peers[files.index(m.group(1))])] = float(m.group(2))
+            path, sep, rest = line.partition(" test_accuracy=")
+            if sep and path in files:
+                accs[str(peers[files.index(path)])] = float(rest.split()[0])
         if len(accs) != len(files):
             sys.exit(f"gcnode eval in {out}: {len(accs)} accuracies for {len(files)} models")
         with open(os.path.join(out, "full_eval.json"), "w") as f:
@@ -190,6 +190,15 @@ def sim_value(res, name):
 def honest(res, name):
     v = res["report"]["honest"].get(name)
     return None if v is None else float(v)
+
+
+def final_accuracy(r, which="mean"):
+    """The honest peers' final accuracy, mean or min: on all 10 000 test images when the run's
+    models were scored so (Runner's --full-eval), else the run's own last evaluation."""
+    if r.get("full"):
+        accs = r["full"].values()
+        return statistics.mean(accs) if which == "mean" else min(accs)
+    return honest(r, which + "_accuracy")
 
 
 def write_table(table, command, body):
@@ -355,8 +364,7 @@ def t1_accuracy(variant, r, which):
         return None
     first = T1_VARIANTS[variant]["honest"]
     if r.get("full"):
-        accs = list(r["full"].values())
-        return sum(accs) / len(accs) if which == "mean" else min(accs)
+        return final_accuracy(r, which)
     if not first:
         return honest(r, which + "_accuracy")
     accs = [p["final_accuracy"] for p in r["report"]["peers"][:first] if p.get("final_accuracy") is not None]
@@ -792,14 +800,6 @@ def t2p_cell(results, what, spec="{:.2f}"):
     return fmt(t2p_mean(vals), spec)
 
 
-def final_accuracy(r):
-    """The honest mean final accuracy: on all 10 000 test images when the run's models were
-    evaluated so (Runner's --full-eval), else the run's own last evaluation."""
-    if r.get("full"):
-        return statistics.mean(r["full"].values())
-    return honest(r, "mean_accuracy")
-
-
 T2P_MODEL = "784-256-128-10"
 FULL_EVAL_NOTE = "the honest peers' final models through `gcnode eval`"
 
@@ -972,10 +972,9 @@ T2PC_ROWS = [r for r in T2P_ROWS if r[0] not in ("top-k 1 %, fixed, keep_unsent 
 def table2pc(args):
     runner = Runner("2pc", args.jobs, args.threads, args.force)
     key_of = lambda comp, policy, seed: t2p_key("cnn", comp, policy, seed)
-    runs = {key_of(comp, policy, seed): (t2p_scenario(comp, ec, policy, "cosine", seed, model=T2PC_MODEL),
-                                         ["--full-eval", T2PC_MODEL])
+    runs = {key_of(comp, policy, seed): (t2p_scenario(comp, ec, policy, "cosine", seed, model=T2PC_MODEL), [])
             for _, comp, ec, policy in T2PC_ROWS for seed in T2PC_SEEDS}
-    res = runner.run_all(runs)
+    res = runner.run_all(full_eval(runs, T2PC_MODEL))
     t = T2PC_TARGET
     body = [f"Table 2p's setting with the LeNet preset (`train/model = {T2PC_MODEL}`; 16 honest peers, 4x4 torus,",
             f"4 local steps of 32, {T2_ROUNDS} rounds, `mean`, `wait sync`, 2000 test images every 5 rounds, cosine",
@@ -1295,14 +1294,16 @@ def table5(args):
     write_table(5, "scripts/results.sh 5", "\n".join(body))
 
 
-def snapshot_binary(table):
-    """Long tables run a copy of gcsim, so that rebuilding meanwhile does not touch them."""
-    global GCSIM
+def snapshot_binaries(table):
+    """Long tables run copies of gcsim and gcnode (which scores the kept models), so that
+    rebuilding meanwhile does not touch them; returns the copies' paths."""
+    global GCSIM, GCNODE
     os.makedirs(OUT, exist_ok=True)
-    copy = os.path.join(OUT, f"gcsim-{table}.{os.getpid()}")
-    shutil.copy2(os.path.join(ROOT, "build", "gcsim"), copy)
-    GCSIM = copy
-    return copy
+    copies = [os.path.join(OUT, f"{name}-{table}.{os.getpid()}") for name in ("gcsim", "gcnode")]
+    for name, copy in zip(("gcsim", "gcnode"), copies):
+        shutil.copy2(os.path.join(ROOT, "build", name), copy)
+    GCSIM, GCNODE = copies
+    return copies
 
 
 def main():
@@ -1312,9 +1313,9 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
     parser.add_argument("--partial", action="store_true",
-                        help="tables 1, 1l, 1r: run nothing, write the table from the runs that exist "
+                        help="table 1 and its variants (1l, 1ld, 1r, 1c, 1x): run nothing, write the table from the runs that exist "
                              "('not run' in the other cells)")
-    parser.add_argument("--rules", help="tables 1, 1l, 1r: run only these rules (comma-separated) and "
+    parser.add_argument("--rules", help="table 1 and its variants: run only these rules (comma-separated) and "
                         "write no table, e.g. to run the columns of two builds apart; with the "
                         "default defence among them, write its column and summaries alone "
                         "(docs/results/tableN-guard.md)")
@@ -1323,13 +1324,14 @@ def main():
         sys.exit(f"{GCSIM} is missing: build first (cmake -S . -B build && cmake --build build -j2)")
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
-    copy = snapshot_binary(args.table)
+    copies = snapshot_binaries(args.table)
     tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1ld": lambda a: table1(a, "1ld"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "1x": lambda a: table1(a, "1x"), "2": table2, "2p": table2p, "2pc": table2pc, "2h": table2h, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
         for name in (["1", "1l", "1r", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)
     finally:
-        os.unlink(copy)
+        for copy in copies:
+            os.unlink(copy)
 
 
 if __name__ == "__main__":
