@@ -3,7 +3,8 @@
 #
 #   scripts/docker-engine.sh [start]   make `docker info` answer: nothing to do when an engine
 #                                      is reachable; else (root only) install docker.io,
-#                                      docker-compose and debootstrap from Debian if missing
+#                                      docker-compose, debootstrap and qemu-user-static (the
+#                                      smoke test's emulated CPUs) from Debian if missing
 #                                      and start dockerd in the background
 #   scripts/docker-engine.sh stop      stop the dockerd this script started (by its pid file)
 #   scripts/docker-engine.sh status    exit 0 when an engine answers
@@ -16,7 +17,7 @@ set -euo pipefail
 
 GC_DOCKERD_LOG=${GC_DOCKERD_LOG:-/var/log/gcnode-dockerd.log}
 GC_DOCKERD_PIDFILE=${GC_DOCKERD_PIDFILE:-/run/gcnode-dockerd.pid}
-GC_DOCKER_PACKAGES=(docker.io docker-compose debootstrap)
+GC_DOCKER_PACKAGES=(docker.io docker-compose debootstrap qemu-user-static)
 
 log () { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Docker smoke test: the compose path of docker/README.md, for real.
 #
-#   1. builds the gcnode image (scripts/docker-image.sh: cached base image and layers)
+#   1. builds the gcnode image (scripts/docker-image.sh: cached base image and layers);
+#      checks the kernel level it names, forced ones (GC_CPU), and, with qemu-user, that
+#      it starts and trains on emulated CPUs without AVX-512 (avx2) and without AVX (generic)
 #   2. generates a 4-peer network with gcnet compose (docker/scenarios/smoke.zpl:
 #      peer 3 Byzantine, signing with a key no one trusts, in the `byzantine` profile)
 #   3. brings it up on its user-defined network and waits until every honest peer has
@@ -90,6 +92,37 @@ if ! "$GC_ROOT/scripts/docker-image.sh" --tag "$GC_IMAGE" >"$out/build.log" 2>&1
   fail "image build failed"
 fi
 grep -E '^(base image|image )' "$out/build.log" | sed 's/^/  /' 
+
+# --- 1b. kernel levels ------------------------------------------------------------
+# The image is built portable (docker/Dockerfile): it names the level this CPU runs,
+# GC_CPU forces the lower ones, and under qemu-user (Debian's qemu-user-static, when
+# installed: scripts/docker-engine.sh installs it) the same binary starts on emulated
+# CPUs without AVX-512 (EPYC-Rome: AVX2) and without AVX (Nehalem), picks avx2 and
+# generic there, and trains.
+level () { docker run --rm "$@" 2>/dev/null | sed -n 's/^gcnode .*(kernels \([a-z0-9]*\)).*/\1/p'; }
+native=$(level "$GC_IMAGE" --version)
+[ -n "$native" ] || fail "gcnode --version in the image names no kernel level"
+say "kernels: $native on this CPU"
+for forced in avx2 generic; do
+  got=$(level -e GC_CPU=$forced "$GC_IMAGE" --version)
+  [ "$got" = "$forced" ] || fail "GC_CPU=$forced: the image ran '$got'"
+done
+QEMU=${SMOKE_QEMU:-/usr/bin/qemu-x86_64-static}
+if [ "$(uname -m)" = x86_64 ] && [ -x "$QEMU" ]; then
+  for pair in EPYC-Rome:avx2 Nehalem:generic; do
+    cpu=${pair%%:*} want=${pair#*:}
+    emu=(-v "$QEMU:/qemu:ro" --entrypoint /qemu "$GC_IMAGE" -cpu "$cpu" /usr/local/bin/gcnode)
+    got=$(level "${emu[@]}" --version)
+    [ "$got" = "$want" ] || fail "emulated $cpu: the image ran '$got', expected $want"
+    acc=$(docker run --rm "${emu[@]}" train --data synthetic --model 784-32-10 --epochs 1 \
+            --train-samples 1000 --quiet 2>/dev/null | sed -n 's/^test_accuracy=//p')
+    python3 -c "import sys; sys.exit(0 if float('${acc:-0}') > 0.8 else 1)" ||
+      fail "emulated $cpu: a short training ended at test_accuracy=${acc:-none}"
+    say "kernels: $want on an emulated $cpu (qemu-user), a short training at $acc"
+  done
+else
+  say "kernels: qemu-user not installed ($QEMU), the emulated CPUs are not tried"
+fi
 
 # --- 2. network -------------------------------------------------------------------
 # The host's gcnet writes the compose file and makes the keys (with the host's gcnode).
