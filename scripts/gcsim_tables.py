@@ -5,7 +5,8 @@
 
 TABLE is 1 (aggregators x attacks; 1l: three times as long, constant learning
 rate; 1ld: 1l's Dirichlet 0.5 split with every rule, one seed; 1r: the honest-minority malicious ring; 1c: with the LeNet-style CNN; 1x: Dirichlet 0.1), 2 (compression), 2p (ratio
-policies), 2l (learned gradient compression), 3 (stragglers), 4
+policies; 2pc: with the LeNet-style CNN; 2h: heterogeneous links through gcnet;
+2ht: 2h with thinner links, that bind), 2l (learned gradient compression), 3 (stragglers), 4
 (scale), 5 (agreement with gcnet), speed (table 1's speed rows) or all.
 Each run is a gcsim scenario written to runs/results/tN/KEY/scenario.zpl
 and simulated into that directory; a run whose directory already holds a
@@ -896,6 +897,10 @@ def table2p(args):
 #   (60 ms), as table 2p's 10 MB/s does against gcsim's modelled compute time. (At 800 kB/s the
 #   links barely mattered: every row within the machine's noise, fixed 1 % the best fixed ratio.)
 T2H_THIN, T2H_THICK = 300000, 3000000
+#   Variant 2ht: links that bind. At 100 kB/s a thin peer's 1 % payload (about 12 kB to each
+#   neighbour) takes about 120 ms, longer than the round's computing (about 70 ms here), so the
+#   ratio a thin peer sends sets the round's length, and the thick peers' (1 MB/s) does not.
+T2H_RATES = {"2h": (T2H_THIN, T2H_THICK), "2ht": (100000, 1000000)}
 T2H_SEEDS = [1, 2, 3]
 T2H_ROWS = [("top-k 0.25 %, fixed", "topk:0.0025", "fixed"), ("top-k 0.5 %, fixed", "topk:0.005", "fixed"),
             ("top-k 1 %, fixed", "topk:0.01", "fixed"),
@@ -904,7 +909,7 @@ T2H_ROWS = [("top-k 0.25 %, fixed", "topk:0.0025", "fixed"), ("top-k 0.5 %, fixe
             ("top-k 1 %, settle + bandwidth frac 0.5", "topk:0.01", "settle+bandwidth:frac=0.5")]
 
 
-def t2h_scenario(comp, policy, seed):
+def t2h_scenario(comp, policy, seed, rates=(T2H_THIN, T2H_THICK)):
     sections = base_sections(T2_ROUNDS, 5, {"compress": comp, "ec": "liec:100", "keep_unsent": T2P_KEEP,
                                             "aggregator": "mean", "wait": "sync", "timeout_ms": 10000,
                                             "policy": policy})
@@ -913,8 +918,8 @@ def t2h_scenario(comp, policy, seed):
     thin = [int(p) for p in T2P_THIN.split(",")]
     thick = ",".join(str(p) for p in range(16) if p not in thin)
     return zpl("t2h", 16, sections, scenario={"timeout_s": 1200, "target_accuracy": T2P_TARGET},
-               timeline={"thin": {"at": "time 0", "peers": T2P_THIN, "do": f"rate {T2H_THIN}"},
-                         "thick": {"at": "time 0", "peers": thick, "do": f"rate {T2H_THICK}"}})
+               timeline={"thin": {"at": "time 0", "peers": T2P_THIN, "do": f"rate {rates[0]}"},
+                         "thick": {"at": "time 0", "peers": thick, "do": f"rate {rates[1]}"}})
 
 
 def t2h_since_start(res, target):
@@ -926,18 +931,19 @@ def t2h_since_start(res, target):
     return (None if hit is None else hit - t0), rows[-1][3] - t0
 
 
-def table2h(args):
-    runner = Runner("2h", 1, 1, args.force)
+def table2h(args, variant="2h"):
+    rates = T2H_RATES[variant]
+    runner = Runner(variant, 1, 1, args.force)
     res = {}
     for seed in T2H_SEEDS:                  # seed by seed, so that the machine's drift spreads over the rows
         for _, comp, policy in T2H_ROWS:
             key = t2p_key("gcnet", comp, policy, seed)
-            res[key] = gcnet_run(runner, key, t2h_scenario(comp, policy, seed), args.force)
+            res[key] = gcnet_run(runner, key, t2h_scenario(comp, policy, seed, rates), args.force)
     t = T2P_TARGET
     body = [f"Table 2p's heterogeneous links through `gcnet run`: 16 gcnode processes on this machine (loopback,",
             f"signed messages), 4x4 torus, MLP, 4 local steps of 32, {T2_ROUNDS} rounds, cosine schedule, `mean`,",
             f"`wait sync`, top-k + liec:100 with keep_unsent {T2P_KEEP}; the uplinks of peers {T2P_THIN} capped at",
-            f"{T2H_THIN // 1000} kB/s and the others' at {T2H_THICK // 1000} kB/s (gcnode's fault layer, per destination; in gcsim a link",
+            f"{rates[0] // 1000} kB/s and the others' at {rates[1] // 1000} kB/s (gcnode's fault layer, per destination; in gcsim a link",
             "runs at its slower end's rate, here a thin peer's uplinks are thin and its downlinks are not).",
             f"*s to {t}*: wall seconds from the first evaluation (round 5) to the one where the honest mean first",
             f"reached {t}, per seed then the mean (the processes' start-up, several seconds, left out; gcnet's own",
@@ -954,7 +960,7 @@ def table2h(args):
         body.append(f"| {label} | {' / '.join(fmt(v, '{:.2f}') for v in to)} | {mean_to} | "
                     f"{fmt(statistics.mean(r['report']['honest']['mean_accuracy'] for r in rs))} | "
                     f"{mb:.1f} | {statistics.mean(total):.2f} |")
-    write_table("2h", "scripts/results.sh 2h", "\n".join(body))
+    write_table(variant, f"scripts/results.sh {variant}", "\n".join(body))
 
 
 # --- table 2pc: the ratio policies and LGC on the LeNet preset (issue 20) --------------------
@@ -1308,7 +1314,7 @@ def snapshot_binaries(table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("table", choices=["1", "1l", "1ld", "1r", "1c", "1x", "2", "2p", "2pc", "2h", "2l", "3", "4", "5", "speed", "all"])
+    parser.add_argument("table", choices=["1", "1l", "1ld", "1r", "1c", "1x", "2", "2p", "2pc", "2h", "2ht", "2l", "3", "4", "5", "speed", "all"])
     parser.add_argument("--jobs", type=int, default=2, help="simulations at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="gcsim --threads per simulation (default 1)")
     parser.add_argument("--force", action="store_true", help="run again even when a report exists")
@@ -1325,7 +1331,7 @@ def main():
     if args.table in ("speed", "all"):
         check_reference()               # before any run: `all` reaches the speed table last
     copies = snapshot_binaries(args.table)
-    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1ld": lambda a: table1(a, "1ld"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "1x": lambda a: table1(a, "1x"), "2": table2, "2p": table2p, "2pc": table2pc, "2h": table2h, "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
+    tables = {"1": table1, "1l": lambda a: table1(a, "1l"), "1ld": lambda a: table1(a, "1ld"), "1r": lambda a: table1(a, "1r"), "1c": lambda a: table1(a, "1c"), "1x": lambda a: table1(a, "1x"), "2": table2, "2p": table2p, "2pc": table2pc, "2h": table2h, "2ht": lambda a: table2h(a, "2ht"), "2l": table2l, "3": table3, "4": table4, "5": table5, "speed": speed}
     try:
         for name in (["1", "1l", "1r", "2", "3", "4", "5", "speed"] if args.table == "all" else [args.table]):
             tables[name](args)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate a gcsim results table of docs/RESULTS.md: scripts/results.sh TABLE
-# (1 1l 1r 1c 1x 2 2p 2pc 2h 2l 3 4 5 speed all) [--jobs J] [--threads T] [--force]. Builds first.
+# (1 1l 1r 1c 1x 2 2p 2pc 2h 2ht 2l 3 4 5 speed all) [--jobs J] [--threads T] [--force]. Builds first.
 # Details: scripts/gcsim_tables.py --help.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
