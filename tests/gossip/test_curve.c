@@ -234,13 +234,19 @@ test_inbox_admits_only_allowed_keys (void **state)
     assert_int_equal (got, 1);
 
     zsock_t *d_bad = s_dealer (bad, port), *d_plain = s_dealer (NULL, port);
+    //  The client without CURVE fails as a protocol error when the inbox
+    //  reads its mechanism, or with no detail when it hangs up first (it
+    //  reads the inbox's CURVE greeting before it has sent all of its own):
+    //  a race between the two I/O threads. The late greeting below is the
+    //  one that must be a protocol error.
     gc_curve_stats_t st = { 0 };
-    for (int i = 0; i < 500 && (st.handshake_failed_auth == 0 || st.handshake_failed_protocol == 0); i++) {
+    for (int i = 0; i < 500 && (st.handshake_failed_auth == 0
+                            ||  st.handshake_failed_protocol + st.handshake_failed_other == 0); i++) {
         zclock_sleep (20);
         gc_curve_stats (server, &st);
     }
     assert_true (st.handshake_failed_auth >= 1);
-    assert_true (st.handshake_failed_protocol >= 1);
+    assert_true (st.handshake_failed_protocol + st.handshake_failed_other >= 1);
     assert_true (st.handshake_succeeded >= 1);
     //  The warnings can name who was refused, and from where.
     assert_string_equal (st.refused_address, "127.0.0.1");

@@ -7,8 +7,12 @@ the C code that wrote them.
 Every line must parse as a JSON object (Python's strict parser: no NaN or
 Infinity), carry the documented keys, and every counter must never go down
 from one line to the next, including the nested ones (rejections by reason
-and by peer, CURVE and discovery counters). Exit 0 when all files pass;
-otherwise print each problem and exit 1.
+and by peer, CURVE and discovery counters). There is one line per round the
+process ran: the round goes up by one from a line to the next, by more only
+with a round catch-up ("catchups" went up: a peer that fell behind skips
+rounds, docs/ALGORITHMS.md), and repeats only on the last line (the one
+written when the run ends). Exit 0 when all files pass; otherwise print
+each problem and exit 1.
 """
 import json
 import sys
@@ -43,10 +47,15 @@ def flatten(obj):
     return out
 
 
+def is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def check(path, min_lines, final_round=None):
     problems = []
     previous = {}
     lines = 0
+    repeated = None     # where a line repeated the round before it
     last_round = None
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -85,6 +94,21 @@ def check(path, min_lines, final_round=None):
                 if not isinstance(factor, (int, float)) or isinstance(factor, bool) \
                         or not 0 <= factor <= 1:
                     problems.append("%s: validation_weight.%s is %r, not in [0, 1]" % (where, peer, factor))
+            # one line per round run: +1 a line, more only with a catch-up,
+            # the same round again only on the last line (the run's end)
+            if repeated:
+                problems.append("%s: round %s has a second line, and more lines follow it"
+                                % (repeated, previous.get("round")))
+            repeated = None
+            before, now = previous.get("round"), current.get("round")
+            if is_int(before) and is_int(now):
+                caught_up = is_int(current.get("catchups")) and is_int(previous.get("catchups")) \
+                    and current["catchups"] > previous["catchups"]
+                if now == before:
+                    repeated = where
+                elif now > before + 1 and not caught_up:
+                    problems.append("%s: round %d follows round %d without a catch-up "
+                                    "(%d round(s) without a line)" % (where, now, before, now - before - 1))
             # every in-neighbour is in exactly one of staleness, staleness_ahead, no_state
             seen = list(obj.get("staleness", {})) + list(obj.get("staleness_ahead", {})) \
                 + [str(p) for p in obj.get("no_state", [])]

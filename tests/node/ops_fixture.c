@@ -240,3 +240,37 @@ ops_http_get (const char *hostport, const char *path)
     free (buf);
     return copy;
 }
+
+const char *
+ops_last_line (const char *text)
+{
+    const char *last = text, *p;
+    while ((p = strchr (last, '\n')) && p [1])
+        last = p + 1;
+    return last;
+}
+
+double
+ops_line_value (const char *line, const char *key)
+{
+    char needle [128];
+    snprintf (needle, sizeof needle, "\"%s\":", key);
+    const char *end = strchr (line, '\n'), *at = strstr (line, needle);
+    return at && (!end || at < end) ? strtod (at + strlen (needle), NULL) : -1;
+}
+
+int
+ops_rounds_before (const char *text, double until)
+{
+    int rounds = 0;
+    double previous = -1;
+    for (const char *line = text; line && *line; ) {
+        double round = ops_line_value (line, "round");
+        if (ops_line_value (line, "unix_s") < until && round != previous)
+            rounds++;
+        previous = round;
+        line = strchr (line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    return rounds;
+}

@@ -46,5 +46,12 @@ bool       ops_wait_round (ops_net_t *self, int i, unsigned long round, double t
 /*  GET http://host:port/path; returns the body (malloc'd) when the answer
     is 200, else NULL. */
 char      *ops_http_get (const char *hostport, const char *path);
+/*  Metrics files (node/metrics): the last line; the number after "key":
+    in the line that starts at line (-1 if absent); how many rounds the
+    file shows ended before unix time `until` (a line per round, and the
+    line written at the end repeats the last round). */
+const char *ops_last_line (const char *text);
+double     ops_line_value (const char *line, const char *key);
+int        ops_rounds_before (const char *text, double until);
 
 #endif
