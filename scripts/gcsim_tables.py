@@ -909,7 +909,7 @@ T2H_ROWS = [("top-k 0.25 %, fixed", "topk:0.0025", "fixed"), ("top-k 0.5 %, fixe
             ("top-k 1 %, settle + bandwidth frac 0.5", "topk:0.01", "settle+bandwidth:frac=0.5")]
 
 
-def t2h_scenario(comp, policy, seed, rates=(T2H_THIN, T2H_THICK)):
+def t2h_scenario(comp, policy, seed, rates=T2H_RATES["2h"]):
     sections = base_sections(T2_ROUNDS, 5, {"compress": comp, "ec": "liec:100", "keep_unsent": T2P_KEEP,
                                             "aggregator": "mean", "wait": "sync", "timeout_ms": 10000,
                                             "policy": policy})
@@ -1305,11 +1305,10 @@ def snapshot_binaries(table):
     rebuilding meanwhile does not touch them; returns the copies' paths."""
     global GCSIM, GCNODE
     os.makedirs(OUT, exist_ok=True)
-    copies = [os.path.join(OUT, f"{name}-{table}.{os.getpid()}") for name in ("gcsim", "gcnode")]
-    for name, copy in zip(("gcsim", "gcnode"), copies):
-        shutil.copy2(os.path.join(ROOT, "build", name), copy)
-    GCSIM, GCNODE = copies
-    return copies
+    GCSIM, GCNODE = (shutil.copy2(os.path.join(ROOT, "build", name),
+                                  os.path.join(OUT, f"{name}-{table}.{os.getpid()}"))
+                     for name in ("gcsim", "gcnode"))
+    return [GCSIM, GCNODE]
 
 
 def main():

@@ -120,9 +120,7 @@ test_peers_find_each_other (void **state)
         path = ops_path (net, name);
         char *metrics = ops_read (path);
         assert_non_null (metrics);
-        const char *last = metrics, *p;
-        while ((p = strchr (last, '\n')) && p [1])
-            last = p + 1;
+        const char *last = ops_last_line (metrics);
         assert_non_null (strstr (last, "\"peers_wanted\":1,\"peers_found\":1"));
         //  It applied at least half of the deltas the other peer sent while
         //  it ran (a delta a round: about 20, fewer when a peer that fell
