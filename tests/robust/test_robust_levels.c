@@ -121,10 +121,12 @@ test_levels_distances_scaled_blocks (void **state)
     gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
     static const struct {
         size_t k, d;
-    } shapes [] = { { 16, 5136 }, { 16, 5000 }, { 9, 7000 } };
+    } shapes [] = { { 16, 5 * 4096 + 16 }, { 16, 5 * 4000 + 8 }, { 9, 2 * 4096 + 1808 } };
     size_t compared = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes [0]; s++) {
-        size_t k = shapes [s].k, d = shapes [s].d, gb = k == 16 ? 1024 : 3232;
+        //  gb: the Gram block of gc_robust_dist.c's s_gblock (2^20 / k^2
+        //  coordinates, at most 4096), 4096 for both k.
+        size_t k = shapes [s].k, d = shapes [s].d, gb = 4096;
         const float *in [16];
         float *x = s_inputs (k, d, 11 + s, in), *copy = malloc (d * sizeof *copy);
         for (size_t j = gb; j < 2 * gb && j < d; j++)
