@@ -41,9 +41,10 @@
 #define S_GR 4
 
 //  k^2 B, B the coordinates per Gram block: fewer, larger blocks fold
-//  their float lanes into double less often (the fold was a fifth of the
-//  block's work at 2^18); the tile is k B floats (256 KB at k = 16), and a
-//  lane sums at most B / 16 <= 256 products (s_lanes_safe).
+//  their float lanes into double less often (at 2^18 the folds were a
+//  fifth of the block's work at k = 16, more at k = 33); the tile is k B
+//  floats (256 KB at k = 16), and a lane sums at most B / 16 <= 256
+//  products (s_lanes_safe).
 #define S_GRAM_AREA 1048576
 
 static size_t
@@ -58,36 +59,6 @@ s_gblock (size_t k)
     size_t g = (size_t) S_GRAM_AREA / (k * k);
     g = g / 16 * 16;
     return g < 64 ? 64 : g > 4096 ? 4096 : g;
-}
-
-//  The next block's lines, asked for a few at a time by every register
-//  block of this one (s_pf_step once per step of their loops), so that
-//  memory streams while the off-diagonal blocks compute. Asked for all at
-//  once by the diagonal blocks (as before branch i17pf), the requests
-//  queued behind each other and the off-diagonal blocks, three fifths of
-//  the work, ran with memory idle: the cold pass took the sum of the two.
-typedef struct {
-    const float *row [GC_ROBUST_MAX_INPUTS + 1];
-    size_t nrows, n;            /* rows, floats of each (whole lines) */
-    size_t per;                 /* lines per step, in 1/65536 */
-    size_t credit;              /* lines owed, in 1/65536 */
-    size_t r, off;              /* the next line: row r, float off */
-} s_pf_t;
-
-static inline void
-s_pf_step (s_pf_t *pf)
-{
-    if (!pf)
-        return;
-    pf->credit += pf->per;
-    for (; pf->credit >= 65536 && pf->r < pf->nrows; pf->credit -= 65536) {
-        __builtin_prefetch (pf->row [pf->r] + pf->off, 0, 2);
-        pf->off += 16;
-        if (pf->off >= pf->n) {
-            pf->off = 0;
-            pf->r++;
-        }
-    }
 }
 
 
@@ -219,28 +190,40 @@ s_lanes_sum (const float *lane)
 //  (r, q) at (r * S_GR + q) * 16.
 //  s_gram_diag forms a diagonal block (rows against themselves, the pairs
 //  r <= q): it reads its rows as x and z, writes y = x - z into the tile
-//  rows t (in place when x is the tile and z zeros); s_gram_off forms an
-//  off-diagonal block from two sets of tile rows. A column of blocks
+//  rows t (in place when x is the tile and z zeros) and asks for the same
+//  rows pf floats further on, the next block (0: none); s_gram_off forms
+//  an off-diagonal block from two sets of tile rows. A column of blocks
 //  starts with its diagonal, so every y is formed once, in the one pass
-//  that reads the inputs. Both take their share of the next block's
-//  prefetch (pf, NULL: none).
+//  that reads the inputs.
 #ifdef S_W
 //  S_W lanes per vector: 16 (zmm, one pass) or 8 (ymm, the low and the
 //  high 8 lanes apart, independent sums: 10 accumulators, 4 rows and z in
-//  16 registers).
+//  16 registers). The ymm passes go chunk by chunk of S_GRAM_CHUNK floats
+//  (the sums carried in lanes from one chunk to the next: the same
+//  operations in the same order), so that a chunk's rows stay in L1 from
+//  one pass to the next (whole 16 KB rows were read from L2 twice, four
+//  times off the diagonal).
+#if S_W == 16
+#   define S_GRAM_CHUNK 4096
+#else
+#   define S_GRAM_CHUNK 1024
+#endif
 static void
-s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, s_pf_t *pf,
+s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, size_t pf,
              float *lanes)
 {
+    for (size_t c0 = 0; c0 < n16; c0 += S_GRAM_CHUNK)
     for (int h = 0; h < 16; h += S_W) {
+        size_t c1 = n16 - c0 < S_GRAM_CHUNK ? n16 : c0 + S_GRAM_CHUNK;
         s_vf acc [S_GR][S_GR];
         for (int r = 0; r < S_GR; r++)
             for (int q = r; q < S_GR; q++)
-                acc [r][q] = s_zero ();
-        for (size_t c = h; c < n16; c += 16) {
+                acc [r][q] = c0 ? s_loadu (lanes + (r * S_GR + q) * 16 + h) : s_zero ();
+        for (size_t c = c0 + h; c < c1; c += 16) {
             s_vf zv = s_loadu (z + c), y [S_GR];
-            s_pf_step (pf);
             for (int r = 0; r < S_GR; r++) {
+                if (pf && !h)
+                    __builtin_prefetch (x [r] + c + pf, 0, 2);
                 y [r] = s_sub (s_loadu (x [r] + c), zv);
                 s_store (t [r] + c, y [r]);
             }
@@ -255,14 +238,9 @@ s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16,
 }
 #endif
 
-//  S_STEP_W: floats per step of the diagonal blocks' loops (two passes of
-//  8 lanes with ymm); S_OFF_PASSES: passes of an off-diagonal block over
-//  its coordinates. s_pf_plan spreads the prefetch over their steps.
 #if GC_KLEVEL >= GC_KLEVEL_AVX512
-#   define S_STEP_W 16
-#   define S_OFF_PASSES 1
 static void
-s_gram_off (const float *const *a, const float *const *b, size_t n16, s_pf_t *pf, float *lanes)
+s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
 {
     __m512 acc [S_GR][S_GR];
     for (int r = 0; r < S_GR; r++)
@@ -270,7 +248,6 @@ s_gram_off (const float *const *a, const float *const *b, size_t n16, s_pf_t *pf
             acc [r][q] = _mm512_setzero_ps ();
     for (size_t c = 0; c < n16; c += 16) {
         __m512 av [S_GR], bv [S_GR];
-        s_pf_step (pf);
         for (int r = 0; r < S_GR; r++) {
             av [r] = _mm512_load_ps (a [r] + c);
             bv [r] = _mm512_load_ps (b [r] + c);
@@ -284,20 +261,21 @@ s_gram_off (const float *const *a, const float *const *b, size_t n16, s_pf_t *pf
             _mm512_storeu_ps (lanes + (r * S_GR + q) * 16, acc [r][q]);
 }
 #elif GC_KLEVEL == GC_KLEVEL_AVX2
-#   define S_STEP_W 8
-#   define S_OFF_PASSES 4
 //  Off the diagonal in 16 ymm registers: 4 x 2 pairs at a time, each half
 //  of the lanes apart, 8 accumulators, 6 loads per step.
 static void
-s_gram_off (const float *const *a, const float *const *b, size_t n16, s_pf_t *pf, float *lanes)
+s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
 {
+    for (size_t c0 = 0; c0 < n16; c0 += S_GRAM_CHUNK)
     for (int h = 0; h < 16; h += 8)
         for (int q0 = 0; q0 < S_GR; q0 += 2) {
+            size_t c1 = n16 - c0 < S_GRAM_CHUNK ? n16 : c0 + S_GRAM_CHUNK;
             __m256 acc [S_GR][2];
             for (int r = 0; r < S_GR; r++)
-                acc [r][0] = acc [r][1] = _mm256_setzero_ps ();
-            for (size_t c = h; c < n16; c += 16) {
-                s_pf_step (pf);
+                for (int q = 0; q < 2; q++)
+                    acc [r][q] = c0 ? _mm256_loadu_ps (lanes + (r * S_GR + q0 + q) * 16 + h)
+                                    : _mm256_setzero_ps ();
+            for (size_t c = c0 + h; c < c1; c += 16) {
                 __m256 b0v = _mm256_load_ps (b [q0] + c);
                 __m256 b1v = _mm256_load_ps (b [q0 + 1] + c);
                 for (int r = 0; r < S_GR; r++) {
@@ -312,8 +290,6 @@ s_gram_off (const float *const *a, const float *const *b, size_t n16, s_pf_t *pf
         }
 }
 #else
-#   define S_STEP_W 16
-#   define S_OFF_PASSES 1
 //  Plain C: s_gram_pass packs every block first at this level (x is the
 //  tile, z zeros), so the diagonal only forms its pairs.
 static void
@@ -331,7 +307,7 @@ s_gram_pairs (const float *const *a, const float *const *b, size_t n16, float *l
 }
 
 static void
-s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, s_pf_t *pf,
+s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16, size_t pf,
              float *lanes)
 {
     (void) z, (void) t, (void) pf;
@@ -339,9 +315,8 @@ s_gram_diag (const float *const *x, const float *z, float *const *t, size_t n16,
 }
 
 static void
-s_gram_off (const float *const *a, const float *const *b, size_t n16, s_pf_t *pf, float *lanes)
+s_gram_off (const float *const *a, const float *const *b, size_t n16, float *lanes)
 {
-    (void) pf;
     s_gram_pairs (a, b, n16, lanes, 0);
 }
 #endif
@@ -371,7 +346,7 @@ s_lanes_safe (const float *lane, int is_centre)
 //  itself), returns -1 as soon as a row fails s_lanes_safe.
 static int
 s_block_gram (const float *const *x, const float *z, float *const *t, size_t k, size_t n16,
-              s_pf_t *pf, double *gram, const unsigned char *is_centre)
+              size_t pf, double *gram, const unsigned char *is_centre)
 {
     float lanes [S_GR * S_GR * 16];
     for (size_t jb = 0; jb < k; jb += S_GR) {
@@ -383,8 +358,7 @@ s_block_gram (const float *const *x, const float *z, float *const *t, size_t k, 
             for (size_t q = r; q < S_GR && jb + q < k; q++)
                 gram [(jb + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
         for (size_t ib = 0; ib < jb; ib += S_GR) {
-            s_gram_off ((const float *const *) t + ib, (const float *const *) t + jb, n16, pf,
-                        lanes);
+            s_gram_off ((const float *const *) t + ib, (const float *const *) t + jb, n16, lanes);
             for (size_t r = 0; r < S_GR; r++)
                 for (size_t q = 0; q < S_GR && jb + q < k; q++)
                     gram [(ib + r) * k + jb + q] = s_lanes_sum (lanes + (r * S_GR + q) * 16);
@@ -393,38 +367,11 @@ s_block_gram (const float *const *x, const float *z, float *const *t, size_t k, 
     return 0;
 }
 
-//  The prefetch of the block at c0 (n <= gb floats of each input and of
-//  the centre when it is not one of them), spread over the register
-//  blocks' steps of the block before it.
-static void
-s_pf_plan (s_pf_t *pf, const float *const *in, size_t k, const float *centre, size_t c0,
-           size_t d, size_t gb)
-{
-    size_t n = c0 < d ? (d - c0 < gb ? d - c0 : gb) : 0;
-    size_t nb = s_padded_rows (k) / S_GR;
-    //  Steps of one block: the diagonal blocks' and the off-diagonal ones'.
-    size_t steps = nb * (gb / 16) * (16 / S_STEP_W)
-                 + nb * (nb - 1) / 2 * (gb / 16) * S_OFF_PASSES;
-    pf->nrows = 0;
-    pf->n = (n + 15) / 16 * 16;
-    pf->r = pf->off = 0;
-    bool centre_in = false;
-    for (size_t i = 0; n && i < k; i++) {
-        pf->row [pf->nrows++] = in [i] + c0;
-        centre_in |= in [i] == centre;
-    }
-    if (n && !centre_in)
-        pf->row [pf->nrows++] = centre + c0;
-    size_t lines = pf->nrows * (pf->n / 16);
-    pf->per = (lines * 65536 + steps - 1) / steps;
-    pf->credit = 0;
-}
-
 //  Floats after the tile that stay zero: the centre of the packed tile's
 //  Gram (whose rows are already x - z) and its padding rows.
 #define S_ZROW 4096
 
-//  The largest tile, k = 17 (s_gblock: 20 rows of 3616).
+//  The largest tile: k = 17, 20 rows of 3616 (s_gblock).
 #define S_TILE_PEAK 72320
 
 static int
@@ -458,10 +405,7 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
 #endif
         for (size_t i = 0; direct && i < kp; i++)
             xrow [i] = (i < k ? in [i] : centre) + c0;
-        s_pf_t pf;
-        if (direct)
-            s_pf_plan (&pf, in, k, centre, c0 + gb, d, gb);
-        if (direct && !s_block_gram (xrow, centre + c0, trow, k, n, &pf, gram, is_centre)) {
+        if (direct && !s_block_gram (xrow, centre + c0, trow, k, n, gb, gram, is_centre)) {
             for (size_t i = 0; i < k; i++)
                 unscale [i] = 1.0;
         }
@@ -474,7 +418,7 @@ s_gram_pass (gc_robust_ws_t *ws, const float *const *in, size_t k, size_t d,
             for (size_t i = 0; n < n16 && i < k; i++)
                 memset (tile + i * gb + n, 0, (n16 - n) * sizeof *tile);
             memset (tile + k * gb, 0, (kp - k) * gb * sizeof *tile);
-            s_block_gram ((const float *const *) trow, zrow, trow, k, n16, NULL, gram, NULL);
+            s_block_gram ((const float *const *) trow, zrow, trow, k, n16, 0, gram, NULL);
         }
         for (size_t i = 0; i < k; i++) {
             double ui = unscale [i], gii = ui * ui * gram [i * k + i];
@@ -559,8 +503,8 @@ GC_KSYM (gc_robust_distances) (gc_robust_ws_t *ws, const float *const *in, size_
 {
     //  The tile (k rounded up to S_GR rows of gblock(k)) peaks at
     //  S_TILE_PEAK floats (k = 17) for every k up to GC_ROBUST_MAX_INPUTS
-    //  (1024 x 64 at most past k = 115): reserve that much at once, so
-    //  that another k later never grows it.
+    //  (past k = 115, B is 64 and kp B at most 65536): reserve that much
+    //  at once, so that another k later never grows it.
     size_t need = s_padded_rows (k) * s_gblock (k);
     need = (need > S_TILE_PEAK ? need : S_TILE_PEAK) + S_ZROW;
     if (need > ws->gtile_cap) {
