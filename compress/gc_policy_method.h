@@ -114,7 +114,7 @@ gc_policy_window_add (gc_policy_window_t *w, double v, uint32_t n, double *mean)
 /*  The registry, NULL-terminated. */
 extern const gc_policy_method_t *const gc_policy_methods [];
 extern const gc_policy_method_t gc_policy_fixed, gc_policy_lazy, gc_policy_accordion,
-       gc_policy_bandwidth, gc_policy_lgreco, gc_policy_settle;
+       gc_policy_bandwidth, gc_policy_lgreco, gc_policy_settle, gc_policy_phase;
 
 const gc_policy_method_t *gc_policy_method_find (const char *keyword);
 

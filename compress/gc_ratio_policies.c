@@ -10,6 +10,7 @@ const gc_policy_method_t *const gc_policy_methods [] = {
     &gc_policy_settle,
     &gc_policy_bandwidth,
     &gc_policy_lgreco,
+    &gc_policy_phase,
     NULL
 };
 

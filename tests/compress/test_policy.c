@@ -143,6 +143,10 @@ test_decisions (void **state)
         //  a window of zero updates (a stopped peer) keeps the ratio it had
         { "settle:window=2", 0, 0, 8, { 4, 4, 2, 2, 0, 0, 0, 0 }, "LLLLbbbb" },
         { "settle:window=2:power=1:hi=0.1", 0, 0, 6, { 4, 4, 1, 1, 1, 1 }, "LLLLbb" },
+        //  phase: its ratio in rounds [from, to) whatever the norms, the base outside
+        { "phase:from=2:to=4", 0, 0, 6, { 1, 1, 1, 1, 1, 1 }, "bbHHbb" },
+        { "phase:from=0:to=3:ratio=0.01", 0, 0, 5, { 9, 0, 1, 1, 1 }, "LLLbb" },
+        { "phase:from=1:to=1:ratio=1", 0, 0, 3, { 1, 1, 1 }, "bbb" },
     };
     float *u = malloc (n * sizeof *u);
     for (size_t c = 0; c < sizeof cases / sizeof cases [0]; c++) {
