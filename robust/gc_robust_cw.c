@@ -1285,6 +1285,55 @@ s_group_chunks1 (const s_groups_t *gr, const float *const *in, size_t c0, size_t
     }
 }
 
+//  The chunks of one block (s_group_block) for cwtm:1 on rows that each
+//  leave out one input (f = 1, the window [1, kv - 2] of kv rows): the
+//  window drops one row at each end, the one with the largest L and the
+//  one with the smallest, so its mean is c (S - (sum_g w_g L_g - L_max -
+//  L_min) / (kv - 2)): a max and a min per group instead of ranking every
+//  pair of groups (m (m - 1) / 2 compares and counts). L_max and L_min are
+//  exact (floats); the sum in double in group order, then less L_max, then
+//  less L_min. The same at every level; it differs from the ranked form only
+//  in the last bits (the same terms, summed in another order).
+static inline __attribute__ ((always_inline)) void
+s_group_chunks_trim1 (const s_groups_t *gr, const float *const *in, size_t c0, size_t kv,
+                      const double *sum, float *out, size_t m)
+{
+    const float *src [S_GMAX];
+    s_gv gw [S_GMAX];
+    _Pragma ("GCC unroll 8")
+    for (size_t g = 0; g < m; g++) {
+        src [g] = in [gr->plan [g][gr->nz]] + c0;
+        gw [g] = S_GV_SET1 (gr->w [g]);
+    }
+    const s_gv vc = S_GV_SET1 (gr->c), vinv = S_GV_SET1 (1.0 / (double) (kv - 2)),
+               zero = S_GV_SET1 (0.0);
+    for (size_t t0 = 0; t0 < TB; t0 += S_GC) {
+        float lmax [S_GC], lmin [S_GC];
+        _Pragma ("GCC unroll 8")
+        for (size_t q = 0; q < S_FN; q++) {
+            s_fv hi = S_FV_LOAD (src [0] + t0 + q * S_FV), lo = hi;
+            _Pragma ("GCC unroll 8")
+            for (size_t g = 1; g < m; g++) {
+                s_fv v = S_FV_LOAD (src [g] + t0 + q * S_FV);
+                hi = S_FV_MAX (hi, v);
+                lo = S_FV_MIN (lo, v);
+            }
+            S_FV_STORE (lmax + q * S_FV, hi);
+            S_FV_STORE (lmin + q * S_FV, lo);
+        }
+        _Pragma ("GCC unroll 8")
+        for (size_t q = 0; q < S_GN; q++) {
+            s_gv t = zero;
+            _Pragma ("GCC unroll 8")
+            for (size_t g = 0; g < m; g++)
+                t = S_GV_ADD (t, S_GV_MUL (gw [g], S_GV_LOADF (src [g] + t0 + q * S_GV)));
+            t = S_GV_SUB (S_GV_SUB (t, S_GV_LOADF (lmax + q * S_GV)), S_GV_LOADF (lmin + q * S_GV));
+            s_gv sq = S_GV_LOADF_D (sum + t0 + q * S_GV);
+            S_GV_STOREF (out + c0 + t0 + q * S_GV, S_GV_MUL (vc, S_GV_SUB (sq, S_GV_MUL (t, vinv))));
+        }
+    }
+}
+
 //  The chunks of one block (s_group_block), m groups: inlined for each m,
 //  so that the loops over groups unroll and the values stay in registers.
 static inline __attribute__ ((always_inline)) void
@@ -1386,6 +1435,19 @@ s_group_block (const s_groups_t *gr, const float *const *in, size_t k, size_t c0
                 *row_path = true;
                 return 0;
             }
+    size_t kv = 0;
+    for (size_t g = 0; g < gr->m; g++)
+        kv += (size_t) gr->w [g];
+    if (gr->f == 1 && lo == 1 && kv >= 3 && hi == kv - 2)
+        switch (gr->m) {
+            case 1: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 1); break;
+            case 2: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 2); break;
+            case 3: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 3); break;
+            case 4: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 4); break;
+            case 5: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 5); break;
+            default: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 6); break;
+        }
+    else
     if (gr->f == 1)
         switch (gr->m) {
             case 1: s_group_chunks1 (gr, in, c0, lo, hi, sum, out, 1); break;
