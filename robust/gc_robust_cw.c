@@ -1192,6 +1192,7 @@ typedef bool s_fmask;
 
 typedef struct {
     size_t m, f, nz;            /* groups, left-out inputs per row, kept ones */
+    size_t kv;                  /* rows: the sum of w */
     double c;                   /* the rows' coefficient */
     double w [S_GMAX];          /* rows per group */
     const size_t *plan [S_GMAX];    /* a row of the group: its s_mix_plan list */
@@ -1219,6 +1220,7 @@ s_groups_make (const double *mixc, const size_t *plan, const size_t *nz, const s
         }
     }
     //  Each row to its group (groups are numbered in order of first rows).
+    gr->kv = kv;
     for (size_t a = 0; a < kv; a++)
         for (size_t g = 0; g < gr->m; g++)
             if (gr->plan [g] == plan + dup [a] * k) {
@@ -1435,9 +1437,7 @@ s_group_block (const s_groups_t *gr, const float *const *in, size_t k, size_t c0
                 *row_path = true;
                 return 0;
             }
-    size_t kv = 0;
-    for (size_t g = 0; g < gr->m; g++)
-        kv += (size_t) gr->w [g];
+    size_t kv = gr->kv;
     if (gr->f == 1 && lo == 1 && kv >= 3 && hi == kv - 2)
         switch (gr->m) {
             case 1: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 1); break;
