@@ -229,6 +229,13 @@ gc_policy_set_env (gc_policy_t *self, double compute_s, double rate)
 }
 
 void
+gc_policy_set_round (gc_policy_t *self, double round_s)
+{
+    if (round_s > 0)
+        self->env->round_s = round_s;
+}
+
+void
 gc_policy_set_rate (gc_policy_t *self, double rate)
 {
     self->env->rate = rate > 0 ? rate : 0;

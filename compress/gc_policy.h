@@ -68,6 +68,9 @@ bool        gc_policy_skips (const gc_policy_t *self);
     compute time (s), rate the bytes/s of the slowest out-link (0: unknown).
     Either <= 0 leaves the previous value. */
 void gc_policy_set_env (gc_policy_t *self, double compute_s, double rate);
+/*  The time of the peer's last whole round (s): from one publish to the
+    next, waiting for the neighbours included. <= 0 leaves the previous value. */
+void gc_policy_set_round (gc_policy_t *self, double round_s);
 /*  The link rate exactly (0: unknown, e.g. a rate cap that was lifted). */
 void gc_policy_set_rate (gc_policy_t *self, double rate);
 

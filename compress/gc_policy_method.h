@@ -70,6 +70,7 @@ struct gc_policy_method_t {
     which its stages share. */
 typedef struct {
     double compute_s, rate;             /* gc_policy_set_env */
+    double round_s;                     /* gc_policy_set_round */
     size_t last_len;                    /* bytes of the last payload sent */
     size_t last_k;                      /* entries it was budgeted */
 } gc_policy_env_t;

@@ -509,9 +509,10 @@ gc_engine_start (gc_engine_t *self, int64_t now)
 }
 
 void
-gc_engine_set_link (gc_engine_t *self, double compute_s, double rate)
+gc_engine_set_link (gc_engine_t *self, double compute_s, double round_s, double rate)
 {
     self->gossip.compute_s = compute_s > 0 ? compute_s : 0;
+    self->gossip.round_s = round_s > 0 ? round_s : 0;
     gc_policy_set_env (self->gossip.policy, 0, rate);
 }
 

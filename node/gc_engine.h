@@ -176,10 +176,12 @@ typedef struct gc_engine_t gc_engine_t;
 
 /*  What a ratio policy (gossip/policy) budgets against: compute_s the time
     of a round's compute (<= 0: the measured train time of the round),
-    rate the bytes/s of the slowest out-link (<= 0: unknown or unchanged).
-    gcsim sets both from its virtual compute time and links; gcnode leaves
-    the measured time. Trainer side, between phases. */
-void gc_engine_set_link (gc_engine_t *self, double compute_s, double rate);
+    round_s the time of the last whole round, publish to publish (<= 0: the
+    measured wall time between the engine's publishes), rate the bytes/s of
+    the slowest out-link (<= 0: unknown or unchanged). gcsim sets them from
+    its virtual clock and links; gcnode leaves the measured times. Trainer
+    side, between phases. */
+void gc_engine_set_link (gc_engine_t *self, double compute_s, double round_s, double rate);
 /*  gcnode: the out-links' rate as it is now (the fault layer's cap; 0:
     none known, which also forgets an earlier one). Trainer side. */
 void gc_engine_set_link_rate (gc_engine_t *self, double rate);

@@ -172,6 +172,8 @@ typedef struct {
     gc_ec_t           *ec;
     gc_policy_t       *policy;      /* ratio policy, set on ec */
     double             compute_s;   /* driver's compute time of a round (0: measured) */
+    double             round_s;     /* driver's time of the last whole round (0: measured) */
+    double             publish_t;   /* gc_now_s of the last publish (0: none yet) */
     gc_buf_t           payload;
     gc_buf_t           kf_payload;
     gc_robust_t       *robust;

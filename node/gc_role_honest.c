@@ -18,6 +18,12 @@ gc_role_publish_delta (gc_engine_t *self, gc_err_t *err)
     double compute_s = self->gossip.compute_s;
     gc_policy_set_env (self->gossip.policy,
                        compute_s > 0 ? compute_s : gc_gauge_get (&self->ctr.t_last_train), 0);
+    //  The whole round, publish to publish: the driver's, else the wall clock's.
+    double round_s = self->gossip.round_s;
+    if (!(round_s > 0) && self->gossip.publish_t > 0)
+        round_s = t0 - self->gossip.publish_t;
+    self->gossip.publish_t = t0;
+    gc_policy_set_round (self->gossip.policy, round_s);
     if (gc_ec_step (self->gossip.ec, self->learn.update, self->round, &self->gossip.payload,
                     through ? NULL : self->learn.sent, &exact, err))
         return -1;

@@ -752,6 +752,7 @@ T2P_HET_ROWS = [("top-k 0.25 %, fixed", "topk:0.0025", "fixed"),
                 ("top-k 2 %, fixed", "topk:0.02", "fixed"), ("top-k 4 %, fixed", "topk:0.04", "fixed"),
                 ("top-k ≤ 4 %, bandwidth frac 0.5", "topk:0.01", "bandwidth:frac=0.5:max=0.04"),
                 ("top-k ≤ 4 %, bandwidth frac 1", "topk:0.01", "bandwidth:frac=1:max=0.04"),
+                ("top-k ≤ 4 %, bandwidth frac 1/3 of the round", "topk:0.01", "bandwidth:frac=0.333:max=0.04:round=1"),
                 ("top-k 1 %, settle (links not seen)", "topk:0.01", "settle"),
                 ("top-k 1 %, settle + bandwidth frac 0.5", "topk:0.01", "settle+bandwidth:frac=0.5")]
 T2P_BYZ_AGG = "nnm+cwtm:1"
@@ -908,6 +909,7 @@ T2H_SEEDS = [1, 2, 3]
 T2H_ROWS = [("top-k 0.25 %, fixed", "topk:0.0025", "fixed"), ("top-k 0.5 %, fixed", "topk:0.005", "fixed"),
             ("top-k 1 %, fixed", "topk:0.01", "fixed"),
             ("top-k ≤ 4 %, bandwidth frac 0.5", "topk:0.01", "bandwidth:frac=0.5:max=0.04"),
+            ("top-k ≤ 4 %, bandwidth frac 1/3 of the round", "topk:0.01", "bandwidth:frac=0.333:max=0.04:round=1"),
             ("top-k 1 %, settle (links not seen)", "topk:0.01", "settle"),
             ("top-k 1 %, settle + bandwidth frac 0.5", "topk:0.01", "settle+bandwidth:frac=0.5")]
 

@@ -107,6 +107,7 @@ typedef struct {
     bool               frozen;
     uint64_t           epoch;           /* COMPUTE/DEADLINE events of older epochs are void */
     int64_t            compute_due, freeze_t, spawn_t, deadline_pending, remaining;
+    int64_t            round_t0;        /* when the round's compute began (-1: none since the spawn) */
     double             ctl_slow;        /* timeline `slow F` */
     uint64_t           last_seq;
     //  fault layer and `slow` of the timeline (kept across restarts, as gcnet re-applies them)
@@ -210,6 +211,8 @@ void gc_sim_peer_discard (gc_sim_peer_t *p);
 void gc_sim_peer_freeze (gc_sim_t *sim, gc_sim_peer_t *p);
 void gc_sim_peer_thaw (gc_sim_t *sim, gc_sim_peer_t *p);
 void gc_sim_peer_finish (gc_sim_t *sim, gc_sim_peer_t *p, gc_peer_state_t state);
+/*  The virtual duration of the round p starts now; tells its engine that
+    duration, the last whole round's and the slowest out-link's rate. */
 int64_t gc_sim_peer_compute_ns (gc_sim_peer_t *p);
 /*  Index of peer in p->contacts (sorted), SIZE_MAX when it is not one. */
 size_t  gc_sim_peer_contact (const gc_sim_peer_t *p, uint32_t peer);

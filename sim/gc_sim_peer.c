@@ -128,9 +128,13 @@ gc_sim_peer_compute_ns (gc_sim_peer_t *p)
     long cores = p->sim->scfg->cores;
     double shared = cores > 0 && (long) p->sim->n > cores ? (double) p->sim->n / (double) cores : 1.0;
     double ns = ((double) p->step_ns * steps + p->sp->round_ms * 1e6) * p->sp->slow * p->ctl_slow * jitter * shared;
-    //  A ratio policy budgets against this round's virtual compute and link.
+    //  A ratio policy budgets against this round's virtual compute and link,
+    //  and the last whole round's virtual time (from its compute's start to
+    //  this one's, the wait for the neighbours included).
+    double round_s = p->round_t0 >= 0 ? (double) (p->now - p->round_t0) * 1e-9 : 0;
+    p->round_t0 = p->now;
     if (p->engine)
-        gc_engine_set_link (p->engine, ns * 1e-9, s_link_rate (p));
+        gc_engine_set_link (p->engine, ns * 1e-9, round_s, s_link_rate (p));
     return llround (ns);
 }
 
@@ -307,6 +311,7 @@ int
 gc_sim_peer_spawn (gc_sim_t *sim, gc_sim_peer_t *p, bool resume)
 {
     p->now = sim->now;
+    p->round_t0 = -1;
     //  gcnode starts its sequence numbers from the wall clock (µs): here the
     //  virtual clock, and always above what an earlier process used.
     uint64_t seq = GC_SIM_SEQ_BASE + (uint64_t) (sim->now / 1000);

@@ -223,6 +223,56 @@ test_bandwidth_follows_the_rate (void **state)
     gc_compressor_destroy (&comp);
 }
 
+//  round=1 budgets against the whole round (publish to publish), the compute
+//  time until the driver has told one; the rounds' median, as the compute's.
+//  round=0 ignores the round time.
+static void
+test_bandwidth_over_the_round (void **state)
+{
+    (void) state;
+    gc_layout_t layout;
+    s_layout (&layout);
+    size_t n = layout.n_params;
+    gc_compressor_t *comp = gc_compressor_new ("topk:0.05", &layout, 1, NULL);
+    float *u = calloc (n, sizeof *u);
+    bool skip;
+    static const struct {
+        double compute_s, round_s;      /* told before the decision (0: not told) */
+        double want_t;                  /* the time the budget is against, round=1 */
+    } rounds [] = {
+        { 0.01, 0, 0.01 },              /* no whole round yet: the compute time */
+        { 0.01, 0.1, 0.1 },
+        { 0.01, 0.1, 0.1 },
+        { 0.01, 3.0, 0.1 },             /* one slow round moves nothing */
+        { 0.02, 0.1, 0.1 },
+    };
+    gc_policy_t *p = gc_policy_new ("bandwidth:frac=0.5:min=0.001:max=1:rate=32000:round=1", comp, NULL);
+    gc_policy_t *q = gc_policy_new ("bandwidth:frac=0.5:min=0.001:max=1:rate=32000", comp, NULL);
+    assert_non_null (p);
+    assert_non_null (q);
+    assert_non_null (strstr (gc_policy_name (p), "round=1"));
+    for (size_t r = 0; r < sizeof rounds / sizeof rounds [0]; r++) {
+        gc_policy_set_env (p, rounds [r].compute_s, 0);
+        gc_policy_set_round (p, rounds [r].round_s);
+        gc_policy_set_env (q, rounds [r].compute_s, 0);
+        gc_policy_set_round (q, rounds [r].round_s);
+        assert_int_equal (gc_policy_decide (p, u, u, r, &skip, NULL), 0);
+        assert_int_equal (gc_policy_decide (q, u, u, r, &skip, NULL), 0);
+        double want = 0.5 * rounds [r].want_t * 32000 / 6.0 / (double) n;
+        if (fabs (gc_policy_budget (p) - want) > 1e-12)
+            fail_msg ("round %zu: budget %g, want %g (against %g s)", r, gc_policy_budget (p), want,
+                      rounds [r].want_t);
+        //  the compute basis: the median of the compute times, 0.01 s
+        want = 0.5 * 0.01 * 32000 / 6.0 / (double) n;
+        if (fabs (gc_policy_budget (q) - want) > 1e-12)
+            fail_msg ("round %zu, round=0: budget %g, want %g", r, gc_policy_budget (q), want);
+    }
+    free (u);
+    gc_policy_destroy (&p);
+    gc_policy_destroy (&q);
+    gc_compressor_destroy (&comp);
+}
+
 //  A chain's budget is the smallest of its stages' each round; a stage with
 //  nothing to go on (bandwidth before a rate) caps nothing; the order of
 //  the stages does not matter.
@@ -574,6 +624,7 @@ main (void)
         cmocka_unit_test (test_policy_needs_its_method),
         cmocka_unit_test (test_decisions),
         cmocka_unit_test (test_bandwidth_follows_the_rate),
+        cmocka_unit_test (test_bandwidth_over_the_round),
         cmocka_unit_test (test_chain_takes_the_smallest),
         cmocka_unit_test (test_chain_specs),
         cmocka_unit_test (test_allocation_is_optimal),

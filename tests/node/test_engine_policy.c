@@ -43,7 +43,7 @@ s_run (const char *policy, const char *ec, const char *compress, bool drop_skips
         net->filter = s_drop_empty;
     //  bandwidth reads the compute time: a fixed one, not the wall clock's
     for (uint32_t p = 0; p < net->n; p++)
-        gc_engine_set_link (net->engines [p], 0.003, 0);
+        gc_engine_set_link (net->engines [p], 0.003, 0, 0);
     for (int r = 0; r < 60; r++)
         net_round (net);
     return net;
