@@ -103,11 +103,45 @@ test_policies_in_the_engine (void **state)
     }
 }
 
+//  The driver's round time reaches the policy: bandwidth:round=1 budgets
+//  against it (ten times the compute time here, so about ten times the
+//  entries), round=0 against the compute time.
+static void
+test_bandwidth_reads_the_round (void **state)
+{
+    (void) state;
+    double budget [2];
+    for (int round = 0; round < 2; round++) {
+        gc_engine_config_t cfg;
+        net_config_defaults (&cfg);
+        cfg.policy = round ? "bandwidth:rate=1e6:min=0.0001:max=1:round=1"
+                           : "bandwidth:rate=1e6:min=0.0001:max=1";
+        cfg.ec = "liec:20";
+        cfg.compress = "topk:0.1";
+        cfg.aggregator = "mean";
+        net_t *net = net_new (4, "ring", &cfg, NULL);
+        assert_non_null (net);
+        for (int r = 0; r < 12; r++) {
+            for (uint32_t p = 0; p < net->n; p++)
+                gc_engine_set_link (net->engines [p], 0.001, 0.01, 0);
+            net_round (net);
+        }
+        gc_engine_stats_t s;
+        gc_engine_stats (net->engines [0], &s);
+        budget [round] = s.send_budget;
+        net_destroy (&net);
+    }
+    print_message ("budget against the compute time %g, against the round %g\n", budget [0], budget [1]);
+    assert_true (budget [0] > 0);
+    assert_true (budget [1] > 5 * budget [0] && budget [1] < 20 * budget [0]);
+}
+
 int
 main (void)
 {
     const struct CMUnitTest tests [] = {
         cmocka_unit_test (test_policies_in_the_engine),
+        cmocka_unit_test (test_bandwidth_reads_the_round),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
