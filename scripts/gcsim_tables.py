@@ -989,7 +989,8 @@ T2PC_WARMUP_ROWS = [("dense fp32", "none", "none", "fixed"), ("top-k 1 %, fixed"
                     ("lgc top-k 4 %, M = 8, codec warm-up 5", "lgc:0.04:8:warmup=5", "liec:100", "fixed"),
                     ("lgc 4 %, accordion crit 4 % / calm 2 %", "lgc:0.04:8:warmup=5", "liec:100",
                      "accordion:crit=0.04:calm=0.02"),
-                    ("top-k 0.5 %, fixed", "topk:0.005", "liec:100", "fixed")]
+                    ("top-k 0.5 %, fixed", "topk:0.005", "liec:100", "fixed"),
+                    ("top-k 0.25 %, fixed", "topk:0.0025", "liec:100", "fixed")]
 #   seeds in this order, so that an interrupted regeneration leaves whole seeds of every row
 T2PC_WARMUP_SEEDS = [4, 1, 2, 3, 5]
 
