@@ -1297,7 +1297,7 @@ s_group_chunks1 (const s_groups_t *gr, const float *const *in, size_t c0, size_t
 //  less L_min. The same at every level; it differs from the ranked form only
 //  in the last bits (the same terms, summed in another order).
 static inline __attribute__ ((always_inline)) void
-s_group_chunks_trim1 (const s_groups_t *gr, const float *const *in, size_t c0, size_t kv,
+s_group_chunks_trim1 (const s_groups_t *gr, const float *const *in, size_t c0,
                       const double *sum, float *out, size_t m)
 {
     const float *src [S_GMAX];
@@ -1307,7 +1307,7 @@ s_group_chunks_trim1 (const s_groups_t *gr, const float *const *in, size_t c0, s
         src [g] = in [gr->plan [g][gr->nz]] + c0;
         gw [g] = S_GV_SET1 (gr->w [g]);
     }
-    const s_gv vc = S_GV_SET1 (gr->c), vinv = S_GV_SET1 (1.0 / (double) (kv - 2)),
+    const s_gv vc = S_GV_SET1 (gr->c), vinv = S_GV_SET1 (1.0 / (double) (gr->kv - 2)),
                zero = S_GV_SET1 (0.0);
     for (size_t t0 = 0; t0 < TB; t0 += S_GC) {
         float lmax [S_GC], lmin [S_GC];
@@ -1437,15 +1437,14 @@ s_group_block (const s_groups_t *gr, const float *const *in, size_t k, size_t c0
                 *row_path = true;
                 return 0;
             }
-    size_t kv = gr->kv;
-    if (gr->f == 1 && lo == 1 && kv >= 3 && hi == kv - 2)
+    if (gr->f == 1 && lo == 1 && gr->kv >= 3 && hi == gr->kv - 2)
         switch (gr->m) {
-            case 1: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 1); break;
-            case 2: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 2); break;
-            case 3: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 3); break;
-            case 4: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 4); break;
-            case 5: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 5); break;
-            default: s_group_chunks_trim1 (gr, in, c0, kv, sum, out, 6); break;
+            case 1: s_group_chunks_trim1 (gr, in, c0, sum, out, 1); break;
+            case 2: s_group_chunks_trim1 (gr, in, c0, sum, out, 2); break;
+            case 3: s_group_chunks_trim1 (gr, in, c0, sum, out, 3); break;
+            case 4: s_group_chunks_trim1 (gr, in, c0, sum, out, 4); break;
+            case 5: s_group_chunks_trim1 (gr, in, c0, sum, out, 5); break;
+            default: s_group_chunks_trim1 (gr, in, c0, sum, out, 6); break;
         }
     else
     if (gr->f == 1)
