@@ -36,11 +36,11 @@ s_collect_scalar (const float *restrict x, size_t i, size_t m, uint32_t lo,
 //  cleared: the new count, c + 1, or c with nothing taken when *hit is 0 (then
 //  entry i is written at c, past the count, which the stores may be).
 static inline size_t
-s_take_hit (const float *restrict x, size_t i, uint32_t *hit, uint32_t *restrict idx,
+s_take_hit (const float *restrict x, size_t i, uint64_t *hit, uint32_t *restrict idx,
             float *restrict val, size_t c, uint32_t *hmax)
 {
-    uint32_t h = *hit;
-    uint32_t j = (uint32_t) __builtin_ctzll ((uint64_t) h | (1ull << 32)) & 31u;
+    uint64_t h = *hit;
+    uint32_t j = (uint32_t) __builtin_ctzll (h | (1ull << 63)) & 63u;
     uint32_t any = h != 0;
     float v = x [i + j];
     uint32_t k = gc_select_key (v) & (0u - any);
@@ -51,19 +51,21 @@ s_take_hit (const float *restrict x, size_t i, uint32_t *hit, uint32_t *restrict
     return c + any;
 }
 
-//  The hits of block i (bit j: entry i + j passes), in order: the first two
-//  without a branch on them (nothing is counted for a missing one; at a 1 %
-//  cut a third of the 32-entry blocks hold a hit, and a branch on it
-//  mispredicted every few blocks), a loop for the rest, in under 1 % of
-//  the blocks. *hmax: the largest key taken.
+//  The hits of block i (bit j: entry i + j passes; blocks of 64), in order:
+//  the first two without a branch on them (nothing is counted for a missing
+//  one; at a 1 % cut half of the blocks hold a hit, and a branch on it
+//  mispredicted every few blocks), a loop for the rest, in about 3 % of the
+//  blocks at that cut. Blocks of 32 paid the two stores twice as often: 64
+//  ran 1.3 times as fast at the generic level, 1.1 to 1.2 at AVX2 and
+//  AVX-512 (docs/RESULTS.md, issue 17, stop 55). *hmax: the largest key taken.
 static inline size_t
-s_take_hits (const float *restrict x, size_t i, uint32_t hit, uint32_t *restrict idx,
+s_take_hits (const float *restrict x, size_t i, uint64_t hit, uint32_t *restrict idx,
              float *restrict val, size_t c, uint32_t *hmax)
 {
     c = s_take_hit (x, i, &hit, idx, val, c, hmax);
     c = s_take_hit (x, i, &hit, idx, val, c, hmax);
     for (; hit; hit &= hit - 1) {
-        uint32_t j = (uint32_t) __builtin_ctz (hit);
+        uint32_t j = (uint32_t) __builtin_ctzll (hit);
         uint32_t kj = gc_select_key (x [i + j]);
         *hmax = kj > *hmax ? kj : *hmax;
         idx [c] = (uint32_t) i + j;
@@ -80,7 +82,7 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     size_t i = 0, c = 0;
     *maxkey = 0;
 #if GC_KLEVEL >= GC_KLEVEL_AVX512
-    //  A 32-bit hit mask per block of 32 (two compares into mask
+    //  A 64-bit hit mask per block of 64 (four compares into mask
     //  registers), the hits then read one by one (s_take_hits). Storing
     //  each vector compressed, hit or not, cost more on a Zen 5
     //  (docs/RESULTS.md, issue 17, 2026-12-07).
@@ -88,12 +90,13 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     const __m512i lov = _mm512_set1_epi32 ((int) lo);
     __m512i mx = _mm512_setzero_si512 ();
     uint32_t hmax = 0;          /* unread: mx holds the max of every key (the store is dropped) */
-    for (; i + 32 <= m; i += 32) {
-        __m512i k0 = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (x + i)), absmask);
-        __m512i k1 = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (x + i + 16)), absmask);
-        mx = _mm512_max_epu32 (mx, _mm512_max_epu32 (k0, k1));
-        uint32_t h = (uint32_t) _mm512_cmpge_epu32_mask (k0, lov)
-                   | (uint32_t) _mm512_cmpge_epu32_mask (k1, lov) << 16;
+    for (; i + 64 <= m; i += 64) {
+        uint64_t h = 0;
+        for (int j = 0; j < 4; j++) {
+            __m512i k = _mm512_and_si512 (_mm512_loadu_si512 ((const void *) (x + i + 16 * j)), absmask);
+            mx = _mm512_max_epu32 (mx, k);
+            h |= (uint64_t) _mm512_cmpge_epu32_mask (k, lov) << (16 * j);
+        }
         c = s_take_hits (x, i, h, idx, val, c, &hmax);
         if (c > cap)
             break;
@@ -102,7 +105,7 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     if (c > cap)
         return c;
 #elif GC_KLEVEL == GC_KLEVEL_AVX2
-    //  No compress instruction: a 32-bit hit mask per block of 32 (four
+    //  No compress instruction: a 64-bit hit mask per block of 64 (eight
     //  compares, a sign mask each), the hits then read one by one as at the
     //  baseline below. (A table of lane permutations per 8-entry mask,
     //  stored hit or not, cost about twice the instructions and ran slower
@@ -113,19 +116,23 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     const __m256i lom1 = _mm256_set1_epi32 ((int) (lc - 1u));
     __m256i mx = _mm256_setzero_si256 ();
     uint32_t hmax = 0;          /* unread, as at AVX-512 */
-    for (; i + 32 <= m; i += 32) {
+    for (; i + 64 <= m; i += 64) {
         const __m256i *p = (const __m256i *) (x + i);
-        __m256i k0 = _mm256_and_si256 (_mm256_loadu_si256 (p), absmask);
-        __m256i k1 = _mm256_and_si256 (_mm256_loadu_si256 (p + 1), absmask);
-        __m256i k2 = _mm256_and_si256 (_mm256_loadu_si256 (p + 2), absmask);
-        __m256i k3 = _mm256_and_si256 (_mm256_loadu_si256 (p + 3), absmask);
-        mx = _mm256_max_epu32 (mx, _mm256_max_epu32 (_mm256_max_epu32 (k0, k1),
-                                                     _mm256_max_epu32 (k2, k3)));
-        uint32_t h0 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k0, lom1)));
-        uint32_t h1 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k1, lom1)));
-        uint32_t h2 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k2, lom1)));
-        uint32_t h3 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k3, lom1)));
-        c = s_take_hits (x, i, h0 | h1 << 8 | h2 << 16 | h3 << 24, idx, val, c, &hmax);
+        uint64_t h = 0;
+        for (int j = 0; j < 8; j += 4) {
+            __m256i k0 = _mm256_and_si256 (_mm256_loadu_si256 (p + j), absmask);
+            __m256i k1 = _mm256_and_si256 (_mm256_loadu_si256 (p + j + 1), absmask);
+            __m256i k2 = _mm256_and_si256 (_mm256_loadu_si256 (p + j + 2), absmask);
+            __m256i k3 = _mm256_and_si256 (_mm256_loadu_si256 (p + j + 3), absmask);
+            mx = _mm256_max_epu32 (mx, _mm256_max_epu32 (_mm256_max_epu32 (k0, k1),
+                                                         _mm256_max_epu32 (k2, k3)));
+            uint32_t h0 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k0, lom1)));
+            uint32_t h1 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k1, lom1)));
+            uint32_t h2 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k2, lom1)));
+            uint32_t h3 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k3, lom1)));
+            h |= (uint64_t) (h0 | h1 << 8 | h2 << 16 | h3 << 24) << (8 * j);
+        }
+        c = s_take_hits (x, i, h, idx, val, c, &hmax);
         if (c > cap)
             break;
     }
@@ -147,14 +154,14 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     __m128 mxf = _mm_setzero_ps ();
     uint32_t hmax = 0;
     __m128 mxg = _mm_setzero_ps ();
-    for (; i + 32 <= m; i += 32) {
+    for (; i + 64 <= m; i += 64) {
         //  Sixteen compare results narrowed to bytes (two saturating packs
         //  each keep 0 and -1) and read with one byte mask: fewer
         //  instructions than a mask, shift and or per vector, and the loop is
         //  bound by instructions, not by memory.
         const __m128i *p = (const __m128i *) (x + i);
-        uint32_t hit = 0;
-        for (int j = 0; j < 8; j += 4) {
+        uint64_t hit = 0;
+        for (int j = 0; j < 16; j += 4) {
             __m128i k0 = _mm_and_si128 (_mm_loadu_si128 (p + j), absmask);
             __m128i k1 = _mm_and_si128 (_mm_loadu_si128 (p + j + 1), absmask);
             __m128i k2 = _mm_and_si128 (_mm_loadu_si128 (p + j + 2), absmask);
@@ -163,7 +170,7 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
             mxg = _mm_max_ps (mxg, _mm_max_ps (_mm_castsi128_ps (k2), _mm_castsi128_ps (k3)));
             __m128i e01 = _mm_packs_epi32 (_mm_cmpgt_epi32 (k0, lom1), _mm_cmpgt_epi32 (k1, lom1));
             __m128i e23 = _mm_packs_epi32 (_mm_cmpgt_epi32 (k2, lom1), _mm_cmpgt_epi32 (k3, lom1));
-            hit |= (uint32_t) _mm_movemask_epi8 (_mm_packs_epi16 (e01, e23)) << (4 * j);
+            hit |= (uint64_t) _mm_movemask_epi8 (_mm_packs_epi16 (e01, e23)) << (4 * j);
         }
         c = s_take_hits (x, i, hit, idx, val, c, &hmax);
         if (c > cap)

@@ -22,7 +22,7 @@ gc_select_key (float v)
 typedef struct {
     /*  Append i, x[i] for every key (x[i]) >= lo, in order, after the c
         already in idx/val; stop once more than cap were found (returning a
-        count > cap; stores may run 32 entries past the count). *maxkey
+        count > cap; stores may run 64 entries past the count). *maxkey
         receives the largest key read. */
     size_t (*collect) (const float *x, size_t m, uint32_t lo, uint32_t *idx, float *val,
                        size_t cap, uint32_t *maxkey);

@@ -10,7 +10,7 @@
 #include "gc_vec.h"
 
 #define S_KEY_INF   0x7f800000u     /* keys at or above are Inf / NaN */
-#define S_SLACK     32              /* SIMD stores may write 32 past the count */
+#define S_SLACK     64              /* SIMD stores may write 64 past the count */
 #define S_BINS      2048
 
 //  Radix levels over the 31 bits of a key: [30:20], [19:9], [8:0].

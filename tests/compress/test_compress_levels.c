@@ -120,7 +120,7 @@ test_collect_levels (void **state)
                                      0x7f800000u, 0x7f800001u, 0x80000000u, 0x80000001u,
                                      0xffffffffu };
     static const float specials [] = { 0.0f, INFINITY, -INFINITY, NAN };
-    const size_t m = 1003;  /* blocks of 32, then a tail */
+    const size_t m = 1003;  /* blocks of 64, then a tail */
     gc_cpu_level_t top = gc_cpu_detected (), start = gc_cpu_level ();
     float *x = malloc (m * sizeof *x), *val = malloc ((m + 64) * sizeof *val);
     float *rval = malloc (m * sizeof *rval);
