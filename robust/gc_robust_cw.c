@@ -1581,13 +1581,30 @@ s_cwiden (const float *p)
 }
 #endif
 
-//  Input j's term of a column: s += coef * widened floats.
+//  Input j's term of a column: s += coef * widened floats. Where registers
+//  are few (16: SSE2 at the generic level, AVX2) the term is pinned in
+//  place: each sum passes through an empty asm (S_CPIN) and no load of the
+//  next input moves above the term (S_CFENCE). Unpinned, GCC widened the
+//  whole column's floats first (128 vectors at SSE2), spilled them, and read
+//  them back for the products: half the generic pass's instructions were
+//  such moves, in a pass bound by instructions there. The same operations
+//  in the same order, so the same bits.
+#if (GC_KLEVEL == GC_KLEVEL_GENERIC && defined (__SSE2__)) || GC_KLEVEL == GC_KLEVEL_AVX2
+#   define S_CPIN(s) __asm__ volatile ("" : "+x" (s))
+#   define S_CFENCE() __asm__ volatile ("" ::: "memory")
+#else
+#   define S_CPIN(s) ((void) 0)
+#   define S_CFENCE() ((void) 0)
+#endif
 #define S_CTERM(j) { \
         const float *x_ = in [j] + c; \
         gc_kprefetch (x_); \
         s_cwd a_ = S_CSET1 (coef [j]); \
-        for (size_t v = 0; v < 16 / S_CW; v++) \
+        for (size_t v = 0; v < 16 / S_CW; v++) { \
             s [v] += a_ * S_CWIDEN (x_ + v * S_CW); \
+            S_CPIN (s [v]); \
+        } \
+        S_CFENCE (); \
     }
 
 /*  The columns of the n inputs (all with a non-zero coefficient). With
@@ -1600,6 +1617,10 @@ static inline __attribute__ ((always_inline)) void
 s_combine_n (const float *const *in, const double *coef, size_t n, size_t d, float *out,
              s_cwd *chk)
 {
+    //  The check sum in a register: through *chk every column's adds waited
+    //  on the store of the one before (perf at the generic level: a tenth
+    //  of the pass on those stores and the conversions behind them).
+    s_cwd ck = *chk;
     for (size_t c = 0; c + 16 <= d; c += 16) {
         s_cwd s [16 / S_CW];
         for (size_t v = 0; v < 16 / S_CW; v++)
@@ -1608,11 +1629,12 @@ s_combine_n (const float *const *in, const double *coef, size_t n, size_t d, flo
         for (size_t j = 0; j < n; j++)
             S_CTERM (j)
         for (size_t v = 0; v < 16 / S_CW; v++) {
-            *chk += s [v];
+            ck += s [v];
             s_cwf f = __builtin_convertvector (s [v], s_cwf);
             memcpy (out + c + v * S_CW, &f, sizeof f);
         }
     }
+    *chk = ck;
 }
 
 typedef void (*s_combine_fn) (const float *const *in, const double *coef, size_t d, float *out,
