@@ -993,6 +993,25 @@ T2PC_WARMUP_ROWS = [("dense fp32", "none", "none", "fixed"), ("top-k 1 %, fixed"
                     ("top-k 0.25 %, fixed", "topk:0.0025", "liec:100", "fixed")]
 #   seeds in this order, so that an interrupted regeneration leaves whole seeds of every row
 T2PC_WARMUP_SEEDS = [4, 1, 2, 3, 5]
+#   Issue 20's Byzantine bar on the CNN: the warm-up block's LGC rows (and the best fixed ratio to
+#   compare with) under table 1's placement, aggregation T2P_BYZ_AGG, each attack against the same
+#   method and seed without attackers. The model attack (alie: dense keyframes) for every row; for
+#   the LGC rows also labelflip through the attackers' own codec, and labelflip with a hostile codec
+#   (their lgc spec plus T2PC_POISON: after phase one, decoder weights uniform in +-1e4, every scale
+#   at the most the wire accepts).
+T2PC_BYZ_ROWS = [r for r in T2PC_WARMUP_ROWS if r[1] == "topk:0.0025" or r[1].startswith("lgc:0.04")]
+T2PC_POISON = ":poison=10000"
+T2PC_BYZ_SEEDS = [1, 4]
+
+
+def t2pc_byz_attacks(comp):
+    """(name, label, the attackers' role/gossip keys) for a row's compressor."""
+    attacks = [("alie", T2P_BYZ_ATTACK, {"role/attack": T2P_BYZ_ATTACK})]
+    if comp.startswith("lgc"):
+        attacks += [("labelflip", "labelflip", {"role/attack": "labelflip"}),
+                    ("poison", "labelflip + hostile codec",
+                     {"role/attack": "labelflip", "gossip/compress": comp + T2PC_POISON})]
+    return attacks
 
 
 def table2pc(args):
@@ -1000,6 +1019,15 @@ def table2pc(args):
     key_of = lambda comp, policy, seed: t2p_key("cnn", comp, policy, seed)
     runs = {key_of(comp, policy, seed): (t2p_scenario(comp, ec, policy, "cosine", seed, model=T2PC_MODEL), [])
             for _, comp, ec, policy in T2PC_ROWS for seed in T2PC_SEEDS}
+    #   the Byzantine runs before the warm-up block: an interrupted regeneration keeps them
+    bkey_of = lambda comp, policy, attack, seed: t2p_key("cnn", "byz", comp, policy, attack, seed)
+    for seed in T2PC_BYZ_SEEDS:
+        for _, comp, ec, policy in T2PC_BYZ_ROWS:
+            for attack, _, keys in [("none", None, None)] + t2pc_byz_attacks(comp):
+                runs[bkey_of(comp, policy, attack, seed)] = (
+                    t2p_scenario(comp, ec, policy, "cosine", seed, T2P_BYZ_AGG,
+                                 {"attackers": (BYZANTINE, keys)} if keys else None, model=T2PC_MODEL,
+                                 warmup=T2PC_WARMUP), [])
     wkey_of = lambda comp, policy, seed: t2p_key("cnn", comp, policy, f"wu{T2PC_WARMUP}", seed)
     for seed in T2PC_WARMUP_SEEDS:
         for _, comp, ec, policy in T2PC_WARMUP_ROWS:
@@ -1039,7 +1067,30 @@ def table2pc(args):
             ds = [100 * (final_accuracy(res[wkey_of(comp, policy, seed)]) - ref[seed]) for seed in T2PC_SEEDS]
             cells.append(f"{statistics.mean(ds):+.2f} ({max(ds) - min(ds):.2f})")
         body.append(row + " " + " | ".join(cells) + " |")
+    body += t2pc_byz_block(res, bkey_of)
     write_table("2pc", "scripts/results.sh 2pc", "\n".join(body))
+
+
+def t2pc_byz_block(res, bkey_of):
+    seeds = ", ".join(map(str, T2PC_BYZ_SEEDS))
+    body = ["", f"**Byzantine peers**, the warm-up recipe. Peers {BYZANTINE} attack (table 1's placement: every honest",
+            f"peer has one Byzantine neighbour of four), aggregation `{T2P_BYZ_AGG}`, seeds {seeds}: honest mean final",
+            "accuracy (all 10 000 images) without attackers (16 honest peers) and with them (12), per seed, and the",
+            f"difference in points. `{T2P_BYZ_ATTACK}` sends dense keyframes (no codec of the attackers involved);",
+            "`labelflip` sends deltas through the attackers' own codec, trained on flipped-label updates; the",
+            f"hostile codec adds `{T2PC_POISON[1:]}` to their lgc spec (after its phase one, decoder weights uniform in",
+            "±10⁴ and every chunk scale ±65504), which their receivers apply to their payloads only.", "",
+            f"| method | attack | no attack, seeds {seeds} | attack | difference (points) |",
+            "| --- | --- | --- | --- | --- |"]
+    for label, comp, _, policy in T2PC_BYZ_ROWS:
+        plain = [final_accuracy(res[bkey_of(comp, policy, "none", s)]) for s in T2PC_BYZ_SEEDS]
+        for name, attack_label, _ in t2pc_byz_attacks(comp):
+            hit = [final_accuracy(res[bkey_of(comp, policy, name, s)]) for s in T2PC_BYZ_SEEDS]
+            diff = [100 * (b - a) for a, b in zip(plain, hit)]
+            body.append(f"| {label} | {attack_label} | {' / '.join(fmt(v, '{:.4f}') for v in plain)} | "
+                        f"{' / '.join(fmt(v, '{:.4f}') for v in hit)} | "
+                        f"{' / '.join(f'{d:+.2f}' for d in diff)} |")
+    return body
 
 
 # --- table 2l: Learned Gradient Compression (issue 20, first slice) ------------------------
