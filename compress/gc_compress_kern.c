@@ -34,13 +34,14 @@ s_collect_scalar (const float *restrict x, size_t i, size_t m, uint32_t lo,
 
 //  The lowest set bit j of *hit (of block i) stored at idx/val + c and
 //  cleared: the new count, c + 1, or c with nothing taken when *hit is 0 (then
-//  entry i is written at c, past the count, which the stores may be).
+//  the block's last entry, i + 63, is written at c, past the count, which the
+//  stores may be).
 static inline size_t
 s_take_hit (const float *restrict x, size_t i, uint64_t *hit, uint32_t *restrict idx,
             float *restrict val, size_t c, uint32_t *hmax)
 {
     uint64_t h = *hit;
-    uint32_t j = (uint32_t) __builtin_ctzll (h | (1ull << 63)) & 63u;
+    uint32_t j = (uint32_t) __builtin_ctzll (h | (1ull << 63));
     uint32_t any = h != 0;
     float v = x [i + j];
     uint32_t k = gc_select_key (v) & (0u - any);
@@ -119,18 +120,11 @@ s_collect (const float *restrict x, size_t m, uint32_t lo,
     for (; i + 64 <= m; i += 64) {
         const __m256i *p = (const __m256i *) (x + i);
         uint64_t h = 0;
-        for (int j = 0; j < 8; j += 4) {
-            __m256i k0 = _mm256_and_si256 (_mm256_loadu_si256 (p + j), absmask);
-            __m256i k1 = _mm256_and_si256 (_mm256_loadu_si256 (p + j + 1), absmask);
-            __m256i k2 = _mm256_and_si256 (_mm256_loadu_si256 (p + j + 2), absmask);
-            __m256i k3 = _mm256_and_si256 (_mm256_loadu_si256 (p + j + 3), absmask);
-            mx = _mm256_max_epu32 (mx, _mm256_max_epu32 (_mm256_max_epu32 (k0, k1),
-                                                         _mm256_max_epu32 (k2, k3)));
-            uint32_t h0 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k0, lom1)));
-            uint32_t h1 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k1, lom1)));
-            uint32_t h2 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k2, lom1)));
-            uint32_t h3 = (uint32_t) _mm256_movemask_ps (_mm256_castsi256_ps (_mm256_cmpgt_epi32 (k3, lom1)));
-            h |= (uint64_t) (h0 | h1 << 8 | h2 << 16 | h3 << 24) << (8 * j);
+        for (int j = 0; j < 8; j++) {
+            __m256i k = _mm256_and_si256 (_mm256_loadu_si256 (p + j), absmask);
+            mx = _mm256_max_epu32 (mx, k);
+            h |= (uint64_t) (uint32_t) _mm256_movemask_ps (
+                     _mm256_castsi256_ps (_mm256_cmpgt_epi32 (k, lom1))) << (8 * j);
         }
         c = s_take_hits (x, i, h, idx, val, c, &hmax);
         if (c > cap)
